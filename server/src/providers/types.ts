@@ -1,0 +1,62 @@
+/** OpenAI-style roles: what every client sends, whatever the provider needs. */
+export type Role = 'system' | 'user' | 'assistant';
+
+export interface ChatMessage {
+  role: Role;
+  content: string;
+}
+
+/**
+ * A piece of a provider's reply. Adapters report reasoning separately from answer text;
+ * the chat service alone turns reasoning into `<think>` tags, so every provider looks the
+ * same to a client.
+ */
+export interface Piece {
+  kind: 'text' | 'reasoning';
+  text: string;
+}
+
+export type ProviderKind = 'ollama' | 'openai-compatible' | 'anthropic' | 'gemini' | 'cloud';
+
+export const PROVIDER_KINDS: readonly ProviderKind[] = ['ollama', 'openai-compatible', 'anthropic', 'gemini', 'cloud'];
+
+/** One provider record, as in CONTRACT §6. Never holds an API key. */
+export interface ProviderConfig {
+  id: string;
+  kind: ProviderKind;
+  baseUrl?: string;
+  model?: string;
+  /** Standalone CLI: the environment variable holding the key. */
+  apiKeyEnv?: string;
+  /** Anthropic requires max_tokens; others pass it on when set. */
+  maxTokens?: number;
+}
+
+/** Where API keys come from: the environment (CLI) or SecretStorage (extension). */
+export interface KeySource {
+  get(provider: ProviderConfig): Promise<string | undefined>;
+  /** How the user sets the key, for the error message when it is missing. */
+  howToSet(provider: ProviderConfig): string;
+}
+
+/** The provider the next request should use; asked afresh on every request. */
+export type ActiveProvider =
+  | { ok: true; config: ProviderConfig }
+  | { ok: false; reason: 'none' | 'missing' | 'cloud'; id?: string };
+
+export interface ProviderSource {
+  active(): ActiveProvider;
+}
+
+export interface AdapterDeps {
+  keys: KeySource;
+  /** Give up when the provider sends no bytes for this long (CONTRACT: 5 minutes). */
+  idleTimeoutMs: number;
+}
+
+/** A provider adapter streams one reply. Errors it throws carry user-facing messages. */
+export interface ChatAdapter {
+  /** Provider name and where it is, e.g. `Ollama at http://127.0.0.1:11434`. */
+  readonly label: string;
+  stream(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<Piece>;
+}

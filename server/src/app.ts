@@ -1,0 +1,76 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import polka from 'polka';
+import { authenticate } from './auth';
+import type { RelayContext, Route } from './context';
+import { HttpError, internalError, methodNotAllowed, notFound, sendError, serverStopping } from './errors';
+import { newRequestId } from './requestId';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * The request pipeline: request id → exact route match (404, 405) → stopping → auth → handler.
+ * Routes match their path exactly (no case folding, no trailing slash), so a path that is
+ * not one of ours is a 404 rather than a guess.
+ */
+export function createApp(ctx: RelayContext, routes: readonly Route[]): Handler {
+  const byPath = new Map<string, Map<string, Route>>();
+  for (const route of routes) {
+    if (!byPath.has(route.path)) byPath.set(route.path, new Map());
+    byPath.get(route.path)!.set(route.method, route);
+  }
+
+  const app = polka({
+    onError(err: unknown, req, res) {
+      const id = ctx.state(req).id;
+      if (err instanceof HttpError) return sendError(res, id, err);
+      ctx.options.logger.error(`request ${id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+      sendError(res, id, internalError());
+    },
+    onNoMatch(req, res) {
+      sendError(res, ctx.state(req).id, notFound());
+    },
+  });
+
+  app.use((req, res, next) => {
+    const state = ctx.state(req);
+    res.setHeader('X-Request-Id', state.id);
+    const log = ctx.options.onRequestLog;
+    if (log) {
+      res.once('close', () =>
+        log({ method: req.method ?? '', path: req.path, status: res.statusCode, durationMs: Date.now() - state.startedAt, provider: state.provider }),
+      );
+    }
+    next();
+  });
+
+  app.use(async (req, res, next) => {
+    const methods = byPath.get(req.path);
+    if (!methods) return next();
+    const route = methods.get(req.method);
+    if (!route) throw methodNotAllowed([...methods.keys()]);
+    if (ctx.stopping) throw serverStopping();
+    if (route.auth) {
+      const token = ctx.token;
+      if (token === undefined) throw serverStopping();
+      authenticate(req, token);
+    }
+    await route.handle(req, res, ctx);
+  });
+
+  return (req, res) => {
+    // A new id per request, fixed before anything can fail, so every answer carries it.
+    requestStates.set(req, { id: newRequestId(), startedAt: Date.now() });
+    app.handler(req as never, res, undefined as never);
+  };
+}
+
+const requestStates = new WeakMap<IncomingMessage, { id: string; startedAt: number; provider?: string }>();
+
+export function requestState(req: IncomingMessage) {
+  let state = requestStates.get(req);
+  if (!state) {
+    state = { id: newRequestId(), startedAt: Date.now() };
+    requestStates.set(req, state);
+  }
+  return state;
+}

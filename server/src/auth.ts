@@ -1,0 +1,53 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { HttpError } from './errors';
+
+const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer realm="deskrelay"' };
+
+const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+
+/**
+ * Compares digests rather than the strings so the comparison takes the same time whatever
+ * the presented value's length or content: timingSafeEqual needs equal lengths.
+ */
+export function tokensMatch(presented: string, expected: string): boolean {
+  return timingSafeEqual(digest(presented), digest(expected));
+}
+
+/** Node keeps only the first of repeated Authorization headers; an ambiguous request is refused instead. */
+function authorizationHeaders(req: IncomingMessage): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i].toLowerCase() === 'authorization') values.push(req.rawHeaders[i + 1]);
+  }
+  return values;
+}
+
+export function missingToken(): HttpError {
+  return new HttpError(401, 'auth.missing_token', 'Send the pairing token as "Authorization: Bearer <token>".', WWW_AUTHENTICATE);
+}
+
+export function invalidToken(): HttpError {
+  return new HttpError(
+    401,
+    'auth.invalid_token',
+    'The token does not match. The desktop makes a new token each time the relay starts: pair again with the current pairing JSON.',
+    WWW_AUTHENTICATE,
+  );
+}
+
+/** The presented bearer token, or undefined when the header is not a single `Bearer <token>`. */
+export function bearerToken(header: string): string | undefined {
+  const match = /^bearer[ ]+(\S+)[ ]*$/i.exec(header);
+  return match?.[1];
+}
+
+/** Throws the CONTRACT's 401 unless the request carries exactly one matching bearer token. */
+export function authenticate(req: IncomingMessage, expected: string): void {
+  const headers = authorizationHeaders(req);
+  if (headers.length === 0) throw missingToken();
+  const presented = headers.length === 1 ? bearerToken(headers[0]) : undefined;
+  // Compare even when the header is malformed, so a bad header costs the same time as a wrong token.
+  const ok = tokensMatch(presented ?? '', expected);
+  if (!ok || presented === undefined) throw invalidToken();
+}

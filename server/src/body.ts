@@ -1,0 +1,73 @@
+import type { IncomingMessage } from 'node:http';
+import { HttpError } from './errors';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface BodyOptions {
+  maxBytes?: number;
+  /** How long the whole body may take to arrive; a trickling client cannot hold a connection forever. */
+  timeoutMs: number;
+}
+
+/** 415 unless Content-Type is absent or application/json (parameters such as charset are fine). */
+export function checkMediaType(req: IncomingMessage): void {
+  const type = req.headers['content-type'];
+  if (type === undefined) return;
+  const essence = type.split(';', 1)[0].trim().toLowerCase();
+  if (essence !== 'application/json') {
+    throw new HttpError(415, 'request.unsupported_media_type', 'Send the chat request as Content-Type: application/json.');
+  }
+}
+
+const tooLarge = (max: number) =>
+  new HttpError(413, 'request.body_too_large', `The request body is larger than ${max / 1024 / 1024} MiB.`, {}, true);
+
+/** Reads the raw body, refusing at once (without reading the rest) when it is too large. */
+export function readBody(req: IncomingMessage, { maxBytes = MAX_BODY_BYTES, timeoutMs }: BodyOptions): Promise<Buffer> {
+  const announced = Number(req.headers['content-length']);
+  if (Number.isFinite(announced) && announced > maxBytes) return Promise.reject(tooLarge(maxBytes));
+
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (err?: HttpError) => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('aborted', onAborted);
+      if (err) {
+        req.pause();
+        reject(err);
+      } else resolve(Buffer.concat(chunks, size));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) finish(tooLarge(maxBytes));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => finish();
+    const onError = () => finish(new HttpError(400, 'request.invalid_json', 'The request body could not be read.', {}, true));
+    const onAborted = onError;
+    const timer = setTimeout(
+      () => finish(new HttpError(408, 'request.body_timeout', `The request body did not arrive within ${timeoutMs / 1000} s.`, {}, true)),
+      timeoutMs,
+    );
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted);
+  });
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** 400 request.invalid_json for an empty body, bytes that are not UTF-8, or text that is not JSON. */
+export function parseJson(raw: Buffer): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    throw new HttpError(400, 'request.invalid_json', 'The request body is not valid UTF-8.');
+  }
+  if (text.trim() === '') throw new HttpError(400, 'request.invalid_json', 'The request body is empty; send a JSON chat request.');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'request.invalid_json', 'The request body is not valid JSON.');
+  }
+}

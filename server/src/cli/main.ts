@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { consoleLogger, type Logger } from '../logger';
+import { isLoopbackUrl, LOOPBACK_WARNING, pairingPayload } from '../pairing';
+import { configDir, standaloneConfigPath } from '../paths';
+import { describeProvider } from '../providers';
+import { DEFAULT_HOST, DEFAULT_PORT, RelayServer, RelayStartError } from '../relay';
+import { ConfigError, ConfigFile, envKeySource } from '../standaloneConfig';
+import { parseCommand, type ServeArgs, USAGE, UsageError } from './args';
+import { terminalQr } from './qr';
+
+/** The package version, read beside the bundle (dist/cli.js → package.json). */
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** Start-up failures: exactly one line on stderr, exit code 1 (CONTRACT §7). */
+function fail(message: string): never {
+  process.stderr.write(`deskrelay: ${message}\n`);
+  process.exit(1);
+}
+
+const out = (text = '') => process.stdout.write(`${text}\n`);
+
+/** The payload and its QR go to the user's terminal once, never into a log. */
+async function printPairing(url: string, token: string): Promise<void> {
+  const payload = pairingPayload(url, token);
+  out('Pairing JSON (a secret: whoever holds it can use your models):');
+  out(payload);
+  out(await terminalQr(payload));
+  if (isLoopbackUrl(url)) out(`Note: ${LOOPBACK_WARNING} Run with --tunnel to start one.`);
+}
+
+async function serve(args: ServeArgs, logger: Logger): Promise<void> {
+  const explicitConfig = args.config !== undefined;
+  const path = args.config ?? standaloneConfigPath(configDir());
+  let config: ConfigFile;
+  try {
+    config = new ConfigFile(path, logger, explicitConfig);
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message);
+    throw err;
+  }
+  const host = args.host ?? DEFAULT_HOST;
+  const relay = new RelayServer({
+    host,
+    port: args.port ?? DEFAULT_PORT,
+    version: packageVersion(),
+    providers: config,
+    keys: envKeySource(),
+    workspaces: () => config.current().workspaces,
+    maxConcurrentStreams: () => config.current().maxConcurrentStreams,
+    logger,
+    onRequestLog: (e) =>
+      logger.info(`${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.provider ? ` provider=${e.provider}` : ''}`),
+  });
+
+  let started;
+  try {
+    started = await relay.start();
+  } catch (err) {
+    if (err instanceof RelayStartError) fail(err.code === 'EADDRINUSE' ? `${err.message} Pass --port to pick another.` : err.message);
+    throw err;
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal}: stopping`);
+    await relay.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  out(`DeskRelay ${relay.options.version} listening on ${started.url}`);
+  const active = config.active();
+  out(active.ok ? `Active provider: ${active.config.id} (${describeProvider(active.config)})` : `No usable provider is active (${active.reason}); chats will get 412 until config.json names one.`);
+  if (host !== DEFAULT_HOST && !isLoopbackUrl(started.url)) {
+    out(`Warning: listening on ${host}: traffic on your network is plain HTTP, readable by anyone on it. Prefer the tunnel.`);
+  }
+  await printPairing(started.url, started.token);
+  if (args.tunnel) out('The tunnel is not available in this build yet.');
+}
+
+async function main(argv: string[]): Promise<void> {
+  let command;
+  try {
+    command = parseCommand(argv);
+  } catch (err) {
+    if (err instanceof UsageError) fail(`${err.message}. Run "deskrelay --help" for usage.`);
+    throw err;
+  }
+  if (command.command === 'help') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (command.command === 'version') return out(packageVersion());
+  await serve(command.args, consoleLogger(process.stderr));
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => fail(err instanceof Error ? err.message : String(err)));

@@ -1,0 +1,62 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from './logger';
+import type { KeySource, ProviderSource } from './providers/types';
+import type { StreamRegistry } from './streams';
+
+export interface RequestLogEntry {
+  method: string;
+  /** The path only: a query string could carry anything, so it is never logged. */
+  path: string;
+  status: number;
+  durationMs: number;
+  provider?: string;
+}
+
+/** What the relay needs from its host (the extension, the CLI or a test). */
+export interface RelayOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  version: string;
+  providers: ProviderSource;
+  keys: KeySource;
+  workspaces: () => number;
+  maxConcurrentStreams: () => number;
+  /** Where the token file goes; default `$DESKRELAY_CONFIG_DIR` or the platform config dir. */
+  configDir?: string;
+  logger?: Logger;
+  onRequestLog?: (entry: RequestLogEntry) => void;
+  /** SPEC: 15 s. Tests shorten it. */
+  keepAliveMs?: number;
+  /** CONTRACT: a provider silent for 5 minutes is a failure. Tests shorten it. */
+  providerIdleMs?: number;
+  /** How long a request body may take to arrive. */
+  bodyTimeoutMs?: number;
+}
+
+export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir'>> &
+  Pick<RelayOptions, 'onRequestLog'> & { configDir: string };
+
+/** Per-request facts the request log and the error handler need. */
+export interface RequestState {
+  id: string;
+  startedAt: number;
+  provider?: string;
+}
+
+export interface RelayContext {
+  readonly options: ResolvedOptions;
+  readonly streams: StreamRegistry;
+  /** The token in force; undefined while stopped. */
+  readonly token: string | undefined;
+  readonly stopping: boolean;
+  state(req: IncomingMessage): RequestState;
+}
+
+export interface Route {
+  method: 'GET' | 'POST';
+  path: string;
+  /** Bearer token required (every /v1 route but health). */
+  auth: boolean;
+  handle(req: IncomingMessage, res: ServerResponse, ctx: RelayContext): void | Promise<void>;
+}

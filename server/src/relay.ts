@@ -1,0 +1,175 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { createApp, requestState } from './app';
+import type { RelayContext, RelayOptions, ResolvedOptions, Route } from './context';
+import { STOPPING_MESSAGE } from './generation';
+import { silentLogger } from './logger';
+import { configDir, tokenPath } from './paths';
+import { chatStreamRoute } from './routes/chatStream';
+import { healthRoute } from './routes/health';
+import { infoRoute } from './routes/info';
+import { StreamRegistry } from './streams';
+import { newToken, removeTokenFile, writeTokenFile } from './token';
+
+export type { RelayOptions, RequestLogEntry } from './context';
+
+export const DEFAULT_PORT = 53210;
+export const DEFAULT_HOST = '127.0.0.1';
+
+/** Start-up failures with a one-line message fit for a user (the CLI prints it as is). */
+export class RelayStartError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+export const SPEC_ROUTES: readonly Route[] = [healthRoute, infoRoute, chatStreamRoute];
+
+function resolve(options: RelayOptions): ResolvedOptions {
+  return {
+    keepAliveMs: 15_000,
+    providerIdleMs: 5 * 60_000,
+    bodyTimeoutMs: 30_000,
+    logger: silentLogger,
+    ...options,
+    configDir: options.configDir ?? configDir(),
+  };
+}
+
+/** A URL for the bound address; for a wildcard bind, the first LAN address (what a phone on the LAN would use). */
+function baseUrl(host: string, port: number): string {
+  let shown = host;
+  if (host === '0.0.0.0' || host === '::') {
+    const lan = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === 'IPv4' && !a.internal);
+    shown = lan?.address ?? DEFAULT_HOST;
+  }
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
+}
+
+/**
+ * The relay's life: start() makes a fresh token, listens and writes the token file; stop()
+ * ends live streams with a terminal error event, closes, and removes the token file. A
+ * restart is a new token: the old one stops working at once.
+ */
+export class RelayServer {
+  readonly options: ResolvedOptions;
+  private server: Server | undefined;
+  private readonly streams = new StreamRegistry();
+  private readonly sockets = new Set<Socket>();
+  private current: { token: string; url: string; port: number } | undefined;
+  private stopping = false;
+  /** Valid from the moment we listen until stop() has finished. */
+  private activeToken: string | undefined;
+  private readonly routes: Route[];
+
+  constructor(options: RelayOptions, extraRoutes: readonly Route[] = []) {
+    this.options = resolve(options);
+    this.routes = [...SPEC_ROUTES, ...extraRoutes];
+  }
+
+  get running(): boolean {
+    return this.current !== undefined;
+  }
+  get url(): string | undefined {
+    return this.current?.url;
+  }
+  get port(): number | undefined {
+    return this.current?.port;
+  }
+  get token(): string | undefined {
+    return this.current?.token;
+  }
+  get activeStreams(): number {
+    return this.streams.size;
+  }
+  get tokenFile(): string {
+    return tokenPath(this.options.configDir);
+  }
+  /** The underlying server while running, for upgrade handlers (WebSocket). */
+  get httpServer(): Server | undefined {
+    return this.server;
+  }
+
+  async start(): Promise<{ url: string; port: number; token: string }> {
+    if (this.current) return this.current;
+    const token = newToken();
+    const self = this;
+    const ctx: RelayContext = {
+      options: this.options,
+      streams: this.streams,
+      get token() {
+        return self.activeToken;
+      },
+      get stopping() {
+        return self.stopping;
+      },
+      state: requestState,
+    };
+    const server = createServer(createApp(ctx, this.routes));
+    // A client that sends headers slowly cannot hold a connection open for long.
+    server.headersTimeout = 20_000;
+    server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+    const { host, port } = this.options;
+    this.activeToken = token;
+    await new Promise<void>((resolvePromise, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'EADDRINUSE') reject(new RelayStartError(`Port ${port} on ${host} is already in use; choose another port.`, err.code));
+        else if (err.code === 'EACCES') reject(new RelayStartError(`Not allowed to listen on ${host}:${port}.`, err.code));
+        else if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND')
+          reject(new RelayStartError(`${host} is not an address of this machine.`, err.code));
+        else reject(new RelayStartError(`Could not listen on ${host}:${port} (${err.code ?? err.message}).`, err.code ?? 'ELISTEN'));
+      });
+      server.listen(port, host, () => resolvePromise());
+    }).catch((err) => {
+      this.activeToken = undefined;
+      throw err;
+    });
+    this.server = server;
+    const bound = (server.address() as AddressInfo).port;
+    try {
+      await writeTokenFile(this.tokenFile, token);
+    } catch (err) {
+      await new Promise((r) => server.close(r));
+      this.server = undefined;
+      this.activeToken = undefined;
+      const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
+      throw new RelayStartError(`Could not write the token file in the DeskRelay config folder (${code}).`, code);
+    }
+    this.current = { token, url: baseUrl(host, bound), port: bound };
+    this.options.logger.info(`relay listening on ${this.current.url}`);
+    return this.current;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server || this.stopping) return;
+    this.stopping = true;
+    try {
+      await this.streams.cancelAll(STOPPING_MESSAGE, 2_000);
+      const closed = new Promise((r) => server.close(r));
+      server.closeIdleConnections();
+      // Anything still open after a short grace (a half-sent body, a stuck client) is cut.
+      const timer = setTimeout(() => {
+        for (const socket of this.sockets) socket.destroy();
+      }, 500);
+      await closed;
+      clearTimeout(timer);
+      await removeTokenFile(this.tokenFile);
+      this.options.logger.info('relay stopped');
+    } finally {
+      this.server = undefined;
+      this.current = undefined;
+      this.activeToken = undefined;
+      this.stopping = false;
+    }
+  }
+}

@@ -1,0 +1,13 @@
+import type { Route } from '../context';
+import { SERVICE_NAME } from '../info';
+import { sendJson } from './json';
+
+/** Unauthenticated liveness probe; the tunnel helper polls it through the public URL. */
+export const healthRoute: Route = {
+  method: 'GET',
+  path: '/v1/health',
+  auth: false,
+  handle(_req, res, ctx) {
+    sendJson(res, 200, { status: 'ok', service: SERVICE_NAME, version: ctx.options.version });
+  },
+};

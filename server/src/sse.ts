@@ -1,0 +1,118 @@
+import type { ServerResponse } from 'node:http';
+
+export const KEEP_ALIVE_MS = 15_000;
+
+export type StreamEvent =
+  | { type: 'token'; delta: string }
+  | { type: 'done'; content: string }
+  | { type: 'error'; message: string };
+
+export interface SseOptions {
+  keepAliveMs?: number;
+  /** Resumable streams number their events (`id: n`); SPEC streams do not. */
+  withIds?: boolean;
+}
+
+const KEEP_ALIVE = ': \n\n';
+
+/** The exact bytes of one event: `[id: n\n]data: <compact json>\n\n`. */
+export function frameEvent(event: StreamEvent, id?: number): string {
+  const data = `data: ${JSON.stringify(event)}\n\n`;
+  return id === undefined ? data : `id: ${id}\n${data}`;
+}
+
+/**
+ * The one writer of a chat stream: it owns the headers, the framing, the keep-alive and the
+ * rule that exactly one terminal event ends the response. Nothing else writes to `res`.
+ */
+export class SseStream {
+  private terminal = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly keepAliveMs: number;
+
+  constructor(
+    private readonly res: ServerResponse,
+    options: SseOptions = {},
+  ) {
+    this.keepAliveMs = options.keepAliveMs ?? KEEP_ALIVE_MS;
+    res.once('close', () => this.stopKeepAlive());
+  }
+
+  /** Sends the 200 and its headers at once, before the provider has said anything. */
+  open(extraHeaders: Record<string, string> = {}): void {
+    const res = this.res;
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache, no-transform');
+    res.setHeader('X-Accel-Buffering', 'no');
+    for (const [name, value] of Object.entries(extraHeaders)) res.setHeader(name, value);
+    res.flushHeaders();
+    // Small writes must leave at once: Nagle would hold a token back waiting for an ACK.
+    res.socket?.setNoDelay(true);
+    this.timer = setTimeout(() => this.keepAlive(), this.keepAliveMs);
+  }
+
+  /** True once the terminal event was written or the client went away. */
+  get ended(): boolean {
+    return this.terminal || this.res.destroyed;
+  }
+
+  /** Writes raw, already framed bytes; returns false when the client is not keeping up. */
+  write(chunk: string): boolean {
+    if (this.ended) return true;
+    this.timer?.refresh();
+    return this.res.write(chunk);
+  }
+
+  /** Writes one event; a terminal one ends the response. False means: wait for drained(). */
+  send(event: StreamEvent, id?: number): boolean {
+    if (event.type !== 'token') {
+      this.finish(frameEvent(event, id));
+      return true;
+    }
+    return event.delta === '' || this.write(frameEvent(event, id));
+  }
+
+  token(delta: string): boolean {
+    return this.send({ type: 'token', delta });
+  }
+
+  done(content: string): void {
+    this.send({ type: 'done', content });
+  }
+
+  error(message: string): void {
+    this.send({ type: 'error', message });
+  }
+
+  /** Writes the terminal event (once; later calls do nothing) and ends the response. */
+  finish(framed: string): void {
+    if (this.ended) return;
+    this.terminal = true;
+    this.stopKeepAlive();
+    this.res.end(framed);
+  }
+
+  /** Resolves when the client has drained what we wrote, or is gone. */
+  drained(): Promise<void> {
+    if (this.ended || !this.res.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.res.off('drain', done).off('close', done);
+        resolve();
+      };
+      this.res.on('drain', done).on('close', done);
+    });
+  }
+
+  private keepAlive(): void {
+    if (this.ended) return;
+    this.res.write(KEEP_ALIVE);
+    this.timer?.refresh();
+  }
+
+  private stopKeepAlive(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

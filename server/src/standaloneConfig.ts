@@ -1,0 +1,160 @@
+import { readFileSync, statSync } from 'node:fs';
+import type { Logger } from './logger';
+import { validateProviderConfig } from './providers';
+import type { ActiveProvider, KeySource, ProviderConfig, ProviderSource } from './providers/types';
+
+/** The standalone CLI's config file (CONTRACT §6). */
+export interface StandaloneConfig {
+  activeProvider: string;
+  workspaces: number;
+  maxConcurrentStreams: number;
+  providers: ProviderConfig[];
+}
+
+export const DEFAULT_MAX_STREAMS = 8;
+
+/** With no config file: one Ollama on its default address, first model it lists. */
+export function defaultConfig(): StandaloneConfig {
+  return {
+    activeProvider: 'local',
+    workspaces: 0,
+    maxConcurrentStreams: DEFAULT_MAX_STREAMS,
+    providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
+  };
+}
+
+export class ConfigError extends Error {}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Parses and checks a config file's text; messages name the first bad field. */
+export function parseConfig(text: string): StandaloneConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`it is not valid JSON (${(err as Error).message})`);
+  }
+  if (!isObject(raw)) throw new ConfigError('it must be a JSON object');
+  const defaults = defaultConfig();
+  const providersRaw = raw.providers ?? defaults.providers;
+  if (!Array.isArray(providersRaw)) throw new ConfigError('"providers" must be an array');
+  let providers: ProviderConfig[];
+  try {
+    providers = providersRaw.map((p, i) => validateProviderConfig(p, `providers[${i}]`));
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  const ids = new Set<string>();
+  for (const p of providers) {
+    if (ids.has(p.id)) throw new ConfigError(`two providers share the id "${p.id}"`);
+    ids.add(p.id);
+  }
+  const activeProvider = raw.activeProvider ?? (providers[0]?.id ?? defaults.activeProvider);
+  if (typeof activeProvider !== 'string') throw new ConfigError('"activeProvider" must be a string naming a provider id');
+  const workspaces = raw.workspaces ?? 0;
+  if (typeof workspaces !== 'number' || !Number.isInteger(workspaces) || workspaces < 0) {
+    throw new ConfigError('"workspaces" must be a whole number of 0 or more');
+  }
+  const maxConcurrentStreams = raw.maxConcurrentStreams ?? DEFAULT_MAX_STREAMS;
+  if (typeof maxConcurrentStreams !== 'number' || !Number.isInteger(maxConcurrentStreams) || maxConcurrentStreams < 1) {
+    throw new ConfigError('"maxConcurrentStreams" must be a whole number of 1 or more');
+  }
+  return { activeProvider, workspaces, maxConcurrentStreams, providers };
+}
+
+/** Which provider a config makes active, in the ProviderSource's terms. */
+export function activeOf(config: StandaloneConfig): ActiveProvider {
+  const record = config.providers.find((p) => p.id === config.activeProvider);
+  if (!record) return { ok: false, reason: config.activeProvider ? 'missing' : 'none', id: config.activeProvider };
+  if (record.kind === 'cloud') return { ok: false, reason: 'cloud', id: record.id };
+  return { ok: true, config: record };
+}
+
+type Stamp = string;
+const stampOf = (path: string): Stamp | undefined => {
+  try {
+    const s = statSync(path);
+    return `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * The config file, re-read whenever it changes. It compares the file's identity on each use
+ * rather than watching, so an editor that saves by renaming a new file over the old one is
+ * seen too, and nothing is left running. An edit that breaks the file is ignored with a
+ * warning; the last good config stays in force.
+ */
+export class ConfigFile implements ProviderSource {
+  private config: StandaloneConfig;
+  private stamp: Stamp | undefined;
+  private warnedStamp: Stamp | undefined;
+
+  /** Throws ConfigError when the file is required and missing, or present and invalid. */
+  constructor(
+    readonly path: string,
+    private readonly logger: Logger,
+    required: boolean,
+  ) {
+    this.stamp = stampOf(path);
+    if (this.stamp === undefined) {
+      if (required) throw new ConfigError(`config file ${path} does not exist`);
+      this.config = defaultConfig();
+      return;
+    }
+    this.config = this.read();
+  }
+
+  private read(): StandaloneConfig {
+    let text: string;
+    try {
+      text = readFileSync(this.path, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`config file ${this.path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    try {
+      return parseConfig(text);
+    } catch (err) {
+      throw new ConfigError(`config file ${this.path} is invalid: ${(err as Error).message}`);
+    }
+  }
+
+  current(): StandaloneConfig {
+    const stamp = stampOf(this.path);
+    if (stamp !== this.stamp && stamp !== this.warnedStamp) {
+      if (stamp === undefined) {
+        // Mid-save (the old file renamed away, the new one not yet in place): keep what we have.
+        return this.config;
+      }
+      try {
+        this.config = this.read();
+        this.stamp = stamp;
+        this.logger.info(`config reloaded: active provider "${this.config.activeProvider}"`);
+      } catch (err) {
+        this.warnedStamp = stamp;
+        this.logger.warn(`${(err as Error).message}; keeping the last good config`);
+      }
+    }
+    return this.config;
+  }
+
+  active(): ActiveProvider {
+    return activeOf(this.current());
+  }
+}
+
+/** The CLI's keys: from the environment variable a provider names in apiKeyEnv. */
+export function envKeySource(env: NodeJS.ProcessEnv = process.env): KeySource {
+  return {
+    async get(provider) {
+      return provider.apiKeyEnv ? env[provider.apiKeyEnv] || undefined : undefined;
+    },
+    howToSet(provider) {
+      return provider.apiKeyEnv
+        ? `set the environment variable ${provider.apiKeyEnv} before starting deskrelay serve`
+        : `add "apiKeyEnv": "<VARIABLE>" to provider "${provider.id}" in config.json and set that environment variable`;
+    },
+  };
+}

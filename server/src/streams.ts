@@ -1,0 +1,41 @@
+import { CancelReason } from './generation';
+
+interface LiveStream {
+  controller: AbortController;
+  finished: Promise<void>;
+}
+
+/** Counts live streams against the concurrency limit and lets stop() end them all. */
+export class StreamRegistry {
+  private readonly live = new Set<LiveStream>();
+
+  get size(): number {
+    return this.live.size;
+  }
+
+  /**
+   * Takes a slot, or returns undefined when `limit` streams are already live. The slot is
+   * freed when `run` settles, whatever happens.
+   */
+  tryRun<T>(limit: number, run: (signal: AbortSignal) => Promise<T>): { controller: AbortController; result: Promise<T> } | undefined {
+    if (this.live.size >= limit) return undefined;
+    const controller = new AbortController();
+    const result = run(controller.signal);
+    const entry: LiveStream = { controller, finished: result.then(() => undefined, () => undefined) };
+    this.live.add(entry);
+    void entry.finished.then(() => this.live.delete(entry));
+    return { controller, result };
+  }
+
+  /** Cancels every live stream with a reason its client is told, and waits (bounded) for them to end. */
+  async cancelAll(message: string, graceMs: number): Promise<void> {
+    const entries = [...this.live];
+    for (const entry of entries) entry.controller.abort(new CancelReason(message));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(entries.map((e) => e.finished)),
+      new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
+    ]);
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,92 @@
+import { PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './types';
+
+const DEFAULT_BASE_URL: Partial<Record<ProviderKind, string>> = {
+  ollama: 'http://127.0.0.1:11434',
+  anthropic: 'https://api.anthropic.com',
+  gemini: 'https://generativelanguage.googleapis.com',
+};
+
+const KIND_NAME: Record<ProviderKind, string> = {
+  ollama: 'Ollama',
+  'openai-compatible': 'OpenAI-compatible server',
+  anthropic: 'Anthropic',
+  gemini: 'Gemini',
+  cloud: 'DeskRelay cloud',
+};
+
+/** Kinds that can list their models, so `model: "auto"` (or no model) means "the first one". */
+const LISTS_MODELS: readonly ProviderKind[] = ['ollama', 'openai-compatible'];
+
+/** The base URL in use, without trailing slashes, so adapters can append their own paths. */
+export function baseUrlOf(config: ProviderConfig): string {
+  const url = config.baseUrl ?? DEFAULT_BASE_URL[config.kind] ?? '';
+  return url.replace(/\/+$/, '');
+}
+
+/** `Ollama at http://127.0.0.1:11434`: how every message names a provider. */
+export function describeProvider(config: ProviderConfig): string {
+  const url = baseUrlOf(config);
+  return url ? `${KIND_NAME[config.kind]} at ${url}` : KIND_NAME[config.kind];
+}
+
+/** True when the adapter has to ask the runner which model to use. */
+export function wantsAutoModel(config: ProviderConfig): boolean {
+  return config.model === undefined || config.model === 'auto';
+}
+
+/**
+ * Checks one provider record from a config file or settings and returns a clean copy holding
+ * only the known fields. `where` names the record in messages, e.g. `providers[2]`.
+ */
+export function validateProviderConfig(x: unknown, where: string): ProviderConfig {
+  if (typeof x !== 'object' || x === null || Array.isArray(x)) throw new Error(`${where} must be an object`);
+  const r = x as Record<string, unknown>;
+
+  if (typeof r.id !== 'string' || r.id.trim() === '') throw new Error(`${where}.id must be a non-empty string`);
+  if (typeof r.kind !== 'string' || !(PROVIDER_KINDS as readonly string[]).includes(r.kind)) {
+    throw new Error(`${where}.kind must be one of ${PROVIDER_KINDS.join(', ')}`);
+  }
+  const kind = r.kind as ProviderKind;
+  const out: ProviderConfig = { id: r.id, kind };
+
+  if ('apiKey' in r || 'key' in r) {
+    throw new Error(`${where} must not hold an API key; name the environment variable that holds it in apiKeyEnv`);
+  }
+  if (r.baseUrl !== undefined) {
+    if (typeof r.baseUrl !== 'string' || !isHttpUrl(r.baseUrl)) throw new Error(`${where}.baseUrl must be an http(s) URL`);
+    out.baseUrl = r.baseUrl;
+  } else if (kind === 'openai-compatible') {
+    throw new Error(`${where}.baseUrl is required for kind openai-compatible (for example http://127.0.0.1:1234/v1)`);
+  }
+  if (r.model !== undefined) {
+    if (typeof r.model !== 'string' || r.model.trim() === '') throw new Error(`${where}.model must be a non-empty string`);
+    out.model = r.model;
+  }
+  if (kind === 'anthropic' || kind === 'gemini') {
+    if (out.model === undefined || out.model === 'auto') {
+      throw new Error(`${where}.model must name a model for kind ${kind} ("auto" works only for ${LISTS_MODELS.join(' and ')})`);
+    }
+  }
+  if (r.apiKeyEnv !== undefined) {
+    if (typeof r.apiKeyEnv !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(r.apiKeyEnv)) {
+      throw new Error(`${where}.apiKeyEnv must be an environment variable name such as OPENAI_API_KEY`);
+    }
+    out.apiKeyEnv = r.apiKeyEnv;
+  }
+  if (r.maxTokens !== undefined) {
+    if (typeof r.maxTokens !== 'number' || !Number.isInteger(r.maxTokens) || r.maxTokens < 1) {
+      throw new Error(`${where}.maxTokens must be a positive integer`);
+    }
+    out.maxTokens = r.maxTokens;
+  }
+  return out;
+}
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,41 @@
+import type { ProviderCall } from './http';
+
+const CACHE_MS = 30_000;
+const cache = new Map<string, { model: string; at: number }>();
+
+export interface ModelListing {
+  /** Cache key: the list URL is enough, one runner per URL. */
+  url: string;
+  headers: Record<string, string>;
+  /** Model names from the runner's list document, in its order. */
+  names(doc: unknown): string[];
+  /** The message when the runner lists nothing, e.g. how to install a model. */
+  emptyMessage: string;
+}
+
+/**
+ * `model: "auto"`: the first model the runner lists. Cached briefly, so a chat does not pay a
+ * round trip per message, yet a newly pulled model is picked up soon.
+ */
+export async function firstListedModel(call: ProviderCall, listing: ModelListing): Promise<string> {
+  const hit = cache.get(listing.url);
+  if (hit && Date.now() - hit.at < CACHE_MS) return hit.model;
+  const doc = await call.getJson(listing.url, listing.headers);
+  const model = listing.names(doc)[0];
+  if (!model) throw call.fail(listing.emptyMessage);
+  cache.set(listing.url, { model, at: Date.now() });
+  return model;
+}
+
+/** Tests and a "refresh" action start from a clean slate. */
+export function clearModelCache(): void {
+  cache.clear();
+}
+
+/** `names` helper: the string `field` of every object in `list`. */
+export function pluck(list: unknown, field: string): string[] {
+  if (!Array.isArray(list)) return [];
+  return list
+    .map((item) => (typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[field] : undefined))
+    .filter((v): v is string => typeof v === 'string' && v !== '');
+}

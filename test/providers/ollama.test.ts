@@ -5,10 +5,10 @@ import {
   OLLAMA_DEFAULT_REPLY,
   OLLAMA_DEFAULT_THINKING,
   OLLAMA_MID_STREAM_ERROR,
-  OLLAMA_SPLIT_UTF8_REPLY,
   startOllamaStandIn,
   type OllamaStandIn,
 } from '../fixtures/providers/ollama';
+import { SPLIT_UTF8_REPLY } from '../fixtures/providers/standin';
 import { closedPort, deps, HELLO, run, until, within } from './helpers';
 
 let ollama: OllamaStandIn;
@@ -93,7 +93,7 @@ describe('ollama adapter', () => {
   });
 
   it('fails when the stream ends without "done":true', async () => {
-    ollama.set({ mode: 'no-done' });
+    ollama.set({ mode: 'no-end' });
     const out = await run(createAdapter(config, deps()));
     expect(out.text).toBe(OLLAMA_DEFAULT_REPLY.join(''));
     expect(out.error).toBeInstanceOf(ProviderError);
@@ -111,7 +111,7 @@ describe('ollama adapter', () => {
     ollama.set({ mode: 'split-utf8' });
     const out = await run(createAdapter(config, deps()));
     expect(out.error).toBeUndefined();
-    expect(out.text).toBe(OLLAMA_SPLIT_UTF8_REPLY.join(''));
+    expect(out.text).toBe(SPLIT_UTF8_REPLY.join(''));
     expect(out.text).not.toContain('\uFFFD');
   });
 

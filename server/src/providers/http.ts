@@ -26,6 +26,8 @@ export interface CallOptions {
   secret?: string;
   /** How the user sets the key (KeySource.howToSet), for 401/403; absent when the kind needs none. */
   keyHint?: string;
+  /** The model asked for, named when the provider answers 404. */
+  model?: string;
   /** Provider-specific wording for an HTTP failure; undefined falls back to the shared wording. */
   explain?: (failure: HttpFailure) => string | undefined;
 }
@@ -42,8 +44,11 @@ export class ProviderCall {
   private timer: NodeJS.Timeout | undefined;
   private idleFired = false;
   private readonly onCallerAbort = () => this.controller.abort();
+  /** The model in use, once known (`auto` resolves after the call starts). */
+  model: string | undefined;
 
   constructor(private readonly opts: CallOptions) {
+    this.model = opts.model === 'auto' ? undefined : opts.model;
     if (opts.signal.aborted) this.controller.abort();
     else opts.signal.addEventListener('abort', this.onCallerAbort, { once: true });
   }
@@ -151,6 +156,15 @@ export class ProviderCall {
     }
   }
 
+  /** One JSON object from a stream line or event; anything else means the stream is corrupt. */
+  parseObject<T extends object>(text: string): T {
+    const value = this.parseJson(text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw this.fail(`${this.label} sent something other than a JSON object: ${text.length > 120 ? `${text.slice(0, 120)}…` : text}`);
+    }
+    return value as T;
+  }
+
   /** An error the provider reported inside an otherwise good stream. */
   streamError(said: string): ProviderError {
     return this.fail(`${this.label} reported an error: ${clip(said) || 'no details given'}`);
@@ -228,7 +242,7 @@ export class ProviderCall {
     const failure: HttpFailure = { status: res.status, said, body };
     const custom = this.opts.explain?.(failure);
     if (custom) return this.fail(custom);
-    return this.fail(describeHttpFailure(this.label, failure, this.opts, res.headers.get('retry-after')));
+    return this.fail(describeHttpFailure(this.label, failure, this.opts, this.model, res.headers.get('retry-after')));
   }
 
   /** The error body, bounded in size and time: a failing provider should not hang us either. */
@@ -246,16 +260,18 @@ export class ProviderCall {
   }
 }
 
-function describeHttpFailure(label: string, f: HttpFailure, opts: CallOptions, retryAfter: string | null): string {
+function describeHttpFailure(label: string, f: HttpFailure, opts: CallOptions, model: string | undefined, retryAfter: string | null): string {
   const status = `HTTP ${f.status}${f.said ? `: ${f.said}` : ''}`;
   switch (true) {
-    case f.status === 401 || f.status === 403:
+    case f.status === 401 || f.status === 403 || rejectsKey(f.body):
       if (opts.keyHint === undefined) return `${label} refused access (${status})`;
       return opts.secret
         ? `${label} rejected the API key (${status}); ${opts.keyHint}`
         : `${label} needs an API key (${status}); ${opts.keyHint}`;
     case f.status === 404:
-      return `${label} does not have the requested model or path (${status}); check the model name and the base URL`;
+      return model
+        ? `model "${model}" not found on ${label} (${status}); check the model name and the base URL`
+        : `${label} does not have the requested path (${status}); check the base URL`;
     case f.status === 429:
       return `${label} is rate-limiting requests (${status}); try again ${retryAfter ? `in ${retryAfter} s` : 'later'}`;
     case f.status === 529:
@@ -285,6 +301,22 @@ export function providerMessage(body: unknown): string | undefined {
   if (typeof o.message === 'string') return o.message;
   if (typeof o.detail === 'string') return o.detail;
   return undefined;
+}
+
+/** The provider's own words in a mid-stream error payload, JSON or not. */
+export function saidIn(data: string): string {
+  try {
+    return providerMessage(JSON.parse(data)) ?? data;
+  } catch {
+    return data;
+  }
+}
+
+/** Gemini answers a bad key with 400 INVALID_ARGUMENT and reason API_KEY_INVALID, not 401. */
+function rejectsKey(body: unknown): boolean {
+  const b = Array.isArray(body) ? body[0] : body;
+  const details = (b as { error?: { details?: unknown } } | undefined)?.error?.details;
+  return Array.isArray(details) && details.some((d) => (d as { reason?: unknown } | null)?.reason === 'API_KEY_INVALID');
 }
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA']);

@@ -1,4 +1,7 @@
+import { anthropicAdapter } from './anthropic';
+import { geminiAdapter } from './gemini';
 import { ollamaAdapter } from './ollama';
+import { openAiCompatibleAdapter } from './openai-compatible';
 import type { AdapterDeps, ChatAdapter, ProviderConfig } from './types';
 
 export { describeProvider, validateProviderConfig } from './config';
@@ -13,9 +16,15 @@ export function createAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
   switch (config.kind) {
     case 'ollama':
       return ollamaAdapter(config, deps);
+    case 'openai-compatible':
+      return openAiCompatibleAdapter(config, deps);
+    case 'anthropic':
+      return anthropicAdapter(config, deps);
+    case 'gemini':
+      return geminiAdapter(config, deps);
     case 'cloud':
       throw new Error('createAdapter: the cloud provider has no adapter; the core must answer 412 chat.no_provider');
     default:
-      throw new Error(`createAdapter: provider kind "${config.kind}" is not supported yet`);
+      throw new Error(`createAdapter: unknown provider kind "${(config as { kind: unknown }).kind}"`);
   }
 }

@@ -1,4 +1,6 @@
+import { wantsAutoModel } from './config';
 import type { ProviderCall } from './http';
+import type { ProviderConfig } from './types';
 
 const CACHE_MS = 30_000;
 const cache = new Map<string, { model: string; at: number }>();
@@ -14,10 +16,12 @@ export interface ModelListing {
 }
 
 /**
- * `model: "auto"`: the first model the runner lists. Cached briefly, so a chat does not pay a
- * round trip per message, yet a newly pulled model is picked up soon.
+ * The model to ask for: the configured one, or for `model: "auto"` (or none) the first model the
+ * runner lists. The choice is cached briefly, so a chat does not pay a round trip per message,
+ * yet a newly pulled model is picked up soon.
  */
-export async function firstListedModel(call: ProviderCall, listing: ModelListing): Promise<string> {
+export async function resolveModel(call: ProviderCall, config: ProviderConfig, listing: ModelListing): Promise<string> {
+  if (!wantsAutoModel(config)) return config.model!;
   const hit = cache.get(listing.url);
   if (hit && Date.now() - hit.at < CACHE_MS) return hit.model;
   const doc = await call.getJson(listing.url, listing.headers);

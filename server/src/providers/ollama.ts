@@ -1,6 +1,6 @@
-import { baseUrlOf, describeProvider, wantsAutoModel } from './config';
+import { baseUrlOf, describeProvider } from './config';
 import { ProviderCall } from './http';
-import { firstListedModel, pluck } from './models';
+import { pluck, resolveModel } from './models';
 import type { AdapterDeps, ChatAdapter, ChatMessage, Piece, ProviderConfig } from './types';
 
 interface OllamaLine {
@@ -17,31 +17,31 @@ export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
   return {
     label,
     async *stream(messages: ChatMessage[], signal: AbortSignal): AsyncGenerator<Piece> {
-      let model = config.model ?? 'auto';
-      const call = new ProviderCall({
+      const call: ProviderCall = new ProviderCall({
         label,
         idleTimeoutMs: deps.idleTimeoutMs,
         signal,
-        explain: ({ status, said }) =>
-          status === 404 && /not found/i.test(said) ? `model "${model}" not found on ${label}; run "ollama pull ${model}"` : undefined,
+        model: config.model,
+        // A JSON 404 is Ollama's "model not found"; its router's own 404 (wrong base URL) is plain text.
+        explain: ({ status, body }) =>
+          status === 404 && body !== undefined && call.model
+            ? `model "${call.model}" not found on ${label}; run "ollama pull ${call.model}"`
+            : undefined,
       });
       try {
-        if (wantsAutoModel(config)) {
-          model = await firstListedModel(call, {
-            url: `${base}/api/tags`,
-            headers: {},
-            names: (doc) => pluck((doc as { models?: unknown } | null)?.models, 'name'),
-            emptyMessage: `no models are installed on ${label}; run "ollama pull <model>"`,
-          });
-        }
-        const body: Record<string, unknown> = { model, messages, stream: true };
+        call.model = await resolveModel(call, config, {
+          url: `${base}/api/tags`,
+          headers: {},
+          names: (doc) => pluck((doc as { models?: unknown } | null)?.models, 'name'),
+          emptyMessage: `no models are installed on ${label}; run "ollama pull <model>"`,
+        });
+        const body: Record<string, unknown> = { model: call.model, messages, stream: true };
         // No `think` field: Ollama answers 400 to it for models without thinking (CONTRACT §6).
         if (config.maxTokens !== undefined) body.options = { num_predict: config.maxTokens };
         const res = await call.send(`${base}/api/chat`, { method: 'POST', headers: { accept: 'application/x-ndjson' }, body });
 
         for await (const line of call.lines(res)) {
-          const chunk = call.parseJson(line) as OllamaLine;
-          if (typeof chunk !== 'object' || chunk === null) throw call.fail(`${label} sent an unexpected line: ${line.slice(0, 120)}`);
+          const chunk = call.parseObject<OllamaLine>(line);
           if (chunk.error !== undefined) throw call.streamError(String(chunk.error));
           const thinking = chunk.message?.thinking;
           const content = chunk.message?.content;

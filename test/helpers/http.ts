@@ -94,3 +94,13 @@ export function parseEvents(body: string): any[] {
     .filter((line): line is string => line !== undefined)
     .map((line) => JSON.parse(line.slice(5).trim()));
 }
+
+/** A loopback port that nothing listens on (fetch refuses some well-known ports such as 9 outright). */
+export async function closedPort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}

@@ -348,6 +348,5 @@ function clip(text: string): string {
 }
 
 function seconds(ms: number): string {
-  const s = ms / 1000;
-  return Number.isInteger(s) ? String(s) : s.toFixed(1);
+  return String(Number((ms / 1000).toFixed(3)));
 }

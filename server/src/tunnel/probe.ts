@@ -1,0 +1,83 @@
+import https from 'node:https';
+import { TunnelError } from './errors';
+
+export interface ProbeOptions {
+  /**
+   * Agent for the probe's HTTPS requests. Production leaves it unset: Node's global agent, the
+   * system resolver and Node's CA store, exactly what a phone's request goes through. Tests pass
+   * an Agent that dials the stand-in cloudflared on loopback and trusts its test CA.
+   */
+  agent?: https.Agent;
+  /** Pause between attempts (default 1000 ms). */
+  intervalMs?: number;
+  /** Limit for one attempt (default 10 s). */
+  requestTimeoutMs?: number;
+}
+
+export interface WaitOptions extends ProbeOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Called after every failed attempt with the seconds waited so far and what happened. */
+  onProgress?: (elapsedSeconds: number, last: string) => void;
+}
+
+/** One GET `<base>/v1/health`: the status code, or the error code when no response came. */
+export function probeOnce(baseUrl: string, opts: ProbeOptions & { signal?: AbortSignal } = {}): Promise<number | string> {
+  const url = new URL('/v1/health', baseUrl);
+  return new Promise((resolve) => {
+    const req = https.get(
+      url,
+      {
+        agent: opts.agent,
+        timeout: opts.requestTimeoutMs ?? 10_000,
+        signal: opts.signal,
+        // No keep-alive: an idle probe socket must not hold the CLI's event loop open.
+        headers: { accept: 'application/json', connection: 'close', 'user-agent': 'deskrelay-tunnel-probe' },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+  });
+}
+
+/**
+ * Polls `<base>/v1/health` until it answers 200. A fresh quick tunnel answers 530 (or does not
+ * resolve yet) for a few seconds after its URL is printed; every such answer is retried.
+ */
+export async function waitForHealth(baseUrl: string, opts: WaitOptions): Promise<void> {
+  const started = Date.now();
+  const interval = opts.intervalMs ?? 1000;
+  let last = 'no answer yet';
+  for (;;) {
+    if (opts.signal?.aborted) throw new TunnelError('The tunnel was stopped while waiting for it to answer.');
+    const remaining = Math.max(1000, opts.timeoutMs - (Date.now() - started));
+    const result = await probeOnce(baseUrl, { ...opts, requestTimeoutMs: Math.min(opts.requestTimeoutMs ?? 10_000, remaining) });
+    if (result === 200) return;
+    if (opts.signal?.aborted) throw new TunnelError('The tunnel was stopped while waiting for it to answer.');
+    last = typeof result === 'number' ? `HTTP ${result}` : result;
+    const elapsed = Date.now() - started;
+    if (elapsed + interval > opts.timeoutMs) {
+      throw new TunnelError(
+        `The tunnel ${baseUrl} did not answer ${baseUrl}/v1/health within ${Math.round(opts.timeoutMs / 1000)} s (last answer: ${last}). cloudflared is running but Cloudflare does not reach DeskRelay through it.`,
+      );
+    }
+    opts.onProgress?.(Math.round(elapsed / 1000), last);
+    await sleep(interval, opts.signal);
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,144 @@
+// Shared pieces for the tunnel tests: the stand-in cloudflared, a test certificate for
+// *.trycloudflare.com, an https Agent that reaches the stand-in on loopback, a stand-in relay.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import tls from 'node:tls';
+
+export const STANDIN = path.resolve(__dirname, '../fixtures/cloudflared/cloudflared');
+
+export interface Tls {
+  dir: string;
+  keyFile: string;
+  certFile: string;
+  cert: string;
+  cleanup(): void;
+}
+
+/** A throwaway self-signed certificate for *.trycloudflare.com, made with openssl at test time. */
+export function makeTls(): Tls {
+  const dir = mkdtempSync(path.join(tmpdir(), 'deskrelay-tunnel-test-'));
+  const keyFile = path.join(dir, 'key.pem');
+  const certFile = path.join(dir, 'cert.pem');
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile,
+      '-days', '2', '-subj', '/CN=deskrelay test edge', '-addext', 'subjectAltName=DNS:*.trycloudflare.com'],
+    { stdio: 'ignore' },
+  );
+  return { dir, keyFile, certFile, cert: readFileSync(certFile, 'utf8'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface StandinInfo {
+  pid: number;
+  argv: string[];
+  mode: string;
+  tlsPort?: number;
+  url?: string;
+  hostname?: string;
+  metrics?: string;
+}
+
+export function readInfo(file: string): StandinInfo {
+  return JSON.parse(readFileSync(file, 'utf8')) as StandinInfo;
+}
+
+export function standinEnv(t: Tls, infoFile: string, mode: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    STANDIN_CLOUDFLARED_MODE: mode,
+    STANDIN_CLOUDFLARED_INFO: infoFile,
+    STANDIN_CLOUDFLARED_TLS_KEY: t.keyFile,
+    STANDIN_CLOUDFLARED_TLS_CERT: t.certFile,
+    ...extra,
+  };
+}
+
+/**
+ * The one test-only piece of the probe: `<words>.trycloudflare.com` cannot resolve here, so this
+ * Agent dials the stand-in's loopback TLS port instead. Everything else is the production path:
+ * a real HTTPS GET, certificate and hostname verified against the test CA.
+ */
+export class EdgeAgent extends https.Agent {
+  constructor(
+    private readonly infoFile: string,
+    ca: string,
+  ) {
+    super({ ca, keepAlive: false });
+  }
+
+  override createConnection(options: tls.ConnectionOptions, callback?: (err: Error | null, socket: net.Socket) => void): net.Socket {
+    const port = readInfo(this.infoFile).tlsPort;
+    if (!port) throw new Error('stand-in cloudflared has no TLS port yet');
+    const servername = options.servername ?? (options as { host?: string }).host;
+    const socket = tls.connect({ ...options, host: '127.0.0.1', port, servername });
+    if (callback) socket.once('secureConnect', () => callback(null, socket));
+    return socket;
+  }
+}
+
+export interface Relay {
+  url: string;
+  port: number;
+  healthHosts: string[];
+  server: http.Server;
+  /** Handler for POST /v1/chat/stream. */
+  onChat?: (req: http.IncomingMessage, res: http.ServerResponse) => void;
+  close(): Promise<void>;
+}
+
+/** A stand-in for the relay: /v1/health answers like the contract says; chat is up to the test. */
+export async function startRelay(): Promise<Relay> {
+  const relay = { healthHosts: [] as string[] } as unknown as Relay;
+  const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/v1/health') {
+      relay.healthHosts.push(req.headers.host ?? '');
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ status: 'ok', service: 'deskrelay', version: '0.1.0' }));
+    } else if (req.method === 'POST' && req.url === '/v1/chat/stream' && relay.onChat) {
+      relay.onChat(req, res);
+    } else {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  relay.server = server;
+  relay.port = port;
+  relay.url = `http://127.0.0.1:${port}`;
+  relay.close = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return relay;
+}
+
+/** Alive and not a zombie (an orphan reparented to a PID 1 that does not reap stays a zombie). */
+export function isAlive(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return process.platform !== 'linux';
+  }
+}
+
+export async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

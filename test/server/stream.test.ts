@@ -4,10 +4,10 @@ import {
   OLLAMA_DEFAULT_REPLY,
   OLLAMA_DEFAULT_THINKING,
   OLLAMA_MID_STREAM_ERROR,
-  OLLAMA_SPLIT_UTF8_REPLY,
   startOllamaStandIn,
   type OllamaStandIn,
 } from '../fixtures/providers/ollama';
+import { SPLIT_UTF8_REPLY } from '../fixtures/providers/standin';
 import { chatBody, chatHeaders, closedPort, parseEvents, send } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
 
@@ -89,7 +89,7 @@ describe('a reply', () => {
     ollama.set({ mode: 'split-utf8' });
     const reply = await chat();
     const events = parseEvents(reply.body);
-    expect(events.at(-1)).toEqual({ type: 'done', content: OLLAMA_SPLIT_UTF8_REPLY.join('') });
+    expect(events.at(-1)).toEqual({ type: 'done', content: SPLIT_UTF8_REPLY.join('') });
     expect(reply.body).not.toContain('\uFFFD');
   });
 });

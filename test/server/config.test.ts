@@ -1,0 +1,128 @@
+/** CONTRACT §6: the standalone config file, its checks, and switching without a restart. */
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigFile, defaultConfig, parseConfig } from '../../server/src/standaloneConfig';
+import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
+import { bearer, chatBody, chatHeaders, parseEvents, send } from '../helpers/http';
+import { startRelay, type TestRelay } from '../helpers/relay';
+
+describe('parseConfig', () => {
+  it('reads the CONTRACT example', () => {
+    const config = parseConfig(
+      JSON.stringify({
+        activeProvider: 'local',
+        workspaces: 2,
+        maxConcurrentStreams: 4,
+        providers: [
+          { id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' },
+          { id: 'lmstudio', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:1234/v1', model: 'auto' },
+          { id: 'claude', kind: 'anthropic', model: 'claude-sonnet-4-5', apiKeyEnv: 'ANTHROPIC_API_KEY' },
+          { id: 'gemini', kind: 'gemini', model: 'gemini-2.5-flash', apiKeyEnv: 'GEMINI_API_KEY' },
+          { id: 'deskrelay-cloud', kind: 'cloud' },
+        ],
+      }),
+    );
+    expect(config.activeProvider).toBe('local');
+    expect(config.workspaces).toBe(2);
+    expect(config.maxConcurrentStreams).toBe(4);
+    expect(config.providers.map((p) => p.kind)).toEqual(['ollama', 'openai-compatible', 'anthropic', 'gemini', 'cloud']);
+  });
+
+  it('defaults to one Ollama provider', () => {
+    expect(defaultConfig()).toEqual({
+      activeProvider: 'local',
+      workspaces: 0,
+      maxConcurrentStreams: 8,
+      providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
+    });
+    expect(parseConfig('{}').maxConcurrentStreams).toBe(8);
+  });
+
+  it.each([
+    ['not json', /not valid JSON/],
+    ['[]', /JSON object/],
+    ['{"providers":{}}', /"providers" must be an array/],
+    ['{"providers":[{"id":"a","kind":"nope"}]}', /providers\[0\]\.kind must be one of/],
+    ['{"providers":[{"id":"a","kind":"ollama"},{"id":"a","kind":"ollama"}]}', /share the id "a"/],
+    ['{"providers":[{"id":"x","kind":"openai-compatible"}]}', /providers\[0\]\.baseUrl is required/],
+    ['{"maxConcurrentStreams":0}', /maxConcurrentStreams/],
+    ['{"workspaces":-1}', /workspaces/],
+    ['{"activeProvider":3}', /activeProvider/],
+  ])('%s is refused: %s', (text, message) => {
+    expect(() => parseConfig(text)).toThrow(message);
+  });
+});
+
+describe('a running relay re-reads its config file', () => {
+  let ollamaA: OllamaStandIn;
+  let ollamaB: OllamaStandIn;
+  let t: TestRelay;
+  let dir: string;
+  let path: string;
+  let file: ConfigFile;
+  const warnings: string[] = [];
+
+  const write = (active: string, extra: Record<string, unknown> = {}) => {
+    // Save the way many editors do: a new file renamed over the old one.
+    const temp = `${path}.tmp`;
+    writeFileSync(
+      temp,
+      JSON.stringify({
+        activeProvider: active,
+        providers: [
+          { id: 'a', kind: 'ollama', baseUrl: ollamaA.url, model: 'm' },
+          { id: 'b', kind: 'ollama', baseUrl: ollamaB.url, model: 'm' },
+          { id: 'deskrelay-cloud', kind: 'cloud' },
+        ],
+        ...extra,
+      }),
+    );
+    renameSync(temp, path);
+  };
+
+  beforeAll(async () => {
+    ollamaA = await startOllamaStandIn({ reply: ['from A'] });
+    ollamaB = await startOllamaStandIn({ reply: ['from B'] });
+    dir = mkdtempSync(join(tmpdir(), 'deskrelay-config-'));
+    path = join(dir, 'config.json');
+    write('a');
+    file = new ConfigFile(path, { info() {}, warn: (m) => warnings.push(m), error() {} }, true);
+    t = await startRelay({
+      providers: file,
+      workspaces: () => file.current().workspaces,
+      maxConcurrentStreams: () => file.current().maxConcurrentStreams,
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await ollamaA.close();
+    await ollamaB.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const reply = async () => parseEvents((await send(t.url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(t.token), body: chatBody() })).body).at(-1);
+
+  it('switches activeProvider on the next request, without a restart', async () => {
+    expect(await reply()).toEqual({ type: 'done', content: 'from A' });
+    write('b', { workspaces: 5 });
+    expect(await reply()).toEqual({ type: 'done', content: 'from B' });
+    expect((await send(t.url, '/v1/remote/info', { headers: bearer(t.token) })).json.workspaces).toBe(5);
+    write('deskrelay-cloud');
+    const refused = await send(t.url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(t.token), body: chatBody() });
+    expect(refused.status).toBe(412);
+    write('a');
+    expect(await reply()).toEqual({ type: 'done', content: 'from A' });
+  });
+
+  it('keeps the last good config when an edit breaks the file, with a warning', async () => {
+    write('b');
+    expect(await reply()).toEqual({ type: 'done', content: 'from B' });
+    writeFileSync(path, '{ "activeProvider": "a", oops');
+    expect(await reply()).toEqual({ type: 'done', content: 'from B' });
+    expect(warnings.some((w) => w.includes('is invalid') && w.includes('keeping the last good config'))).toBe(true);
+    write('a');
+    expect(await reply()).toEqual({ type: 'done', content: 'from A' });
+  });
+});

@@ -1,0 +1,177 @@
+/** CONTRACT §7: `deskrelay serve` as a user runs it, the built bundle in a child process. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startOllamaStandIn } from '../fixtures/providers/ollama';
+import { bearer, chatBody, chatHeaders, closedPort, parseEvents, send } from '../helpers/http';
+
+const CLI = resolve(__dirname, '../../dist/cli.js');
+const children: ChildProcess[] = [];
+
+beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run "npm run build" first (npm test does)');
+});
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+  dir: string;
+}
+
+function run(args: string[], env: Record<string, string> = {}): Run {
+  const dir = env.DESKRELAY_CONFIG_DIR ?? mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: dir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, stdout: () => out, stderr: () => err, exited, dir };
+}
+
+async function started(r: Run): Promise<{ url: string; token: string }> {
+  await expect.poll(() => r.stdout(), { timeout: 10_000 }).toMatch(/\{"url":"[^"]+","token":"dr_[^"]+"\}/);
+  return JSON.parse(/\{"url":"[^"]+","token":"dr_[^"]+"\}/.exec(r.stdout())![0]);
+}
+
+describe('deskrelay serve', () => {
+  it('prints the local URL, the pairing payload and a QR code, and serves', async () => {
+    const port = await closedPort();
+    const r = run(['serve', '--port', String(port)]);
+    const pairing = await started(r);
+    expect(pairing.url).toBe(`http://127.0.0.1:${port}`);
+    const lines = r.stdout().split('\n');
+    expect(lines[0]).toBe(`DeskRelay ${JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')).version} listening on http://127.0.0.1:${port}`);
+    // The QR code is drawn with block characters after the payload.
+    await expect.poll(() => r.stdout()).toMatch(/[▀▄█]{5,}/);
+    expect(r.stdout()).toMatch(/phone cannot reach it/);
+    // The token file holds the same token, and the token never reaches the log (stderr).
+    expect(readFileSync(join(r.dir, 'token'), 'utf8')).toBe(`${pairing.token}\n`);
+    const info = await send(pairing.url, '/v1/remote/info', { headers: bearer(pairing.token) });
+    expect(info.status).toBe(200);
+    expect(info.json.workspaces).toBe(0);
+    expect(r.stderr()).toContain('GET /v1/remote/info 200');
+    expect(r.stderr()).not.toContain(pairing.token);
+    r.child.kill('SIGINT');
+    expect(await r.exited).toBe(0);
+    expect(existsSync(join(r.dir, 'token'))).toBe(false);
+  });
+
+  it('with no config and no Ollama, streams one error event saying Ollama is not reachable', async () => {
+    const r = run(['serve', '--port', '0']);
+    const { url, token } = await started(r);
+    const reply = await send(url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(token), body: chatBody() });
+    expect(reply.status).toBe(200);
+    const events = parseEvents(reply.body);
+    expect(events).toHaveLength(1);
+    expect(events[0].type).toBe('error');
+    // Either nothing listens on 11434 here, or something does; the message names it either way.
+    expect(events[0].message).toContain('Ollama at http://127.0.0.1:11434');
+    r.child.kill('SIGTERM');
+    expect(await r.exited).toBe(0);
+  });
+
+  it('SIGTERM during a stream: the stream gets a terminal error event, the token file goes, exit 0', async () => {
+    const ollama = await startOllamaStandIn({ mode: 'hang-after-headers' });
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ providers: [{ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'm' }] }));
+    try {
+      const r = run(['serve', '--port', '0'], { DESKRELAY_CONFIG_DIR: dir });
+      const { url, token } = await started(r);
+      const stream = send(url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(token), body: chatBody() });
+      await expect.poll(() => ollama.requests.length).toBe(1);
+      r.child.kill('SIGTERM');
+      const reply = await stream;
+      expect(parseEvents(reply.body)).toEqual([{ type: 'error', message: expect.stringMatching(/relay is stopping/) }]);
+      expect(await r.exited).toBe(0);
+      expect(existsSync(join(dir, 'token'))).toBe(false);
+      await ollama.lastRequestClosed;
+      expect(ollama.lastRequestAborted).toBe(true);
+    } finally {
+      await ollama.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('uses --config and switches provider when the file changes', async () => {
+    const a = await startOllamaStandIn({ reply: ['A'] });
+    const b = await startOllamaStandIn({ reply: ['B'] });
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+    const file = join(dir, 'my-config.json');
+    const providers = [
+      { id: 'a', kind: 'ollama', baseUrl: a.url, model: 'm' },
+      { id: 'b', kind: 'ollama', baseUrl: b.url, model: 'm' },
+    ];
+    writeFileSync(file, JSON.stringify({ activeProvider: 'a', providers }));
+    try {
+      const r = run(['serve', '--port', '0', '--config', file]);
+      const { url, token } = await started(r);
+      expect(r.stdout()).toContain(`Active provider: a (Ollama at ${a.url})`);
+      const last = async () => parseEvents((await send(url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(token), body: chatBody() })).body).at(-1);
+      expect(await last()).toEqual({ type: 'done', content: 'A' });
+      writeFileSync(file, JSON.stringify({ activeProvider: 'b', providers }));
+      expect(await last()).toEqual({ type: 'done', content: 'B' });
+      r.child.kill('SIGTERM');
+      expect(await r.exited).toBe(0);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
+describe('start-up failures: exit 1 with exactly one line on stderr', () => {
+  const expectOneLine = async (r: Run, pattern: RegExp) => {
+    expect(await r.exited).toBe(1);
+    const lines = r.stderr().split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(pattern);
+    expect(r.stdout()).not.toContain('dr_');
+  };
+
+  it('when the port is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as import('node:net').AddressInfo).port;
+    try {
+      const r = run(['serve', '--port', String(port)]);
+      await expectOneLine(r, new RegExp(`^deskrelay: Port ${port} on 127\\.0\\.0\\.1 is already in use.*--port`));
+      expect(existsSync(join(r.dir, 'token'))).toBe(false);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('when --config names a missing file', async () => {
+    await expectOneLine(run(['serve', '--port', '0', '--config', '/nonexistent/deskrelay.json']), /^deskrelay: config file \/nonexistent\/deskrelay\.json does not exist$/);
+  });
+
+  it('when --config is unreadable JSON', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+    writeFileSync(join(dir, 'c.json'), '{ nope');
+    await expectOneLine(run(['serve', '--port', '0', '--config', join(dir, 'c.json')]), /^deskrelay: config file .*c\.json is invalid: it is not valid JSON/);
+  });
+
+  it('when <config dir>/config.json is invalid', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ providers: [{ id: 'x', kind: 'banana' }] }));
+    await expectOneLine(run(['serve', '--port', '0'], { DESKRELAY_CONFIG_DIR: dir }), /providers\[0\]\.kind must be one of/);
+  });
+
+  it('on a bad flag', async () => {
+    await expectOneLine(run(['serve', '--port', 'abc']), /^deskrelay: --port must be a number/);
+    await expectOneLine(run(['serve', '--colour']), /^deskrelay: Unknown option '--colour'/);
+  });
+});

@@ -62,7 +62,7 @@ describe('deskrelay serve', () => {
     const info = await send(pairing.url, '/v1/remote/info', { headers: bearer(pairing.token) });
     expect(info.status).toBe(200);
     expect(info.json.workspaces).toBe(0);
-    expect(r.stderr()).toContain('GET /v1/remote/info 200');
+    await expect.poll(() => r.stderr()).toContain('GET /v1/remote/info 200');
     expect(r.stderr()).not.toContain(pairing.token);
     r.child.kill('SIGINT');
     expect(await r.exited).toBe(0);

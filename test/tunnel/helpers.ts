@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type net from 'node:net';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -73,8 +73,13 @@ export class EdgeAgent extends https.Agent {
 
   override createConnection(options: tls.ConnectionOptions, callback?: (err: Error | null, socket: net.Socket) => void): net.Socket {
     const port = readInfo(this.infoFile).tlsPort;
-    if (!port) throw new Error('stand-in cloudflared has no TLS port yet');
     const servername = options.servername ?? (options as { host?: string }).host;
+    if (!port) {
+      // Not listening yet: what a fresh quick-tunnel hostname does before DNS has it.
+      const socket = new net.Socket();
+      process.nextTick(() => socket.destroy(Object.assign(new Error(`getaddrinfo ENOTFOUND ${servername}`), { code: 'ENOTFOUND' })));
+      return socket;
+    }
     const socket = tls.connect({ ...options, host: '127.0.0.1', port, servername });
     if (callback) socket.once('secureConnect', () => callback(null, socket));
     return socket;

@@ -24,23 +24,25 @@ export interface WaitOptions extends ProbeOptions {
 /** One GET `<base>/v1/health`: the status code, or the error code when no response came. */
 export function probeOnce(baseUrl: string, opts: ProbeOptions & { signal?: AbortSignal } = {}): Promise<number | string> {
   const url = new URL('/v1/health', baseUrl);
+  const options: https.RequestOptions = {
+    agent: opts.agent,
+    timeout: opts.requestTimeoutMs ?? 10_000,
+    signal: opts.signal,
+    // No keep-alive: an idle probe socket must not hold the CLI's event loop open.
+    headers: { accept: 'application/json', connection: 'close', 'user-agent': 'deskrelay-tunnel-probe' },
+  };
   return new Promise((resolve) => {
-    const req = https.get(
-      url,
-      {
-        agent: opts.agent,
-        timeout: opts.requestTimeoutMs ?? 10_000,
-        signal: opts.signal,
-        // No keep-alive: an idle probe socket must not hold the CLI's event loop open.
-        headers: { accept: 'application/json', connection: 'close', 'user-agent': 'deskrelay-tunnel-probe' },
-      },
-      (res) => {
+    const failed = (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message);
+    try {
+      const req = https.get(url, options, (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
-      },
-    );
-    req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
-    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+      });
+      req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+      req.on('error', failed);
+    } catch (err) {
+      failed(err as NodeJS.ErrnoException);
+    }
   });
 }
 

@@ -107,9 +107,11 @@ export class QuickTunnel extends EventEmitter {
   /** Stops cloudflared (SIGTERM, then SIGKILL) and removes the temp config. A pending start() rejects. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
+      // Taken now: the start settles (and forgets its promise) while cloudflared is stopping.
+      const starting = this.starting?.catch(() => {});
       this.abort?.abort();
       await this.teardown();
-      if (this.starting) await this.starting.catch(() => {});
+      await starting;
       this.currentUrl = undefined;
       this.setState('stopped');
     })().finally(() => {

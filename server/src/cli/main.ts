@@ -6,6 +6,7 @@ import { configDir, standaloneConfigPath } from '../paths';
 import { describeProvider } from '../providers';
 import { DEFAULT_HOST, DEFAULT_PORT, RelayServer, RelayStartError } from '../relay';
 import { ConfigError, ConfigFile, envKeySource } from '../standaloneConfig';
+import { findCloudflared, QuickTunnel, stopAllTunnelsSync, TunnelError } from '../tunnel';
 import { parseCommand, type ServeArgs, USAGE, UsageError } from './args';
 import { terminalQr } from './qr';
 
@@ -24,7 +25,7 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-const out = (text = '') => process.stdout.write(`${text}\n`);
+const out = (text = ''): void => void process.stdout.write(`${text}\n`);
 
 /** The payload and its QR go to the user's terminal once, never into a log. */
 async function printPairing(url: string, token: string): Promise<void> {
@@ -67,14 +68,17 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     throw err;
   }
 
+  let tunnel: QuickTunnel | undefined;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info(`${signal}: stopping`);
-    await relay.stop();
+    await Promise.all([relay.stop(), tunnel?.stop()]);
     process.exit(0);
   };
+  // Whatever way we exit, cloudflared goes with us.
+  process.on('exit', stopAllTunnelsSync);
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
@@ -85,7 +89,45 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     out(`Warning: listening on ${host}: traffic on your network is plain HTTP, readable by anyone on it. Prefer the tunnel.`);
   }
   await printPairing(started.url, started.token);
-  if (args.tunnel) out('The tunnel is not available in this build yet.');
+  if (args.tunnel) tunnel = await startTunnel(args, started.url, started.token, logger);
+}
+
+/**
+ * Starts the user's cloudflared and prints the pairing payload again with the public URL,
+ * once that URL really answers. A tunnel failure is reported, but the local relay keeps serving.
+ */
+async function startTunnel(args: ServeArgs, localUrl: string, token: string, logger: Logger): Promise<QuickTunnel | undefined> {
+  let binary: string;
+  try {
+    binary = findCloudflared({ explicitPath: args.cloudflared });
+  } catch (err) {
+    if (err instanceof TunnelError) {
+      out(`Tunnel not started: ${err.message}`);
+      return undefined;
+    }
+    throw err;
+  }
+  const tunnel = new QuickTunnel({ binary, localUrl, logger });
+  tunnel.on('progress', (message) => out(`Tunnel: ${message}`));
+  let wasDown = false;
+  tunnel.on('down', (message) => {
+    wasDown = true;
+    out(`Tunnel down: ${message}`);
+  });
+  tunnel.on('state', (state) => {
+    // cloudflared reconnected by itself: same URL, the phone's pairing still holds.
+    if (state === 'up' && wasDown && tunnel.url) out(`Tunnel up again: ${tunnel.url}`);
+  });
+  out(`Starting the cloudflared quick tunnel (${binary})…`);
+  try {
+    const url = await tunnel.start();
+    out(`Tunnel up: ${url}`);
+    await printPairing(url, token);
+  } catch (err) {
+    if (!(err instanceof TunnelError)) throw err;
+    out(`Tunnel not started: ${err.message}`);
+  }
+  return tunnel;
 }
 
 async function main(argv: string[]): Promise<void> {

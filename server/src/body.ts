@@ -47,7 +47,7 @@ export function readBody(req: IncomingMessage, { maxBytes = MAX_BODY_BYTES, time
     const onError = () => finish(new HttpError(400, 'request.invalid_json', 'The request body could not be read.', {}, true));
     const onAborted = onError;
     const timer = setTimeout(
-      () => finish(new HttpError(408, 'request.body_timeout', `The request body did not arrive within ${timeoutMs / 1000} s.`, {}, true)),
+      () => finish(new HttpError(408, 'request.timeout', `The request body did not arrive within ${timeoutMs / 1000} s.`, {}, true)),
       timeoutMs,
     );
     req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted);

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { createApp, requestState } from './app';
+import { answerClientError } from './clientError';
 import type { RelayContext, RelayOptions, ResolvedOptions, Route } from './context';
 import { STOPPING_MESSAGE } from './generation';
 import { silentLogger } from './logger';
@@ -114,6 +115,7 @@ export class RelayServer {
     const server = createServer(createApp(ctx, this.routes));
     // A client that sends headers slowly cannot hold a connection open for long.
     server.headersTimeout = 20_000;
+    server.on('clientError', answerClientError);
     server.on('connection', (socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));

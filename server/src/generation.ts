@@ -1,6 +1,6 @@
 import type { Logger } from './logger';
 import { isAbortError, ProviderError } from './providers';
-import type { ChatAdapter, ChatMessage } from './providers/types';
+import type { ChatAdapter, ChatMessage, Piece } from './providers/types';
 import type { StreamEvent } from './sse';
 import { ThinkWrapper } from './think';
 
@@ -14,6 +14,43 @@ export const STOPPING_MESSAGE = 'The desktop relay is stopping; send the message
  * from the provider" (a slow client paces the provider instead of growing a buffer).
  */
 export type EventSink = (event: StreamEvent) => void | Promise<void>;
+
+/**
+ * Receives a provider's raw pieces in order (reasoning kept apart from text), for consumers that
+ * frame them their own way. `end` runs once the provider finished cleanly; a throw from either
+ * counts as a failure of the generation. A returned promise paces the provider, as for EventSink.
+ */
+export interface PieceSink {
+  piece(piece: Piece): void | Promise<void>;
+  end?(): void | Promise<void>;
+}
+
+export type Outcome = { ok: true } | { ok: false; message: string };
+
+/**
+ * The one loop that talks to a provider: pulls pieces into the sink until the provider ends,
+ * fails or the signal aborts, and reports how it ended with a message fit for the client.
+ * Never throws.
+ */
+export async function runPieces(
+  adapter: () => ChatAdapter,
+  messages: ChatMessage[],
+  signal: AbortSignal,
+  sink: PieceSink,
+  logger: Logger,
+): Promise<Outcome> {
+  try {
+    for await (const piece of adapter().stream(messages, signal)) {
+      if (signal.aborted) break;
+      await sink.piece(piece);
+    }
+    if (signal.aborted) throw signal.reason;
+    await sink.end?.();
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, message: failureMessage(err, signal, logger) };
+  }
+}
 
 /**
  * Runs one reply: zero or more token events, then exactly one done or error. Reasoning is
@@ -34,18 +71,8 @@ export async function runGeneration(
     content += delta;
     await emit({ type: 'token', delta });
   };
-  let terminal: StreamEvent;
-  try {
-    for await (const piece of adapter().stream(messages, signal)) {
-      if (signal.aborted) break;
-      await send(think.push(piece));
-    }
-    if (signal.aborted) throw signal.reason;
-    await send(think.finish());
-    terminal = { type: 'done', content };
-  } catch (err) {
-    terminal = { type: 'error', message: failureMessage(err, signal, logger) };
-  }
+  const outcome = await runPieces(adapter, messages, signal, { piece: (p) => send(think.push(p)), end: () => send(think.finish()) }, logger);
+  const terminal: StreamEvent = outcome.ok ? { type: 'done', content } : { type: 'error', message: outcome.message };
   await emit(terminal);
   return terminal;
 }

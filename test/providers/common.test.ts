@@ -9,6 +9,7 @@ import { redact } from '../../server/src/providers/errors';
 import { toConversation } from '../../server/src/providers/turns';
 import type { ProviderConfig } from '../../server/src/providers/types';
 import { startOpenAiStandIn } from '../fixtures/providers/openai';
+import { startStandIn } from '../fixtures/providers/standin';
 import { deps, FAKE_KEY, run } from './helpers';
 
 describe('createAdapter', () => {
@@ -177,5 +178,35 @@ describe('redact', () => {
   it('removes every occurrence of the key', () => {
     expect(redact(`a ${FAKE_KEY} b ${FAKE_KEY}`, FAKE_KEY)).toBe('a [redacted] b [redacted]');
     expect(redact('nothing here', undefined)).toBe('nothing here');
+  });
+});
+
+describe('key store failures', () => {
+  it('become a ProviderError that says how to set the key, without the store\'s own text', async () => {
+    const failing = deps();
+    failing.keys.get = async () => {
+      throw new Error(`keychain locked, last value ${FAKE_KEY}`);
+    };
+    const out = await run(createAdapter({ id: 'c', kind: 'anthropic', baseUrl: 'http://127.0.0.1:9', model: 'm', apiKeyEnv: 'ANTHROPIC_API_KEY' }, failing));
+    expect(out.error).toBeInstanceOf(ProviderError);
+    expect(out.error!.message).toBe('the API key for Anthropic at http://127.0.0.1:9 could not be read; set the ANTHROPIC_API_KEY environment variable');
+  });
+});
+
+describe('a connection cut mid-reply', () => {
+  it('is a failure that says the provider dropped the connection, after the text that came', async () => {
+    const server = await startStandIn((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+      res.write('{"model":"m","created_at":"2025-06-05T10:11:12Z","message":{"role":"assistant","content":"Hel"},"done":false}\n');
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    try {
+      const out = await run(createAdapter({ id: 'x', kind: 'ollama', baseUrl: server.url, model: 'm' }, deps()));
+      expect(out.text).toBe('Hel');
+      expect(out.error).toBeInstanceOf(ProviderError);
+      expect(out.error!.message).toMatch(new RegExp(`^Ollama at ${server.url} dropped the connection in the middle of the reply \\(.+\\)$`));
+    } finally {
+      await server.close();
+    }
   });
 });

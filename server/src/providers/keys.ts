@@ -1,12 +1,21 @@
 import { ProviderError } from './errors';
 import type { AdapterDeps, ProviderConfig } from './types';
 
+/** The key for a provider, if one is set. A key store that fails is reported, never its error text. */
+export async function readKey(config: ProviderConfig, deps: AdapterDeps, label: string): Promise<string | undefined> {
+  try {
+    return (await deps.keys.get(config)) || undefined;
+  } catch {
+    throw new ProviderError(`the API key for ${label} could not be read; ${deps.keys.howToSet(config)}`);
+  }
+}
+
 /**
  * The key for a provider that cannot work without one. A missing key is the user's to fix, so
  * the message says how (the variable or command from KeySource.howToSet).
  */
 export async function requireKey(config: ProviderConfig, deps: AdapterDeps, label: string): Promise<string> {
-  const key = await deps.keys.get(config);
+  const key = await readKey(config, deps, label);
   if (!key) throw new ProviderError(`${label} needs an API key and none is set; ${deps.keys.howToSet(config)}`);
   return key;
 }

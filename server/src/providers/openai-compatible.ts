@@ -1,5 +1,6 @@
 import { baseUrlOf, describeProvider } from './config';
 import { ProviderCall, providerMessage, saidIn } from './http';
+import { readKey } from './keys';
 import { pluck, resolveModel } from './models';
 import type { AdapterDeps, ChatAdapter, ChatMessage, Piece, ProviderConfig } from './types';
 
@@ -22,7 +23,7 @@ export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDep
     label,
     async *stream(messages: ChatMessage[], signal: AbortSignal): AsyncGenerator<Piece> {
       // Local servers (LM Studio, llama.cpp) take no key; send one only when the user set one.
-      const key = await deps.keys.get(config);
+      const key = await readKey(config, deps, label);
       const auth: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
       const call = new ProviderCall({
         label,

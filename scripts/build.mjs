@@ -1,6 +1,6 @@
 // One esbuild script for both bundles: the extension (vscode external) and the standalone CLI.
 import { build } from 'esbuild';
-import { chmod } from 'node:fs/promises';
+import { chmod, copyFile, mkdir } from 'node:fs/promises';
 
 const common = {
   bundle: true,
@@ -22,3 +22,12 @@ await Promise.all([
   }),
 ]);
 await chmod('dist/cli.js', 0o755);
+
+// The phone web client's browser libraries, served by the relay from media/web/vendor (ignored by git).
+await mkdir('media/web/vendor', { recursive: true });
+await Promise.all([
+  copyFile('node_modules/marked/lib/marked.esm.js', 'media/web/vendor/marked.js'),
+  copyFile('node_modules/marked/LICENSE', 'media/web/vendor/marked.LICENSE'),
+  copyFile('node_modules/dompurify/dist/purify.es.mjs', 'media/web/vendor/purify.js'),
+  copyFile('node_modules/dompurify/LICENSE', 'media/web/vendor/purify.LICENSE'),
+]);

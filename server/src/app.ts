@@ -4,6 +4,7 @@ import { authenticate } from './auth';
 import type { RelayContext, Route } from './context';
 import { HttpError, internalError, methodNotAllowed, notFound, sendError, serverStopping } from './errors';
 import { newRequestId } from './requestId';
+import { webClient } from './static';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -42,6 +43,10 @@ export function createApp(ctx: RelayContext, routes: readonly Route[]): Handler 
     }
     next();
   });
+
+  // The phone web client at `/` (GET/HEAD outside /v1 only; what it lacks falls through to the 404).
+  const web = webClient();
+  if (web) app.use(web);
 
   app.use(async (req, res, next) => {
     const methods = byPath.get(req.path);

@@ -20,3 +20,11 @@ export function isLoopbackUrl(url: string): boolean {
 
 export const LOOPBACK_WARNING =
   'This URL is the desktop\'s loopback address: a phone cannot reach it. Start a tunnel (cloudflared) and pair with the tunnel URL.';
+
+/**
+ * The "open in the phone's browser" link: the relay's own web client with the token in the
+ * fragment (`<url>/#token=<token>`), which never reaches any server. A secret, like the payload.
+ */
+export function webClientLink(url: string, token: string): string {
+  return `${url.replace(/\/+$/, '')}/#token=${encodeURIComponent(token)}`;
+}

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { consoleLogger, type Logger } from '../logger';
-import { isLoopbackUrl, LOOPBACK_WARNING, pairingPayload } from '../pairing';
+import { isLoopbackUrl, LOOPBACK_WARNING, pairingPayload, webClientLink } from '../pairing';
 import { configDir, standaloneConfigPath } from '../paths';
 import { describeProvider } from '../providers';
 import { DEFAULT_HOST, DEFAULT_PORT, RelayServer, RelayStartError } from '../relay';
@@ -33,6 +33,10 @@ async function printPairing(url: string, token: string): Promise<void> {
   out('Pairing JSON (a secret: whoever holds it can use your models):');
   out(payload);
   out(await terminalQr(payload));
+  const link = webClientLink(url, token);
+  out("Open in the phone's browser (also a secret: the link carries the token):");
+  out(link);
+  out(await terminalQr(link));
   if (isLoopbackUrl(url)) out(`Note: ${LOOPBACK_WARNING} Run with --tunnel to start one.`);
 }
 

@@ -94,6 +94,11 @@ export class CloudflaredProcess extends EventEmitter {
       };
       // 'close' waits for every stdio stream to end, so all of cloudflared's lines are in.
       this.watchdog.on('close', finish);
+      // The watchdog only exits after cloudflared did; gone without saying so, it was killed
+      // from outside and cloudflared may still hold our pipes: kill it ourselves.
+      this.watchdog.on('exit', () => {
+        if (!this.exitInfo) this.killSync();
+      });
       this.watchdog.on('error', (err) => {
         this.exitInfo ??= { code: null, signal: null, spawnError: { message: `could not start the watchdog: ${err.message}` } };
         finish(null, null);

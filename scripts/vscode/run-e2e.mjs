@@ -1,0 +1,371 @@
+#!/usr/bin/env node
+// Runs the extension in a real VS Code: code-server 4.96.4 (VS Code 1.96.4) driven by Debian's
+// Chromium through playwright-core. Two parts, one code-server:
+//   1. the Mocha suite (test/e2e/vscode/suite) inside the real extension host, through
+//      `extensionTestsPath`; its `run()` writes a results file that this launcher reads;
+//   2. the UI tests (test/e2e/vscode/ui.ts) that drive the workbench like a person does.
+// Prints every test, then `N passed, N failed`; exits non-zero on any failure or timeout.
+// Always cleans up code-server, Chromium and the temp dirs.
+//
+// Usage: node scripts/vscode/run-e2e.mjs [--timeout SECONDS] [--grep TEXT] [--skip-ui] [--skip-suite] [--keep]
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, copyFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ensureCodeServer, entryScript } from './install-code-server.mjs';
+import { compileTests, buildDir } from './compile-tests.mjs';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'];
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const artifactsDir = join(repoRoot, 'test-results');
+
+const { values: args } = parseArgs({
+  options: {
+    timeout: { type: 'string', default: '600' },
+    grep: { type: 'string' },
+    'skip-ui': { type: 'boolean', default: false },
+    'skip-suite': { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+  },
+});
+
+const t0 = Date.now();
+const log = (m) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${m}`);
+
+/** Everything to undo, last first. */
+const cleanups = [];
+let cleanedUp = false;
+async function cleanup() {
+  if (cleanedUp) return;
+  cleanedUp = true;
+  while (cleanups.length) {
+    const fn = cleanups.pop();
+    try {
+      await fn();
+    } catch (err) {
+      console.error(`[e2e] cleanup: ${err instanceof Error ? err.message : err}`);
+    }
+  }
+}
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    console.error(`[e2e] ${sig}: cleaning up`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.once('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => res(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what, fn, timeoutMs, intervalMs = 250) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+function killGroup(child, signal) {
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    /* already gone */
+  }
+}
+
+async function startCodeServer(tmp, env) {
+  const port = await freePort();
+  const ud = join(tmp, 'ud');
+  mkdirSync(join(ud, 'User'), { recursive: true });
+  mkdirSync(join(tmp, 'ext'), { recursive: true });
+  writeFileSync(
+    join(ud, 'User', 'settings.json'),
+    JSON.stringify(
+      {
+        'security.workspace.trust.enabled': false,
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'extensions.autoCheckUpdates': false,
+        'extensions.autoUpdate': false,
+        'update.mode': 'none',
+        'telemetry.telemetryLevel': 'off',
+      },
+      null,
+      2,
+    ),
+  );
+  writeFileSync(join(tmp, 'code-server.yaml'), 'auth: none\ncert: false\n');
+  const logFile = join(tmp, 'code-server.log');
+  const { openSync } = await import('node:fs');
+  const fd = openSync(logFile, 'a');
+  const child = spawn(
+    process.execPath,
+    [
+      entryScript(),
+      '--auth', 'none',
+      '--bind-addr', `127.0.0.1:${port}`,
+      '--config', join(tmp, 'code-server.yaml'),
+      '--user-data-dir', ud,
+      '--extensions-dir', join(tmp, 'ext'),
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--disable-getting-started-override',
+    ],
+    { cwd: tmp, env, detached: true, stdio: ['ignore', fd, fd] },
+  );
+  let exited = null;
+  child.on('exit', (code, signal) => {
+    exited = { code, signal };
+  });
+  cleanups.push(async () => {
+    if (exited) return;
+    killGroup(child, 'SIGTERM');
+    const until = Date.now() + 5000;
+    while (!exited && Date.now() < until) await sleep(100);
+    if (!exited) killGroup(child, 'SIGKILL');
+    log('code-server stopped');
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor(
+    'code-server to answer /healthz',
+    async () => {
+      if (exited) throw new Error(`code-server exited (${JSON.stringify(exited)}):\n${tail(logFile)}`);
+      try {
+        return (await fetch(`${base}/healthz`)).ok;
+      } catch {
+        return false;
+      }
+    },
+    30_000,
+  );
+  return { port, base, logFile, ud, isAlive: () => !exited };
+}
+
+function tail(file, lines = 40) {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** Workbench URL that opens `folder` and passes VS Code's test options (as `code --extensionDevelopmentPath …` would). */
+export function workbenchUrl(base, port, folder, { testsPath } = {}) {
+  const remote = (p) => `vscode-remote://127.0.0.1:${port}${p}`;
+  const payload = [['extensionDevelopmentPath', remote(repoRoot)]];
+  if (testsPath) payload.push(['extensionTestsPath', remote(testsPath)]);
+  return `${base}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+}
+
+/** Copies the logs worth reading after a failure into test-results/vscode/. */
+function keepLogs(tmp, cs) {
+  const dest = join(artifactsDir, 'vscode');
+  rmSync(dest, { recursive: true, force: true });
+  mkdirSync(dest, { recursive: true });
+  if (cs) copyFileSync(cs.logFile, join(dest, 'code-server.log'));
+  const walk = (dir) => {
+    for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.log$/.test(name)) {
+        const flat = relative(join(tmp, 'ud', 'logs'), p).replaceAll('/', '_');
+        copyFileSync(p, join(dest, flat));
+      }
+    }
+  };
+  walk(join(tmp, 'ud', 'logs'));
+  for (const f of ['browser-console.log']) if (existsSync(join(tmp, f))) copyFileSync(join(tmp, f), join(dest, f));
+  return dest;
+}
+
+/** Every test's outcome: { title, state: 'passed'|'failed'|'pending', error?, durationMs? }. */
+const results = [];
+
+async function main() {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: install Debian's Chromium first (apt-get update && apt-get install -y chromium)`);
+  }
+  if (!existsSync(join(repoRoot, 'dist', 'extension.js'))) {
+    throw new Error('dist/extension.js is missing: run `npm run build` first');
+  }
+  rmSync(join(artifactsDir, 'vscode'), { recursive: true, force: true });
+  for (const f of existsSync(artifactsDir) ? readdirSync(artifactsDir) : []) if (f.startsWith('ui-failure-')) rmSync(join(artifactsDir, f));
+  const installStarted = Date.now();
+  ensureCodeServer();
+  const installSecs = (Date.now() - installStarted) / 1000;
+  log(`code-server ready (${installSecs.toFixed(1)} s)`);
+  await compileTests();
+  log('tests compiled');
+
+  const tmp = mkdtempSync(join(tmpdir(), 'deskrelay-e2e-'));
+  cleanups.push(() => {
+    if (args.keep) log(`kept ${tmp}`);
+    else rmSync(tmp, { recursive: true, force: true });
+  });
+  const workspace = join(tmp, 'workspace');
+  const configDir = join(tmp, 'deskrelay-config');
+  mkdirSync(workspace, { recursive: true });
+  mkdirSync(configDir, { recursive: true, mode: 0o700 });
+  writeFileSync(join(workspace, 'README.md'), '# DeskRelay e2e workspace\n');
+  const resultsPath = join(tmp, 'results.json');
+  const env = {
+    ...process.env,
+    DESKRELAY_CONFIG_DIR: configDir,
+    DESKRELAY_E2E_RESULTS: resultsPath,
+    DESKRELAY_E2E: '1',
+    XDG_CONFIG_HOME: join(tmp, 'xdg-config'),
+    XDG_DATA_HOME: join(tmp, 'xdg-data'),
+    // Never let anything the tests start reach out.
+    NO_PROXY: '*',
+  };
+  if (args.grep) env.DESKRELAY_E2E_GREP = args.grep;
+  delete env.VSCODE_IPC_HOOK_CLI;
+
+  const cs = await startCodeServer(tmp, env);
+  log(`code-server listening on ${cs.base}`);
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+  cleanups.push(async () => {
+    await Promise.race([browser.close(), sleep(5000)]);
+    log('chromium closed');
+  });
+  const consoleLog = join(tmp, 'browser-console.log');
+  const newPage = async () => {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: cs.base });
+    const page = await context.newPage();
+    page.on('console', (m) => writeFileSync(consoleLog, `[${m.type()}] ${m.text()}\n`, { flag: 'a' }));
+    page.on('pageerror', (e) => writeFileSync(consoleLog, `[pageerror] ${e.message}\n`, { flag: 'a' }));
+    return { context, page };
+  };
+
+  let failedToRun = null;
+  try {
+    if (!args['skip-suite']) {
+      // Part 1: the Mocha suite inside the extension host.
+      const testsPath = join(buildDir, 'suite', 'index.js');
+      const { context, page } = await newPage();
+      log('opening the workbench with the Mocha suite');
+      await page.goto(workbenchUrl(cs.base, cs.port, workspace, { testsPath }));
+      const suite = await waitFor(
+        'the Mocha suite to finish in the extension host',
+        () => {
+          if (!cs.isAlive()) throw new Error('code-server exited during the suite');
+          try {
+            const r = JSON.parse(readFileSync(resultsPath, 'utf8'));
+            return r.done ? r : false;
+          } catch {
+            return false;
+          }
+        },
+        Math.max(30_000, Number(args.timeout) * 1000 - (Date.now() - t0) - 60_000),
+        500,
+      ).catch((err) => {
+        // Report what did run before the timeout.
+        let partial = { tests: [] };
+        try {
+          partial = JSON.parse(readFileSync(resultsPath, 'utf8'));
+        } catch {
+          /* nothing ran */
+        }
+        results.push(...partial.tests.map((t) => ({ ...t, title: `[extension host] ${t.title}` })));
+        throw err;
+      });
+      results.push(...suite.tests.map((t) => ({ ...t, title: `[extension host] ${t.title}` })));
+      log(`Mocha suite done: ${suite.passed} passed, ${suite.failed} failed`);
+      await context.close();
+    }
+
+    if (!args['skip-ui']) {
+      // Part 2: the workbench driven like a person would.
+      const ui = await import(pathToFileURL(join(buildDir, 'ui.mjs')).href);
+      for (const test of ui.tests) {
+        if (args.grep && !test.title.includes(args.grep)) continue;
+        const { context, page } = await newPage();
+        const started = Date.now();
+        log(`UI: ${test.title}`);
+        try {
+          await test.run({
+            page,
+            context,
+            open: async () => {
+              await page.goto(workbenchUrl(cs.base, cs.port, workspace));
+              await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+            },
+            workspace,
+            configDir,
+            artifactsDir,
+            repoRoot,
+            log,
+          });
+          results.push({ title: `[ui] ${test.title}`, state: 'passed', durationMs: Date.now() - started });
+        } catch (err) {
+          mkdirSync(artifactsDir, { recursive: true });
+          const shot = join(artifactsDir, `ui-failure-${test.title.replace(/\W+/g, '-')}.png`);
+          await page.screenshot({ path: shot }).catch(() => {});
+          results.push({ title: `[ui] ${test.title}`, state: 'failed', durationMs: Date.now() - started, error: `${err instanceof Error ? err.stack : err}\n(screenshot: ${relative(repoRoot, shot)})` });
+        } finally {
+          await context.close().catch(() => {});
+        }
+      }
+    }
+  } catch (err) {
+    failedToRun = err;
+  }
+
+  const failed = results.filter((r) => r.state === 'failed').length + (failedToRun ? 1 : 0);
+  if (failed) log(`logs kept in ${relative(repoRoot, keepLogs(tmp, cs))}`);
+  return { results, failedToRun };
+}
+
+function summarize({ results, failedToRun }) {
+  console.log('\nDeskRelay in a real VS Code (code-server 4.96.4):');
+  for (const r of results) {
+    const mark = r.state === 'passed' ? '✓' : r.state === 'failed' ? '✗' : '-';
+    console.log(`  ${mark} ${r.title}${r.durationMs !== undefined ? ` (${r.durationMs} ms)` : ''}`);
+  }
+  for (const r of results.filter((x) => x.state === 'failed')) {
+    console.log(`\n✗ ${r.title}\n${String(r.error).split('\n').map((l) => `    ${l}`).join('\n')}`);
+  }
+  if (failedToRun) console.log(`\n✗ harness: ${failedToRun instanceof Error ? failedToRun.message : failedToRun}`);
+  const passed = results.filter((r) => r.state === 'passed').length;
+  const failed = results.filter((r) => r.state === 'failed').length + (failedToRun ? 1 : 0);
+  const skipped = results.filter((r) => r.state === 'pending').length;
+  console.log(`\nran in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(skipped ? `${passed} passed, ${failed} failed, ${skipped} skipped` : `${passed} passed, ${failed} failed`);
+  return failed === 0 && passed > 0;
+}
+
+const overall = Number(args.timeout) * 1000;
+let timer;
+const timeout = new Promise((_, rej) => {
+  timer = setTimeout(() => rej(new Error(`the whole run took longer than ${args.timeout} s`)), overall);
+});
+let outcome;
+try {
+  outcome = await Promise.race([main(), timeout]);
+} catch (err) {
+  outcome = { results, failedToRun: err };
+} finally {
+  clearTimeout(timer);
+  await cleanup();
+}
+const ok = summarize(outcome);
+process.exit(ok ? 0 : 1);

@@ -1,0 +1,115 @@
+/**
+ * The phone web client under test: a real RelayServer with a stand-in Ollama, Debian's Chromium
+ * driven by playwright-core (it never downloads a browser) at a phone viewport, and helpers for
+ * pairing and reading the page.
+ */
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startRelay, type TestRelay } from '../helpers/relay';
+import { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions } from '../fixtures/providers/ollama';
+
+const ROOT = join(__dirname, '..', '..');
+export const SCREENSHOTS = join(ROOT, 'test-results', 'web');
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** What scripts/build.mjs copies into media/web/vendor; done here too so the suite runs from a clean checkout. */
+export function ensureVendor(): void {
+  const dir = join(ROOT, 'media', 'web', 'vendor');
+  mkdirSync(dir, { recursive: true });
+  const files: [string, string][] = [
+    ['node_modules/marked/lib/marked.esm.js', 'marked.js'],
+    ['node_modules/dompurify/dist/purify.es.mjs', 'purify.js'],
+  ];
+  for (const [from, to] of files) copyFileSync(join(ROOT, from), join(dir, to));
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (apt-get install chromium)`);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+/** A phone: 375×812, touch, mobile. */
+export async function phone(browser: Browser, colorScheme: 'light' | 'dark' = 'light'): Promise<{ context: BrowserContext; page: Page; console: string[] }> {
+  const context = await browser.newContext({
+    viewport: { width: 375, height: 812 },
+    deviceScaleFactor: 2,
+    isMobile: true,
+    hasTouch: true,
+    colorScheme,
+    userAgent: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Mobile Safari/537.36',
+  });
+  const page = await context.newPage();
+  const console: string[] = [];
+  page.on('console', (m) => console.push(`${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => console.push(`pageerror: ${e.message}`));
+  return { context, page, console };
+}
+
+export interface Desk {
+  relay: TestRelay;
+  ollama: OllamaStandIn;
+  close(): Promise<void>;
+}
+
+export async function startDesk(options: OllamaStandInOptions = {}): Promise<Desk> {
+  ensureVendor();
+  const ollama = await startOllamaStandIn(options);
+  const relay = await startRelay();
+  relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'qwen3' });
+  return {
+    relay,
+    ollama,
+    async close() {
+      await relay.close();
+      await ollama.close();
+    },
+  };
+}
+
+export function pairingJson(url: string, token: string): string {
+  return JSON.stringify({ url, token });
+}
+
+/** Pair by pasting the pairing JSON, as a user would. */
+export async function pairByPaste(page: Page, base: string, json: string): Promise<void> {
+  await page.goto(`${base}/`);
+  await page.getByLabel('Pairing JSON').fill(json);
+  await page.getByRole('button', { name: 'Connect' }).click();
+}
+
+export async function send(page: Page, text: string): Promise<void> {
+  await page.getByLabel('Message').fill(text);
+  await page.getByRole('button', { name: 'Send' }).click();
+}
+
+/** The text of the latest reply (the answer part, without the thinking section). */
+export function lastReply(page: Page) {
+  return page.locator('.msg.assistant').last().locator('.reply');
+}
+
+/** Resolves once the latest reply is finished (aria-busy false). */
+export async function replyFinished(page: Page, timeout = 10_000): Promise<void> {
+  await page.locator('.msg.assistant').last().locator('.reply[aria-busy="false"]').waitFor({ timeout });
+}
+
+/** Counts request-log lines of the relay matching `METHOD path`. */
+export function countRequests(relay: TestRelay, method: string, path: string): number {
+  return relay.logLines.filter((l) => l.startsWith(`request ${method} ${path} `)).length;
+}
+
+/** Pretends the phone's screen went off / came back: visibilityState and the visibilitychange event. */
+export async function setVisibility(page: Page, state: 'hidden' | 'visible'): Promise<void> {
+  await page.evaluate((s) => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => s });
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => s === 'hidden' });
+    document.dispatchEvent(new Event('visibilitychange'));
+  }, state);
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -181,7 +181,7 @@ describe('chatting', () => {
     const last = desk.ollama.requests.at(-1)!.body as { messages: { role: string; content: string }[] };
     expect(last.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(last.messages[1]!.content).toBe('One two three four five six.');
-    expect(await page.evaluate(() => JSON.stringify(localStorage).length)).toBeLessThan(3);
+    expect(await page.evaluate(() => JSON.stringify((globalThis as any).localStorage).length)).toBeLessThan(3);
     await page.screenshot({ path: join(SCREENSHOTS, 'chat.png'), fullPage: true });
     expectTokenNowhere(desk.relay.token, console);
   });
@@ -196,12 +196,12 @@ describe('chatting', () => {
     const msg = page.locator('.msg.assistant').last();
     const details = msg.locator('details.thinking');
     expect(await details.isVisible()).toBe(true);
-    expect(await details.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+    expect(await details.evaluate((d: any) => d.open)).toBe(false);
     expect(await msg.locator('.thinking-text').isVisible()).toBe(false);
     expect((await lastReply(page).textContent())?.trim()).toBe('The answer is 42.');
     await page.screenshot({ path: join(SCREENSHOTS, 'thinking-collapsed-dark.png') });
     await msg.getByText('Thinking', { exact: true }).click();
-    expect(await details.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(true);
+    expect(await details.evaluate((d: any) => d.open)).toBe(true);
     expect(await msg.locator('.thinking-text').textContent()).toBe('Let me think hard.');
     await page.screenshot({ path: join(SCREENSHOTS, 'thinking-open-dark.png') });
     // Reasoning is not sent back as history.
@@ -240,7 +240,7 @@ describe('chatting', () => {
     const hrefs = await reply.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
     for (const href of hrefs) expect(href ?? '').not.toMatch(/^javascript:/i);
     await sleep(200);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as any).__pwned)).toBeUndefined();
     expect(console.filter((l) => l.startsWith('pageerror'))).toEqual([]);
     await page.screenshot({ path: join(SCREENSHOTS, 'markdown.png'), fullPage: true });
   });

@@ -106,6 +106,7 @@ export function countRequests(relay: TestRelay, method: string, path: string): n
 /** Pretends the phone's screen went off / came back: visibilityState and the visibilitychange event. */
 export async function setVisibility(page: Page, state: 'hidden' | 'visible'): Promise<void> {
   await page.evaluate((s) => {
+    const document = (globalThis as any).document;
     Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => s });
     Object.defineProperty(document, 'hidden', { configurable: true, get: () => s === 'hidden' });
     document.dispatchEvent(new Event('visibilitychange'));

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from './logger';
 import type { KeySource, ProviderSource } from './providers/types';
+import type { ResumableRegistry } from './resumable/registry';
 import type { StreamRegistry } from './streams';
 
 export interface RequestLogEntry {
@@ -32,6 +33,10 @@ export interface RelayOptions {
   providerIdleMs?: number;
   /** How long a request body may take to arrive. */
   bodyTimeoutMs?: number;
+  /** Resumable streams: how long a generation outlives its last client, and a finished one stays replayable (120 s). */
+  resumeTtlMs?: number;
+  /** Resumable streams: framed event bytes kept per generation for replay (1 MiB); older events are dropped. */
+  resumeBufferBytes?: number;
 }
 
 export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir'>> &
@@ -47,6 +52,8 @@ export interface RequestState {
 export interface RelayContext {
   readonly options: ResolvedOptions;
   readonly streams: StreamRegistry;
+  /** Generations started with an Idempotency-Key, by key. */
+  readonly resumable: ResumableRegistry;
   /** The token in force; undefined while stopped. */
   readonly token: string | undefined;
   readonly stopping: boolean;

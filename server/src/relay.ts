@@ -10,6 +10,8 @@ import { configDir, tokenPath } from './paths';
 import { chatStreamRoute } from './routes/chatStream';
 import { healthRoute } from './routes/health';
 import { infoRoute } from './routes/info';
+import { DEFAULT_RESUME_BUFFER_BYTES } from './resumable/eventLog';
+import { DEFAULT_RESUME_TTL_MS, ResumableRegistry } from './resumable/registry';
 import { StreamRegistry } from './streams';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
 
@@ -35,6 +37,8 @@ function resolve(options: RelayOptions): ResolvedOptions {
     keepAliveMs: 15_000,
     providerIdleMs: 5 * 60_000,
     bodyTimeoutMs: 30_000,
+    resumeTtlMs: DEFAULT_RESUME_TTL_MS,
+    resumeBufferBytes: DEFAULT_RESUME_BUFFER_BYTES,
     logger: silentLogger,
     ...options,
     configDir: options.configDir ?? configDir(),
@@ -62,6 +66,7 @@ export class RelayServer {
   readonly options: ResolvedOptions;
   private server: Server | undefined;
   private readonly streams = new StreamRegistry();
+  private readonly resumable: ResumableRegistry;
   private readonly sockets = new Set<Socket>();
   private current: { token: string; url: string; port: number } | undefined;
   private stopping = false;
@@ -71,6 +76,7 @@ export class RelayServer {
 
   constructor(options: RelayOptions, extraRoutes: readonly Route[] = []) {
     this.options = resolve(options);
+    this.resumable = new ResumableRegistry(this.options.resumeTtlMs, this.options.resumeBufferBytes);
     this.routes = [...SPEC_ROUTES, ...extraRoutes];
   }
 
@@ -104,6 +110,7 @@ export class RelayServer {
     const ctx: RelayContext = {
       options: this.options,
       streams: this.streams,
+      resumable: this.resumable,
       get token() {
         return self.activeToken;
       },
@@ -156,7 +163,9 @@ export class RelayServer {
     if (!server || this.stopping) return;
     this.stopping = true;
     try {
+      // Detached resumable generations hold stream slots too, so this ends them as well.
       await this.streams.cancelAll(STOPPING_MESSAGE, 2_000);
+      this.resumable.clear();
       const closed = new Promise((r) => server.close(r));
       server.closeIdleConnections();
       // Anything still open after a short grace (a half-sent body, a stuck client) is cut.

@@ -1,0 +1,51 @@
+/** Shared bits of the "beyond the spec" suites: resumable requests and id-numbered SSE parsing. */
+import type { OutgoingHttpHeaders } from 'node:http';
+import { chatBody, chatHeaders, send, type Reply } from '../helpers/http';
+
+export function resumeHeaders(token: string, key: string, lastEventId?: number | string): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = { ...chatHeaders(token), 'Idempotency-Key': key };
+  if (lastEventId !== undefined) headers['Last-Event-ID'] = String(lastEventId);
+  return headers;
+}
+
+export interface NumberedEvent {
+  id: number | undefined;
+  event: any;
+}
+
+/** SSE blocks with their `id:` (if any) and parsed `data:`; comments (keep-alives) are skipped. */
+export function parseNumbered(body: string): NumberedEvent[] {
+  return body
+    .split('\n\n')
+    .filter((block) => block.split('\n').some((l) => l.startsWith('data:')))
+    .map((block) => {
+      const lines = block.split('\n');
+      const idLine = lines.find((l) => l.startsWith('id:'));
+      const data = lines.find((l) => l.startsWith('data:'))!;
+      return { id: idLine === undefined ? undefined : Number(idLine.slice(3).trim()), event: JSON.parse(data.slice(5).trim()) };
+    });
+}
+
+/** POST /v1/chat/stream with an Idempotency-Key, optionally leaving once `leaveAfter` events arrived. */
+export function resumable(
+  url: string,
+  token: string,
+  key: string,
+  opts: { lastEventId?: number | string; body?: string; leaveAfter?: number } = {},
+): Promise<Reply> {
+  return send(url, '/v1/chat/stream', {
+    method: 'POST',
+    headers: resumeHeaders(token, key, opts.lastEventId),
+    body: opts.body ?? chatBody(),
+    abortWhen: opts.leaveAfter === undefined ? undefined : (so) => parseNumbered(completeBlocks(so)).length >= opts.leaveAfter!,
+  });
+}
+
+/** The body up to its last complete SSE block. */
+export function completeBlocks(body: string): string {
+  const end = body.lastIndexOf('\n\n');
+  return end < 0 ? '' : body.slice(0, end + 2);
+}
+
+let counter = 0;
+export const newKey = () => `key-${process.pid}-${Date.now().toString(36)}-${counter++}`;

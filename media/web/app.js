@@ -555,6 +555,17 @@ function stop() {
   if (turn.state === 'interrupted') turn.state = 'streaming';
   finish(turn, 'stopped');
   if (abort) abort('stop');
+  // A resumable generation outlives its connection, so leaving is not enough: ask the relay to
+  // cancel it (best effort; a relay without the cancel answers 404/405 and the generation ends on
+  // its own).
+  if (turn.transport === 'sse' && pairing) {
+    fetch('/v1/chat/stream', {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${pairing.token}`, 'Idempotency-Key': turn.key },
+      keepalive: true,
+      cache: 'no-store',
+    }).catch(() => {});
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

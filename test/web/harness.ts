@@ -95,7 +95,7 @@ export function lastReply(page: Page) {
 
 /** Resolves once the latest reply is finished (aria-busy false). */
 export async function replyFinished(page: Page, timeout = 10_000): Promise<void> {
-  await page.locator('.msg.assistant').last().locator('.reply[aria-busy="false"]').waitFor({ timeout });
+  await page.locator('.msg.assistant').last().locator('.reply[aria-busy="false"]').waitFor({ state: 'attached', timeout });
 }
 
 /** Counts request-log lines of the relay matching `METHOD path`. */

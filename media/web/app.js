@@ -409,7 +409,15 @@ async function runSse(turn) {
     }
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     const parse = sseParser((data, id) => {
-      if (id !== null && /^\d+$/.test(id)) turn.lastId = Number(id);
+      if (id !== null && /^\d+$/.test(id)) {
+        const n = Number(id);
+        if (turn.lastId !== null && n <= turn.lastId) {
+          // The relay no longer had this reply (it expired) and started it again from event 1.
+          if (n !== 1) return;
+          turn.raw = '';
+        }
+        turn.lastId = n;
+      }
       let event;
       try {
         event = JSON.parse(data);
@@ -637,7 +645,13 @@ function init() {
       /** @type {HTMLTextAreaElement} */ ($('pair-json')).value = '';
       savePairing({ url: location.origin, token: p.token });
       $('pair-error').textContent = '';
-      void connect();
+      void connect().then((ok) => {
+        // The page always talks to the relay that served it (CSP: connect-src 'self').
+        if (ok && p.url !== location.origin && $('info-warning').hidden) {
+          $('info-warning').textContent = `The pairing URL (${p.url}) is not this page's address; this page talks to ${location.origin}.`;
+          $('info-warning').hidden = false;
+        }
+      });
     } catch (err) {
       $('pair-error').textContent = err instanceof Error ? err.message : String(err);
       $('pair-json').focus();

@@ -41,6 +41,10 @@ export function createApp(ctx: RelayContext, routes: readonly Route[]): Handler 
         log({ method: req.method ?? '', path: req.path, status: res.statusCode, durationMs: Date.now() - state.startedAt, provider: state.provider }),
       );
     }
+    // HTTP/1.1 requires Host (RFC 9112 §3.2); the server lets it through so the answer carries our error body.
+    if (req.headers.host === undefined && req.httpVersion === '1.1') {
+      return sendError(res, state.id, new HttpError(400, 'request.malformed', 'The request has no Host header.', {}, true));
+    }
     next();
   });
 

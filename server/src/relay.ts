@@ -119,7 +119,8 @@ export class RelayServer {
       },
       state: requestState,
     };
-    const server = createServer(createApp(ctx, this.routes));
+    // Node would answer a missing Host with a bare 400; the app answers it with the CONTRACT body instead.
+    const server = createServer({ requireHostHeader: false }, createApp(ctx, this.routes));
     // A client that sends headers slowly cannot hold a connection open for long.
     server.headersTimeout = 20_000;
     server.on('clientError', answerClientError);

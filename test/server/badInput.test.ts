@@ -108,9 +108,12 @@ describe('generated methods, paths and headers', () => {
         const reply = await send(t.url, p, { method: m, headers, body: m === 'GET' || m === 'HEAD' ? undefined : b });
         expect(reply.headers['x-request-id']).toMatch(/^[0-9a-f]{32}$/);
         if (m === 'HEAD') {
-          expect([401, 404, 405]).toContain(reply.status);
+          // HEAD is a wrong method under /v1; outside it, the web client may have the file.
+          expect(p.startsWith('/v1/') ? [405, 404] : [200, 404, 405]).toContain(reply.status);
           return;
         }
+        // The phone web client answers GETs outside /v1 with its page and assets.
+        if (reply.status === 200 && m === 'GET' && !p.startsWith('/v1/') && reply.headers['content-type']?.match(/^(text\/|application\/javascript)/)) return;
         if (reply.status === 200 && reply.headers['content-type']?.startsWith('application/json')) {
           expect(['/v1/health', '/v1/remote/info']).toContain(p.split('?')[0]);
           return;

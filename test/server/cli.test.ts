@@ -56,7 +56,7 @@ describe('deskrelay serve', () => {
     expect(lines[0]).toBe(`DeskRelay ${JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')).version} listening on http://127.0.0.1:${port}`);
     // The QR code is drawn with block characters after the payload.
     await expect.poll(() => r.stdout()).toMatch(/[▀▄█]{5,}/);
-    expect(r.stdout()).toMatch(/phone cannot reach it/);
+    await expect.poll(() => r.stdout()).toMatch(/phone cannot reach it/);
     // The token file holds the same token, and the token never reaches the log (stderr).
     expect(readFileSync(join(r.dir, 'token'), 'utf8')).toBe(`${pairing.token}\n`);
     const info = await send(pairing.url, '/v1/remote/info', { headers: bearer(pairing.token) });

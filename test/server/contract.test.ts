@@ -1,4 +1,5 @@
 /** CONTRACT §3: every error row, the order of checks, and what every response carries. */
+import type { OutgoingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
@@ -33,7 +34,7 @@ function expectError(reply: Reply, status: number, code: string) {
   expect(reply.body).not.toMatch(/\bat .*\.(ts|js):\d+|\/tmp\/|node_modules/);
 }
 
-const chat = (headers: Record<string, string>, body: string | Buffer = chatBody()) =>
+const chat = (headers: OutgoingHttpHeaders, body: string | Buffer = chatBody()) =>
   send(t.url, '/v1/chat/stream', { method: 'POST', headers, body });
 
 describe('401 auth', () => {
@@ -80,7 +81,7 @@ describe('401 auth', () => {
 });
 
 describe('404 and 405', () => {
-  it.each(['/', '/v1', '/v1/remote', '/v1//remote/info', '/v1/remote/info/../health', '/V1/HEALTH', '/v1/health/', '/v2/health', '/v1/chat/stream/x'])(
+  it.each(['/v1', '/v1/remote', '/v1//remote/info', '/v1/remote/info/../health', '/V1/HEALTH', '/v1/health/', '/v2/health', '/v1/chat/stream/x'])(
     '%s is route.not_found',
     async (path) => {
       expectError(await send(t.url, path, { headers: bearer(t.token) }), 404, 'route.not_found');
@@ -127,7 +128,7 @@ describe('request body checks on POST /v1/chat/stream', () => {
 
   it('accepts application/json with parameters, in any case, and no Content-Type at all', async () => {
     for (const type of ['application/json; charset=utf-8', 'Application/JSON', undefined]) {
-      const headers: Record<string, string> = bearer(t.token);
+      const headers: OutgoingHttpHeaders = bearer(t.token);
       if (type) headers['Content-Type'] = type;
       const reply = await chat(headers);
       expect(reply.status).toBe(200);

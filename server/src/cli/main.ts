@@ -93,25 +93,27 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     out(`Warning: listening on ${host}: traffic on your network is plain HTTP, readable by anyone on it. Prefer the tunnel.`);
   }
   await printPairing(started.url, started.token);
-  if (args.tunnel) tunnel = await startTunnel(args, started.url, started.token, logger);
+  if (args.tunnel) await startTunnel(args, started.url, started.token, logger, (t) => (tunnel = t));
 }
 
 /**
  * Starts the user's cloudflared and prints the pairing payload again with the public URL,
  * once that URL really answers. A tunnel failure is reported, but the local relay keeps serving.
  */
-async function startTunnel(args: ServeArgs, localUrl: string, token: string, logger: Logger): Promise<QuickTunnel | undefined> {
+async function startTunnel(args: ServeArgs, localUrl: string, token: string, logger: Logger, created: (t: QuickTunnel) => void): Promise<void> {
   let binary: string;
   try {
     binary = findCloudflared({ explicitPath: args.cloudflared });
   } catch (err) {
     if (err instanceof TunnelError) {
       out(`Tunnel not started: ${err.message}`);
-      return undefined;
+      return;
     }
     throw err;
   }
   const tunnel = new QuickTunnel({ binary, localUrl, logger });
+  // Known before start() resolves, so Ctrl+C during start-up stops cloudflared in order.
+  created(tunnel);
   tunnel.on('progress', (message) => out(`Tunnel: ${message}`));
   let wasDown = false;
   tunnel.on('down', (message) => {
@@ -131,7 +133,6 @@ async function startTunnel(args: ServeArgs, localUrl: string, token: string, log
     if (!(err instanceof TunnelError)) throw err;
     out(`Tunnel not started: ${err.message}`);
   }
-  return tunnel;
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { webClient } from '../../server/src/static';
+import { findWebRoot, webClient } from '../../server/src/static';
 import { webClientLink } from '../../server/src/pairing';
 import {
   countRequests,
@@ -75,6 +75,23 @@ describe('serving the page', () => {
     }
     const post = await fetch(`${desk.relay.url}/`, { method: 'POST' });
     expect(post.status).toBe(404);
+  });
+
+  it('finds media/web beside the bundle (dist/) and beside the source (server/src/)', () => {
+    const root = join(__dirname, '..', '..');
+    const web = join(root, 'media', 'web');
+    expect(findWebRoot(join(root, 'dist'))).toBe(web);
+    expect(findWebRoot(join(root, 'server', 'src'))).toBe(web);
+    expect(findWebRoot(join(root, 'server', 'src', 'nowhere', 'deeper'))).toBeUndefined();
+    expect(findWebRoot()).toBe(web);
+  });
+
+  it('answers HEAD / without a body, and keeps /v1 methods as they were', async () => {
+    const head = await fetch(`${desk.relay.url}/`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    expect((await fetch(`${desk.relay.url}/v1/health`, { method: 'HEAD' })).status).toBe(405);
+    expect((await fetch(`${desk.relay.url}/v1/health`)).status).toBe(200);
   });
 
   it('builds the link with the token in the fragment', () => {

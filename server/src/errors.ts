@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'request.invalid_json'
   | 'request.invalid_body'
   | 'request.invalid_header'
+  | 'request.upgrade_required'
   | 'chat.no_provider'
   | 'chat.too_many_streams'
   | 'chat.idempotency_conflict'

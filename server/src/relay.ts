@@ -32,6 +32,9 @@ export class RelayStartError extends Error {
 
 export const SPEC_ROUTES: readonly Route[] = [healthRoute, infoRoute, chatStreamRoute];
 
+/** Beyond SPEC (issue 6): the WebSocket fallback's plain-GET answer; its upgrade is wired in start(). */
+export const BEYOND_ROUTES: readonly Route[] = [chatSocketRoute];
+
 function resolve(options: RelayOptions): ResolvedOptions {
   return {
     keepAliveMs: 15_000,
@@ -77,7 +80,7 @@ export class RelayServer {
   constructor(options: RelayOptions, extraRoutes: readonly Route[] = []) {
     this.options = resolve(options);
     this.resumable = new ResumableRegistry(this.options.resumeTtlMs, this.options.resumeBufferBytes);
-    this.routes = [...SPEC_ROUTES, ...extraRoutes];
+    this.routes = [...SPEC_ROUTES, ...BEYOND_ROUTES, ...extraRoutes];
   }
 
   get running(): boolean {
@@ -123,6 +126,7 @@ export class RelayServer {
     const server = createServer({ requireHostHeader: false }, createApp(ctx, this.routes));
     // A client that sends headers slowly cannot hold a connection open for long.
     server.headersTimeout = 20_000;
+    server.on('upgrade', chatSocketUpgrade(server, ctx));
     server.on('clientError', answerClientError);
     server.on('connection', (socket) => {
       this.sockets.add(socket);

@@ -1,0 +1,167 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type RawData, WebSocket, WebSocketServer } from 'ws';
+import { requestState } from '../app';
+import { MAX_BODY_BYTES, parseJson } from '../body';
+import { adapterFor, requireProvider, runInSlot } from '../chatAccept';
+import { parseChatRequest } from '../chatRequest';
+import type { RelayContext, Route } from '../context';
+import { HttpError, internalError, serverStopping } from '../errors';
+import { CancelReason, runGeneration } from '../generation';
+import type { StreamEvent } from '../sse';
+import { authenticateSocket, SOCKET_PROTOCOL } from './auth';
+import { declineUpgrade, refuseUpgrade } from './upgrade';
+
+export const CHAT_SOCKET_PATH = '/v1/chat/ws';
+
+/**
+ * Close codes: 1000 after the terminal `done`/`error` event of a generation; 1008 (policy
+ * violation) after an `error` event refusing the request itself (reason: the CONTRACT code, e.g.
+ * `request.invalid_body`, `chat.no_provider`); 1001 when the relay stops before a request came.
+ */
+const CLOSE_NORMAL = 1000;
+const CLOSE_GOING_AWAY = 1001;
+const CLOSE_POLICY = 1008;
+/** Above this many unsent bytes the provider waits for the client (as the SSE writer's drain does). */
+const HIGH_WATER_BYTES = 64 * 1024;
+
+/** In the route table so a plain GET gets a clear 426 and other methods a 405. */
+export const chatSocketRoute: Route = {
+  method: 'GET',
+  path: CHAT_SOCKET_PATH,
+  auth: true,
+  handle() {
+    throw new HttpError(426, 'request.upgrade_required', `${CHAT_SOCKET_PATH} is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket).`, {
+      Upgrade: 'websocket',
+    });
+  },
+};
+
+/**
+ * The server's `upgrade` listener: `GET /v1/chat/ws` with `Upgrade: websocket` becomes a chat
+ * socket; anything else goes back to the HTTP pipeline. The handshake does what the HTTP
+ * pipeline does before a handler (stopping, auth) plus the concurrency check, answering
+ * refusals with the CONTRACT error body, so a wrong token never reaches a provider.
+ */
+export function chatSocketUpgrade(server: Server, ctx: RelayContext): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  const wss = new WebSocketServer({
+    noServer: true,
+    clientTracking: false,
+    maxPayload: MAX_BODY_BYTES,
+    // Only ever `deskrelay`: selecting the bearer subprotocol would echo the token.
+    handleProtocols: (protocols) => (protocols.has(SOCKET_PROTOCOL) ? SOCKET_PROTOCOL : false),
+  });
+  wss.on('headers', (headers, req) => headers.push(`X-Request-Id: ${requestState(req).id}`));
+  // A malformed handshake (no Sec-WebSocket-Key, bad version…) also gets the CONTRACT body.
+  wss.on('wsClientError', (err, socket, req) => refuseUpgrade(socket, requestState(req).id, new HttpError(400, 'request.invalid_header', `${err.message}.`)));
+
+  return (req, socket, head) => {
+    const path = (req.url ?? '').split('?', 1)[0];
+    const wantsSocket = req.method === 'GET' && path === CHAT_SOCKET_PATH && req.headers.upgrade?.toLowerCase() === 'websocket';
+    if (!wantsSocket) return declineUpgrade(server, req, socket, head);
+
+    const state = requestState(req);
+    socket.on('error', () => socket.destroy());
+    const log = (status: number) =>
+      ctx.options.onRequestLog?.({ method: 'GET', path, status, durationMs: Date.now() - state.startedAt, provider: state.provider });
+    try {
+      const token = ctx.token;
+      if (ctx.stopping || token === undefined) throw serverStopping();
+      authenticateSocket(req, token);
+      runInSlot(
+        ctx,
+        (signal) =>
+          new Promise<void>((resolve) => {
+            // Also settles when the handshake fails, so the slot is never kept.
+            socket.once('close', () => resolve());
+            wss.handleUpgrade(req, socket, head, (ws) => {
+              ws.once('close', () => log(101));
+              void serveChatSocket(ws, req, ctx, signal).then(resolve);
+            });
+          }),
+      );
+    } catch (err) {
+      const refusal = err instanceof HttpError ? err : internalError();
+      if (!(err instanceof HttpError)) ctx.options.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);
+      refuseUpgrade(socket, state.id, refusal);
+      log(refusal.status);
+    }
+  };
+}
+
+type FirstMessage = { kind: 'message'; data: RawData; isBinary: boolean } | { kind: 'closed' } | { kind: 'aborted' } | { kind: 'timeout' };
+
+/** One chat over one socket: the first text message is the request, then the SPEC events, then close. */
+async function serveChatSocket(ws: WebSocket, req: IncomingMessage, ctx: RelayContext, slotSignal: AbortSignal): Promise<void> {
+  // The generation stops when the client leaves or the slot is cancelled (stop()).
+  const controller = new AbortController();
+  const onSlotAbort = () => controller.abort(slotSignal.reason);
+  slotSignal.addEventListener('abort', onSlotAbort, { once: true });
+  ws.once('close', () => controller.abort());
+  // Pings keep tunnels and proxies from timing out a quiet socket, like the SSE keep-alive.
+  const ping = setInterval(() => ws.readyState === WebSocket.OPEN && ws.ping(), ctx.options.keepAliveMs);
+  ping.unref();
+
+  const send = (event: StreamEvent): void | Promise<void> => {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (ws.bufferedAmount < HIGH_WATER_BYTES) return ws.send(JSON.stringify(event));
+    return new Promise((resolve) => ws.send(JSON.stringify(event), () => resolve()));
+  };
+  const refuse = (code: number, err: HttpError) => {
+    void send({ type: 'error', message: err.message });
+    ws.close(code, err.code);
+  };
+
+  try {
+    const first = await firstMessage(ws, controller.signal, ctx.options.bodyTimeoutMs);
+    if (first.kind === 'closed') return;
+    if (first.kind === 'aborted') {
+      const reason: unknown = slotSignal.reason;
+      return refuse(CLOSE_GOING_AWAY, reason instanceof CancelReason ? new HttpError(503, 'server.stopping', reason.message) : serverStopping());
+    }
+    if (first.kind === 'timeout') {
+      return refuse(CLOSE_POLICY, new HttpError(408, 'request.timeout', `No chat request arrived within ${ctx.options.bodyTimeoutMs / 1000} s.`));
+    }
+    if (first.isBinary) {
+      return refuse(CLOSE_POLICY, new HttpError(400, 'request.invalid_json', 'Send the chat request as a text message holding JSON.'));
+    }
+    let messages;
+    let provider;
+    try {
+      messages = parseChatRequest(parseJson(toBuffer(first.data)));
+      provider = requireProvider(req, ctx);
+    } catch (err) {
+      if (err instanceof HttpError) return refuse(CLOSE_POLICY, err);
+      throw err;
+    }
+    await runGeneration(adapterFor(provider, ctx), messages, controller.signal, send, ctx.options.logger);
+    if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE_NORMAL);
+  } finally {
+    clearInterval(ping);
+    slotSignal.removeEventListener('abort', onSlotAbort);
+  }
+}
+
+/** Later messages are ignored: one socket carries one request. */
+function firstMessage(ws: WebSocket, signal: AbortSignal, timeoutMs: number): Promise<FirstMessage> {
+  return new Promise((resolve) => {
+    const finish = (result: FirstMessage) => {
+      clearTimeout(timer);
+      ws.off('message', onMessage).off('close', onClose);
+      signal.removeEventListener('abort', onAbort);
+      resolve(result);
+    };
+    const onMessage = (data: RawData, isBinary: boolean) => finish({ kind: 'message', data, isBinary });
+    const onClose = () => finish({ kind: 'closed' });
+    const onAbort = () => finish(ws.readyState === WebSocket.OPEN ? { kind: 'aborted' } : { kind: 'closed' });
+    const timer = setTimeout(() => finish({ kind: 'timeout' }), timeoutMs);
+    ws.on('message', onMessage).on('close', onClose);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function toBuffer(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}

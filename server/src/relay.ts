@@ -13,6 +13,7 @@ import { infoRoute } from './routes/info';
 import { DEFAULT_RESUME_BUFFER_BYTES } from './resumable/eventLog';
 import { DEFAULT_RESUME_TTL_MS, ResumableRegistry } from './resumable/registry';
 import { StreamRegistry } from './streams';
+import { chatSocketRoute, chatSocketUpgrade } from './ws/chatSocket';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
 
 export type { RelayOptions, RequestLogEntry } from './context';

@@ -1,0 +1,91 @@
+/** `deskrelay serve --tunnel` as a user runs it, through the stand-in cloudflared (issue: tunnel helper). */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { isAlive, makeTls, readInfo, STANDIN, standinEnv, type Tls } from './helpers';
+
+const CLI = path.resolve(__dirname, '../../dist/cli.js');
+const PRELOAD = path.resolve(__dirname, '../fixtures/cloudflared/edge-preload.cjs');
+const PAYLOAD = /\{"url":"(https:\/\/[a-z0-9-]+\.trycloudflare\.com)","token":"(dr_[A-Za-z0-9_-]{43})"\}/;
+
+let cert: Tls;
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+
+beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run "npm run build" first (npm test does)');
+  cert = makeTls();
+});
+afterAll(() => cert.cleanup());
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function serveWithTunnel(mode: string, extraArgs: string[] = []) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'deskrelay-cli-tunnel-'));
+  dirs.push(dir);
+  const infoFile = path.join(dir, 'standin.json');
+  const child = spawn(process.execPath, ['--require', PRELOAD, CLI, 'serve', '--port', '0', '--tunnel', '--cloudflared', STANDIN, ...extraArgs], {
+    env: { ...standinEnv(cert, infoFile, mode), DESKRELAY_CONFIG_DIR: dir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, stdout: () => out, stderr: () => err, exited, infoFile, dir };
+}
+
+describe('deskrelay serve --tunnel', () => {
+  it('prints the local URL, then the tunnel URL, its pairing and QR once /v1/health answers through it; SIGTERM stops cloudflared', async () => {
+    const run = serveWithTunnel('530', []);
+    await expect.poll(() => run.stdout(), { timeout: 20_000 }).toMatch(PAYLOAD);
+    const out = run.stdout();
+    const [, url, token] = PAYLOAD.exec(out)!;
+    // Order: local URL and local pairing first, then the tunnel's.
+    expect(out.indexOf('listening on http://127.0.0.1:')).toBeLessThan(out.indexOf(`Tunnel up: ${url}`));
+    expect(out.indexOf(`Tunnel up: ${url}`)).toBeLessThan(out.indexOf(`{"url":"${url}"`));
+    // The payload holds the same token as the local one, and a QR code follows it.
+    expect(out).toContain(`"token":"${token}"`);
+    await expect.poll(() => run.stdout().slice(run.stdout().indexOf(`{"url":"${url}"`))).toMatch(/[▀▄█]{5,}/);
+    // The probe really went through the tunnel: the relay logged the health check.
+    expect(run.stderr()).toMatch(/GET \/v1\/health 200/);
+    expect(run.stderr()).not.toContain(token);
+    const info = readInfo(run.infoFile);
+    expect(info.argv).toContain('--no-autoupdate');
+    expect(isAlive(info.pid)).toBe(true);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    await expect.poll(() => isAlive(info.pid), { timeout: 10_000 }).toBe(false);
+  });
+
+  it('says so, naming the path, when --cloudflared does not exist, and keeps serving locally', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'deskrelay-cli-tunnel-'));
+    dirs.push(dir);
+    const missing = path.join(dir, 'no-such-cloudflared');
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--tunnel', '--cloudflared', missing], {
+      env: { PATH: process.env.PATH, DESKRELAY_CONFIG_DIR: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    await expect.poll(() => out, { timeout: 10_000 }).toContain('Tunnel not started');
+    expect(out).toContain(missing);
+    expect(child.exitCode).toBe(null);
+    child.kill('SIGTERM');
+  });
+
+  it('reports cloudflared dying after the tunnel was up, naming cloudflared', async () => {
+    const run = serveWithTunnel('die-later', []);
+    await expect.poll(() => run.stdout(), { timeout: 20_000 }).toMatch(PAYLOAD);
+    await expect.poll(() => run.stdout(), { timeout: 10_000 }).toMatch(/Tunnel down: .*cloudflared/);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+});

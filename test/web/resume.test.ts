@@ -145,4 +145,18 @@ describe('WebSocket fallback', () => {
     expect(console.join('\n')).not.toContain(desk.relay.token);
     for (const url of protocols) expect(url).not.toContain(desk.relay.token);
   });
+
+  it('Stop on the WebSocket closes it and the relay aborts the provider request', async () => {
+    desk.ollama.set({ mode: 'normal', chunkDelayMs: 150, reply: PIECES });
+    proxy.holdStreams = true;
+    const { page } = await openPaired('window.DESKRELAY_WS_AFTER_MS = 300;');
+    await send(page, 'Stop me');
+    await expect.poll(() => replyText(page), { timeout: 5000 }).toContain('p2');
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await expect.poll(() => page.locator('.msg.assistant .note').last().textContent()).toContain('Stopped');
+    const closed = await Promise.race([desk.ollama.lastRequestClosed.then(() => true), sleep(3000).then(() => false)]);
+    expect(closed).toBe(true);
+    expect(desk.ollama.lastRequestAborted).toBe(true);
+    expect(await replyText(page)).not.toBe(FULL);
+  });
 });

@@ -1,8 +1,72 @@
 import * as vscode from 'vscode';
+import { Commands } from './commands';
+import { OutputLog } from './log';
+import { RemoteChat, type Status } from './remoteChat';
+import { SecretKeySource } from './secrets';
+import { affectsRelayAddress, relaySettings, SECTION, SettingsProviderSource } from './settings';
+import { StatusBar } from './statusBar';
+import type { ProbeOptions } from '../../server/src/tunnel';
 
-export function activate(context: vscode.ExtensionContext): void {
-  const out = vscode.window.createOutputChannel('DeskRelay');
-  context.subscriptions.push(out, vscode.commands.registerCommand('deskrelay.showLog', () => out.show(true)));
+/** What activate() returns: the state (never the token), plus the one test seam. */
+export interface DeskRelayApi {
+  status(): Status;
+  /** Tests only: lets the tunnel's health probe reach a stand-in cloudflared's edge. */
+  setTunnelProbe(probe: ProbeOptions | undefined): void;
 }
 
-export function deactivate(): void {}
+let chat: RemoteChat | undefined;
+
+export function activate(context: vscode.ExtensionContext): DeskRelayApi {
+  const log = new OutputLog(vscode.window.createOutputChannel('DeskRelay'));
+  context.subscriptions.push(log.channel);
+  const keys = new SecretKeySource(context.secrets);
+  const remote = new RemoteChat({
+    version: String(context.extension.packageJSON.version),
+    providers: new SettingsProviderSource(log),
+    keys,
+    log,
+    cloudflaredDir: vscode.Uri.joinPath(context.globalStorageUri, 'bin').fsPath,
+  });
+  chat = remote;
+  const commands = new Commands(remote, keys, log, context);
+  const setContext = () => {
+    const s = remote.status();
+    void vscode.commands.executeCommand('setContext', 'deskrelay.running', s.running);
+    void vscode.commands.executeCommand('setContext', 'deskrelay.tunnel', s.tunnel);
+  };
+
+  context.subscriptions.push(
+    remote,
+    new StatusBar(remote),
+    remote.onDidChange(setContext),
+    remote.onTunnelDown((m) => commands.tunnelDown(m)),
+    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && void commands.settingsChanged(affectsRelayAddress(e))),
+    vscode.commands.registerCommand('deskrelay.start', () => commands.start()),
+    vscode.commands.registerCommand('deskrelay.stop', () => commands.stop()),
+    vscode.commands.registerCommand('deskrelay.copyPairing', () => commands.copyPairing()),
+    vscode.commands.registerCommand('deskrelay.showPairing', () => commands.showPairing()),
+    vscode.commands.registerCommand('deskrelay.startTunnel', () => commands.startTunnel()),
+    vscode.commands.registerCommand('deskrelay.stopTunnel', () => commands.stopTunnel()),
+    vscode.commands.registerCommand('deskrelay.selectProvider', (id?: string) => commands.selectProvider(id)),
+    vscode.commands.registerCommand('deskrelay.setApiKey', (id?: string, key?: string) => commands.setApiKey(id, key)),
+    vscode.commands.registerCommand('deskrelay.rotateToken', () => commands.rotateToken()),
+    vscode.commands.registerCommand('deskrelay.showLog', () => commands.showLog()),
+    vscode.commands.registerCommand('deskrelay.showActions', () => commands.showActions()),
+  );
+  setContext();
+  if (relaySettings().autoStart) void commands.start();
+
+  return {
+    status: () => remote.status(),
+    setTunnelProbe: (probe) => {
+      remote.tunnelProbe = probe;
+    },
+  };
+}
+
+/** Stops the relay and the tunnel; the token file goes with them. */
+export async function deactivate(): Promise<void> {
+  const current = chat;
+  chat = undefined;
+  await current?.shutdown();
+}

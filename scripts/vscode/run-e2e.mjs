@@ -195,6 +195,54 @@ function keepLogs(tmp, cs) {
   return dest;
 }
 
+function filesUnder(dir, pattern) {
+  const out = [];
+  const walk = (d) => {
+    for (const name of existsSync(d) ? readdirSync(d) : []) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (pattern.test(name)) out.push(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** Checks on what the run left behind: the output channel's request lines, and no secret in any log. */
+function checkLogs(tmp, cs, secretsPath) {
+  const check = (title, fn) => {
+    const started = Date.now();
+    try {
+      fn();
+      results.push({ title: `[logs] ${title}`, state: 'passed', durationMs: Date.now() - started });
+    } catch (err) {
+      results.push({ title: `[logs] ${title}`, state: 'failed', durationMs: Date.now() - started, error: err instanceof Error ? err.message : String(err) });
+    }
+  };
+  const outputLogs = filesUnder(join(tmp, 'ud', 'logs'), /^\d+-DeskRelay\.log$/);
+  check('the DeskRelay output channel has one line per request (method, path, status, duration, provider)', () => {
+    const text = outputLogs.map((f) => readFileSync(f, 'utf8')).join('\n');
+    if (!outputLogs.length) throw new Error('no DeskRelay output channel log found');
+    if (!/ http +POST \/v1\/chat\/stream 200 \d+ms provider=\S+/.test(text)) throw new Error(`no chat request line in the DeskRelay output:\n${text.slice(0, 2000)}`);
+    if (!/ http +GET \/v1\/remote\/info 401 \d+ms/.test(text)) throw new Error('no info request line in the DeskRelay output');
+  });
+  check('no token or API key in any VS Code log, the browser console or the settings', () => {
+    const secrets = readFileSync(secretsPath, 'utf8').split('\n').filter(Boolean);
+    if (secrets.length < 3) throw new Error(`the tests recorded only ${secrets.length} secrets`);
+    const files = [
+      ...filesUnder(join(tmp, 'ud', 'logs'), /\.log$/),
+      ...filesUnder(join(tmp, 'xdg-data'), /\.log$/),
+      cs.logFile,
+      join(tmp, 'browser-console.log'),
+      join(tmp, 'ud', 'User', 'settings.json'),
+    ].filter((f) => existsSync(f));
+    for (const f of files) {
+      const text = readFileSync(f, 'utf8');
+      for (const s of secrets) if (text.includes(s)) throw new Error(`${relative(tmp, f)} contains a secret (${s.slice(0, 6)}…)`);
+    }
+  });
+}
+
 /** Every test's outcome: { title, state: 'passed'|'failed'|'pending', error?, durationMs? }. */
 const results = [];
 
@@ -225,10 +273,13 @@ async function main() {
   mkdirSync(configDir, { recursive: true, mode: 0o700 });
   writeFileSync(join(workspace, 'README.md'), '# DeskRelay e2e workspace\n');
   const resultsPath = join(tmp, 'results.json');
+  const secretsPath = join(tmp, 'secrets.txt');
+  writeFileSync(secretsPath, '');
   const env = {
     ...process.env,
     DESKRELAY_CONFIG_DIR: configDir,
     DESKRELAY_E2E_RESULTS: resultsPath,
+    DESKRELAY_E2E_SECRETS: secretsPath,
     DESKRELAY_E2E: '1',
     XDG_CONFIG_HOME: join(tmp, 'xdg-config'),
     XDG_DATA_HOME: join(tmp, 'xdg-data'),
@@ -309,6 +360,8 @@ async function main() {
               await page.goto(workbenchUrl(cs.base, cs.port, workspace));
               await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
             },
+            userSettings: (values) => ui.mergeSettings(join(cs.ud, 'User', 'settings.json'), values),
+            rememberSecret: (secret) => writeFileSync(secretsPath, `${secret}\n`, { flag: 'a' }),
             workspace,
             configDir,
             artifactsDir,
@@ -326,6 +379,7 @@ async function main() {
         }
       }
     }
+    checkLogs(tmp, cs, secretsPath);
   } catch (err) {
     failedToRun = err;
   }

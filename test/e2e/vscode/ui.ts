@@ -1,11 +1,20 @@
-// UI tests: Playwright drives the real workbench (command palette, clipboard, webview).
-import type { BrowserContext, Page } from 'playwright-core';
+// UI tests: Playwright drives the real workbench (command palette, clipboard, webview) the way a
+// person does. The launcher (scripts/vscode/run-e2e.mjs) runs each test in a fresh browser context.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import type { BrowserContext, FrameLocator, Page } from 'playwright-core';
+import { startOllamaStandIn } from '../../fixtures/providers/ollama';
 
 export interface UiContext {
   page: Page;
   context: BrowserContext;
   /** Opens the workbench on the test workspace with the extension loaded from the checkout. */
   open(): Promise<void>;
+  /** Merges into the VS Code user settings (before open()). */
+  userSettings(values: Record<string, unknown>): void;
+  /** Remembers a secret the launcher must not find in any log. */
+  rememberSecret(secret: string): void;
   workspace: string;
   configDir: string;
   artifactsDir: string;
@@ -18,6 +27,24 @@ export interface UiTest {
   run(ctx: UiContext): Promise<void>;
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function openPalette(page: Page, text: string): Promise<void> {
+  await page.keyboard.press('Control+Shift+P');
+  const input = page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${text}`);
+}
+
+/** Labels the command palette lists for `text`. */
+async function paletteLabels(page: Page, text: string): Promise<string[]> {
+  await openPalette(page, text);
+  await sleep(700);
+  const labels = await page.locator('.quick-input-list .monaco-list-row .label-name').allTextContents();
+  await page.keyboard.press('Escape');
+  return labels.map((l) => l.trim());
+}
+
 /**
  * Runs a command through the command palette: Ctrl+Shift+P, type the title, Enter.
  * The palette lists only commands known when it opened, so it is reopened until the
@@ -25,12 +52,9 @@ export interface UiTest {
  */
 export async function runCommand(page: Page, title: string, timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;
-  const input = page.locator('.quick-input-widget input.input');
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
   for (;;) {
-    await page.keyboard.press('Control+Shift+P');
-    await input.waitFor({ state: 'visible' });
-    await input.fill(`>${title}`);
+    await openPalette(page, title);
     try {
       await row.waitFor({ timeout: 3_000 });
       await page.keyboard.press('Enter');
@@ -42,14 +66,141 @@ export async function runCommand(page: Page, title: string, timeoutMs = 60_000):
   }
 }
 
+function assert(ok: unknown, message: string): asserts ok {
+  if (!ok) throw new Error(message);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** The pairing panel's content: VS Code nests the webview's document in two iframes. */
+function pairingFrame(page: Page): FrameLocator {
+  return page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+}
+
+async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+async function portOpen(port: number): Promise<boolean> {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const s = net.connect({ host: '127.0.0.1', port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
 export const tests: UiTest[] = [
   {
-    title: 'Show Log from the command palette opens the DeskRelay output',
-    async run({ page, open }) {
-      await open();
-      await runCommand(page, 'DeskRelay: Show Log');
-      // The output view's channel picker shows DeskRelay.
-      await page.waitForFunction(`Array.from(document.querySelectorAll('.panel select')).some((s) => s.value === 'DeskRelay')`, undefined, { timeout: 20_000 });
+    title: 'command palette: Start Remote Chat, Copy Pairing JSON, pair, chat, pairing panel',
+    async run({ page, context, open, userSettings, rememberSecret, configDir, artifactsDir, log }) {
+      const ollama = await startOllamaStandIn();
+      const port = await freePort();
+      try {
+        userSettings({
+          'deskrelay.port': port,
+          'deskrelay.providers': [{ id: 'ollama-ui', kind: 'ollama', baseUrl: ollama.url, model: 'auto' }],
+          'deskrelay.activeProvider': 'ollama-ui',
+        });
+        await open();
+
+        // Contributions loaded (Show Log runs) and, while stopped, the palette offers Start but not Stop.
+        await runCommand(page, 'DeskRelay: Show Log');
+        let labels = await paletteLabels(page, 'DeskRelay: ');
+        assert(labels.includes('DeskRelay: Start Remote Chat'), `Start not offered while stopped: ${labels.join(' | ')}`);
+        assert(!labels.includes('DeskRelay: Stop Remote Chat'), `Stop offered while stopped: ${labels.join(' | ')}`);
+        assert(!labels.includes('DeskRelay: Copy Pairing JSON'), 'Copy Pairing JSON offered while stopped');
+
+        log('UI:   Start Remote Chat');
+        await runCommand(page, 'DeskRelay: Start Remote Chat');
+        await page.locator('.notifications-toasts .notification-toast', { hasText: 'DeskRelay is running on' }).first().waitFor({ timeout: 20_000 });
+        await page.locator('.statusbar-item', { hasText: `DeskRelay: running on :${port}` }).first().waitFor({ timeout: 10_000 });
+        labels = await paletteLabels(page, 'DeskRelay: ');
+        assert(!labels.includes('DeskRelay: Start Remote Chat'), 'Start still offered while running');
+        assert(labels.includes('DeskRelay: Stop Remote Chat'), 'Stop not offered while running');
+
+        log('UI:   Copy Pairing JSON');
+        await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+        await page.evaluate("navigator.clipboard.writeText('')");
+        await runCommand(page, 'DeskRelay: Copy Pairing JSON');
+        let clip = '';
+        await waitUntil('the pairing JSON on the clipboard', async () => {
+          clip = String(await page.evaluate('navigator.clipboard.readText()'));
+          return clip.startsWith('{');
+        });
+        const pairing = JSON.parse(clip) as { url: string; token: string };
+        rememberSecret(pairing.token);
+        assert(JSON.stringify(Object.keys(pairing)) === '["url","token"]', `pairing keys: ${Object.keys(pairing)}`);
+        assert(pairing.url === `http://127.0.0.1:${port}`, `pairing url ${pairing.url}`);
+        assert(/^dr_[A-Za-z0-9_-]{43}$/.test(pairing.token), 'token format');
+        assert(readFileSync(join(configDir, 'token'), 'utf8').trim() === pairing.token, 'token file differs from the pairing token');
+        await page.locator('.notifications-toasts .notification-toast', { hasText: 'a phone cannot reach it' }).first().waitFor({ timeout: 10_000 });
+
+        log('UI:   /v1/remote/info and a chat with the pasted token');
+        const info = await fetch(`${pairing.url}/v1/remote/info`, { headers: { authorization: `Bearer ${pairing.token}` } });
+        assert(info.status === 200, `info status ${info.status}`);
+        const body = (await info.json()) as Record<string, unknown>;
+        assert(body.service === 'deskrelay' && body.workspaces === 1 && body.providerConfigured === true, `info ${JSON.stringify(body)}`);
+        const res = await fetch(`${pairing.url}/v1/chat/stream`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${pairing.token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+          body: JSON.stringify({ messages: [{ role: 'user', content: 'Hello?' }] }),
+        });
+        assert(res.status === 200, `chat status ${res.status}`);
+        const events = (await res.text())
+          .split('\n\n')
+          .filter((b) => b.startsWith('data: '))
+          .map((b) => JSON.parse(b.slice(6)) as { type: string; delta?: string; content?: string });
+        const done = events.at(-1);
+        assert(done?.type === 'done' && done.content === 'Hello from Ollama!', `stream ${JSON.stringify(events)}`);
+        assert(events.slice(0, -1).every((e) => e.type === 'token'), 'only token events before done');
+        assert(ollama.requests.some((r) => r.path === '/api/chat'), 'the stand-in provider got no chat');
+
+        log('UI:   Show Pairing QR Code');
+        await runCommand(page, 'DeskRelay: Show Pairing QR Code');
+        const frame = pairingFrame(page);
+        await frame.locator('#qr[src^="data:image/svg+xml;base64,"]').waitFor({ timeout: 20_000 });
+        await frame.locator('#url', { hasText: pairing.url }).waitFor();
+        await frame.locator('#warnings li', { hasText: 'holds the token' }).waitFor();
+        assert(!(await frame.locator('#payload').isVisible()), 'the payload must stay hidden until revealed');
+        // Let notifications fade so the screenshot shows the panel.
+        await page.keyboard.press('Escape');
+        await sleep(500);
+        mkdirSync(artifactsDir, { recursive: true });
+        await page.screenshot({ path: join(artifactsDir, 'pairing-panel.png') });
+        await frame.locator('#reveal').click();
+        await frame.locator('#payload', { hasText: pairing.token }).waitFor();
+        assert((await frame.locator('#payload').textContent()) === clip, 'revealed payload differs from the clipboard');
+
+        log('UI:   closing the window deactivates the extension');
+        await page.close();
+        await waitUntil('the token file to be removed after the window closed', () => !existsSync(join(configDir, 'token')), 30_000);
+        await waitUntil('the relay port to close', async () => !(await portOpen(port)), 10_000);
+      } finally {
+        await ollama.close();
+      }
     },
   },
 ];
+
+/** Used by the launcher: merges settings into a VS Code settings.json. */
+export function mergeSettings(file: string, values: Record<string, unknown>): void {
+  const current = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  writeFileSync(file, JSON.stringify({ ...current, ...values }, null, 2));
+}

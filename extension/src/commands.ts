@@ -1,0 +1,308 @@
+import * as vscode from 'vscode';
+import { isLoopbackHost, isLoopbackUrl, LOOPBACK_WARNING } from '../../server/src/pairing';
+import { RelayStartError } from '../../server/src/relay';
+import { installCloudflared } from '../../server/src/tunnel';
+import type { OutputLog } from './log';
+import { PairingPanel } from './pairingPanel';
+import { CloudflaredNotFound, type RemoteChat, type Status } from './remoteChat';
+import type { SecretKeySource } from './secrets';
+import { activeProviderId, providerEntries, relaySettings, setActiveProviderId } from './settings';
+
+const firstLine = (s: string) => s.split('\n')[0] ?? s;
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** What the user sees and answers; each command here is one `deskrelay.*` command. */
+export class Commands {
+  constructor(
+    private readonly chat: RemoteChat,
+    private readonly keys: SecretKeySource,
+    private readonly log: OutputLog,
+    private readonly context: vscode.ExtensionContext,
+  ) {}
+
+  /** Start Remote Chat. Returns the status (no token); `error` when it could not start. */
+  async start(): Promise<Status & { error?: string }> {
+    const wasRunning = this.chat.status().running;
+    let status: Status;
+    try {
+      status = await this.chat.start();
+    } catch (err) {
+      const text = message(err);
+      this.log.error(`could not start: ${text}`);
+      if (err instanceof RelayStartError && err.code === 'EADDRINUSE') {
+        void vscode.window.showErrorMessage(`DeskRelay: ${text}`, 'Change Port').then((choice) => {
+          if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'deskrelay.port');
+        });
+      } else {
+        void vscode.window.showErrorMessage(`DeskRelay could not start: ${text}`);
+      }
+      return { ...this.chat.status(), error: text };
+    }
+    if (wasRunning) {
+      void vscode.window.showInformationMessage(`DeskRelay is already running on ${status.url}.`);
+      return status;
+    }
+    this.warnIfPlaintextLan();
+    void vscode.window
+      .showInformationMessage(`DeskRelay is running on ${status.url}. Pair your phone:`, 'Copy Pairing JSON', 'Show Pairing QR Code', 'Start Tunnel')
+      .then((choice) => {
+        if (choice === 'Copy Pairing JSON') void vscode.commands.executeCommand('deskrelay.copyPairing');
+        else if (choice === 'Show Pairing QR Code') void vscode.commands.executeCommand('deskrelay.showPairing');
+        else if (choice === 'Start Tunnel') void vscode.commands.executeCommand('deskrelay.startTunnel');
+      });
+    return status;
+  }
+
+  async stop(): Promise<Status> {
+    const wasRunning = this.chat.status().running;
+    await this.chat.stop();
+    if (wasRunning) void vscode.window.showInformationMessage('DeskRelay stopped. The token is no longer valid.');
+    return this.chat.status();
+  }
+
+  /** Copy Pairing JSON: exactly `{"url":…,"token":…}` to the clipboard. Returns where it points, never the token. */
+  async copyPairing(): Promise<{ url: string; viaTunnel: boolean } | undefined> {
+    const pairing = this.chat.pairing();
+    if (!pairing) {
+      this.offerStart('DeskRelay is not running, so there is nothing to pair with.');
+      return undefined;
+    }
+    await vscode.env.clipboard.writeText(pairing.payload);
+    if (pairing.viaTunnel) {
+      void vscode.window.showInformationMessage('Pairing JSON (tunnel URL) copied. It is a secret: paste it only into your phone.');
+    } else if (isLoopbackUrl(pairing.url)) {
+      void vscode.window.showWarningMessage(`Pairing JSON copied. ${LOOPBACK_WARNING}`, 'Start Tunnel').then((choice) => {
+        if (choice) void vscode.commands.executeCommand('deskrelay.startTunnel');
+      });
+    } else {
+      void vscode.window.showWarningMessage('Pairing JSON copied. It is a secret, and this LAN address is plain HTTP: anyone on the network can read the token.');
+    }
+    return { url: pairing.url, viaTunnel: pairing.viaTunnel };
+  }
+
+  showPairing(): void {
+    if (!this.chat.status().running) this.offerStart('DeskRelay is not running yet.');
+    PairingPanel.show(this.context.extensionUri, this.chat);
+  }
+
+  /** Start Tunnel (starting the relay first when needed). Resolves with the tunnel URL, or undefined. */
+  async startTunnel(): Promise<string | undefined> {
+    if (!this.chat.status().running) {
+      const started = await this.start();
+      if (!started.running) return undefined;
+    }
+    try {
+      this.chat.findCloudflared();
+    } catch (err) {
+      if (err instanceof CloudflaredNotFound) return this.offerCloudflaredInstall(err.message);
+      throw err;
+    }
+    try {
+      const url = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'DeskRelay tunnel', cancellable: true },
+        (progress, cancel) => {
+          const sub = this.chat.onTunnelProgress((m) => progress.report({ message: m }));
+          const stop = cancel.onCancellationRequested(() => void this.chat.stopTunnel());
+          progress.report({ message: 'Starting cloudflared…' });
+          return this.chat.startTunnel().finally(() => {
+            sub.dispose();
+            stop.dispose();
+          });
+        },
+      );
+      void vscode.window
+        .showInformationMessage(`DeskRelay tunnel is up at ${url}. Pair the phone with the tunnel URL.`, 'Copy Pairing JSON', 'Show Pairing QR Code')
+        .then((choice) => {
+          if (choice === 'Copy Pairing JSON') void vscode.commands.executeCommand('deskrelay.copyPairing');
+          else if (choice === 'Show Pairing QR Code') void vscode.commands.executeCommand('deskrelay.showPairing');
+        });
+      return url;
+    } catch (err) {
+      if (err instanceof CloudflaredNotFound) return this.offerCloudflaredInstall(err.message);
+      void vscode.window.showErrorMessage(`DeskRelay tunnel failed: ${firstLine(message(err))}`, 'Show Log', 'Restart Tunnel').then((choice) => {
+        if (choice === 'Show Log') this.log.show();
+        else if (choice === 'Restart Tunnel') void vscode.commands.executeCommand('deskrelay.startTunnel');
+      });
+      return undefined;
+    }
+  }
+
+  async stopTunnel(): Promise<void> {
+    await this.chat.stopTunnel();
+  }
+
+  /** The tunnel died or lost its connection after it was up. */
+  tunnelDown(text: string): void {
+    void vscode.window.showWarningMessage(`DeskRelay tunnel is down: ${firstLine(text)}`, 'Restart Tunnel', 'Show Log').then((choice) => {
+      if (choice === 'Restart Tunnel') void vscode.commands.executeCommand('deskrelay.startTunnel');
+      else if (choice === 'Show Log') this.log.show();
+    });
+  }
+
+  /** cloudflared is missing: offer to install it or set its path (the command itself returns at once). */
+  private offerCloudflaredInstall(text: string): undefined {
+    this.log.warn(text);
+    void vscode.window.showErrorMessage(`DeskRelay: ${firstLine(text)}`, 'Install cloudflared', 'Set cloudflared Path', 'Show Log').then(async (choice) => {
+      if (choice === 'Install cloudflared') {
+        try {
+          const dir = vscode.Uri.joinPath(this.context.globalStorageUri, 'bin').fsPath;
+          const binary = await vscode.window.withProgress(
+            { location: vscode.ProgressLocation.Notification, title: 'DeskRelay: installing cloudflared…' },
+            () => installCloudflared(dir),
+          );
+          this.log.info(`cloudflared installed at ${binary}`);
+          await this.startTunnel();
+        } catch (err) {
+          this.log.error(message(err));
+          void vscode.window.showErrorMessage(`DeskRelay: ${firstLine(message(err))}`, 'Show Log').then((c) => c && this.log.show());
+        }
+      } else if (choice === 'Set cloudflared Path') {
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'deskrelay.cloudflaredPath');
+      } else if (choice === 'Show Log') {
+        this.log.show();
+      }
+    });
+    return undefined;
+  }
+
+  /** Select Provider: `id` sets it directly; without it, a quick pick with the active one marked. */
+  async selectProvider(id?: string): Promise<string | undefined> {
+    const entries = providerEntries();
+    if (typeof id !== 'string') {
+      const active = activeProviderId();
+      type Item = vscode.QuickPickItem & { id?: string };
+      const items: Item[] = entries.map((e) => ({
+        id: e.id,
+        label: `${e.id === active ? '$(check) ' : ''}${e.id}`,
+        description: e.config ? [e.config.kind, e.config.model].filter(Boolean).join(' · ') : '$(warning) invalid',
+        detail: e.config ? e.config.baseUrl : e.problem,
+        picked: e.id === active,
+      }));
+      items.push({ label: '$(gear) Edit providers in settings…' });
+      const pick = await vscode.window.showQuickPick(items, { title: 'DeskRelay: Select Provider', placeHolder: `Active: ${active || '(none)'}` });
+      if (!pick) return undefined;
+      if (!pick.id) {
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'deskrelay.providers');
+        return undefined;
+      }
+      id = pick.id;
+    }
+    const entry = entries.find((e) => e.id === id);
+    if (!entry) {
+      void vscode.window.showErrorMessage(`DeskRelay: no provider "${id}" in the deskrelay.providers setting.`);
+      return undefined;
+    }
+    await setActiveProviderId(id);
+    this.log.info(`active provider: ${id}`);
+    if (entry.problem) void vscode.window.showWarningMessage(`DeskRelay: provider "${id}" is selected but its settings are invalid: ${entry.problem}`);
+    else if (entry.config?.kind === 'cloud') void vscode.window.showWarningMessage(`DeskRelay: "${id}" is the cloud provider; the phone's chat is refused until you switch to a local provider.`);
+    return id;
+  }
+
+  /** Set Provider API Key: asks with a password box unless given (an empty key removes it). */
+  async setApiKey(providerId?: string, key?: string): Promise<boolean> {
+    if (typeof providerId !== 'string') {
+      const items = providerEntries()
+        .filter((e) => e.config?.kind !== 'cloud')
+        .map((e) => ({ label: e.id, description: e.config ? e.config.kind : 'invalid', id: e.id }));
+      const pick = await vscode.window.showQuickPick(items, { title: 'DeskRelay: Set Provider API Key', placeHolder: 'Which provider?' });
+      if (!pick) return false;
+      providerId = pick.id;
+    }
+    if (typeof key !== 'string') {
+      const had = await this.keys.has(providerId);
+      key = await vscode.window.showInputBox({
+        title: `DeskRelay: API key for "${providerId}"`,
+        prompt: `Stored in VS Code's secret storage, never in settings.${had ? ' Leave empty to remove the stored key.' : ''}`,
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (key === undefined) return false;
+    }
+    await this.keys.set(providerId, key.trim());
+    this.log.info(`API key for provider ${providerId} ${key.trim() ? 'stored' : 'removed'}`);
+    void vscode.window.showInformationMessage(
+      key.trim() ? `DeskRelay: API key for "${providerId}" stored in VS Code's secret storage.` : `DeskRelay: API key for "${providerId}" removed.`,
+    );
+    return true;
+  }
+
+  async rotateToken(): Promise<Status> {
+    if (!this.chat.status().running) {
+      this.offerStart('DeskRelay is not running; a new token is made every time it starts.');
+      return this.chat.status();
+    }
+    const status = await this.chat.rotateToken();
+    this.log.info('token rotated');
+    void vscode.window
+      .showWarningMessage('DeskRelay has a new token; the old one stopped working. Pair the phone again.', 'Copy Pairing JSON', 'Show Pairing QR Code')
+      .then((choice) => {
+        if (choice === 'Copy Pairing JSON') void vscode.commands.executeCommand('deskrelay.copyPairing');
+        else if (choice === 'Show Pairing QR Code') void vscode.commands.executeCommand('deskrelay.showPairing');
+      });
+    return status;
+  }
+
+  showLog(): void {
+    this.log.show();
+  }
+
+  /** The status bar's menu: the actions that apply now. */
+  async showActions(): Promise<void> {
+    const s = this.chat.status();
+    const tunnelOn = s.tunnel === 'up' || s.tunnel === 'starting';
+    const actions: { label: string; command: string; when: boolean }[] = [
+      { label: '$(play) Start Remote Chat', command: 'deskrelay.start', when: !s.running },
+      { label: '$(copy) Copy Pairing JSON', command: 'deskrelay.copyPairing', when: s.running },
+      { label: '$(device-mobile) Show Pairing QR Code', command: 'deskrelay.showPairing', when: s.running },
+      { label: '$(globe) Start Tunnel', command: 'deskrelay.startTunnel', when: s.running && !tunnelOn },
+      { label: '$(circle-slash) Stop Tunnel', command: 'deskrelay.stopTunnel', when: s.tunnel !== 'stopped' },
+      { label: '$(server) Select Provider', command: 'deskrelay.selectProvider', when: true },
+      { label: '$(key) Set Provider API Key', command: 'deskrelay.setApiKey', when: true },
+      { label: '$(refresh) Rotate Token', command: 'deskrelay.rotateToken', when: s.running },
+      { label: '$(debug-stop) Stop Remote Chat', command: 'deskrelay.stop', when: s.running },
+      { label: '$(output) Show Log', command: 'deskrelay.showLog', when: true },
+    ];
+    const pick = await vscode.window.showQuickPick(
+      actions.filter((a) => a.when),
+      { title: s.running ? `DeskRelay — running on ${s.url}${s.tunnelUrl ? ` · ${s.tunnelUrl}` : ''}` : 'DeskRelay — stopped' },
+    );
+    if (pick) await vscode.commands.executeCommand(pick.command);
+  }
+
+  /** Settings changed: the port or address needs a restart; a LAN address gets its warning. */
+  async settingsChanged(addressChanged: boolean): Promise<void> {
+    if (!addressChanged) return;
+    this.warnIfPlaintextLan();
+    if (!this.chat.status().running) return;
+    const choice = await vscode.window.showInformationMessage(
+      'DeskRelay: the port or bind address changed. Restart the relay to use it? The phone must pair again.',
+      'Restart',
+    );
+    if (choice === 'Restart') {
+      try {
+        await this.chat.restart();
+      } catch (err) {
+        void vscode.window.showErrorMessage(`DeskRelay could not restart: ${message(err)}`);
+      }
+    }
+  }
+
+  /** Once per non-loopback bind address: LAN traffic is plain HTTP. */
+  private warnIfPlaintextLan(): void {
+    const host = relaySettings().bindAddress;
+    if (isLoopbackHost(host)) return;
+    const key = 'deskrelay.lanWarningShownFor';
+    if (this.context.globalState.get<string>(key) === host) return;
+    void this.context.globalState.update(key, host);
+    void vscode.window.showWarningMessage(
+      `DeskRelay binds to ${host}, reachable from the LAN over plain HTTP: anyone on the network can read the token and your chats. A tunnel (HTTPS) is the safe way to reach it.`,
+    );
+  }
+
+  private offerStart(text: string): void {
+    void vscode.window.showWarningMessage(text, 'Start Remote Chat').then((choice) => {
+      if (choice) void vscode.commands.executeCommand('deskrelay.start');
+    });
+  }
+}

@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import * as QRCode from 'qrcode';
+import * as vscode from 'vscode';
+import { isLoopbackUrl, LOOPBACK_WARNING } from '../../server/src/pairing';
+import { Disposable } from './dispose';
+import type { RemoteChat } from './remoteChat';
+
+/** What the webview script renders (media/pairing.js). */
+export interface PanelState {
+  running: boolean;
+  url?: string;
+  viaTunnel: boolean;
+  tunnel: string;
+  /** The pairing payload: shown only after the user reveals it. */
+  payload?: string;
+  /** The payload as a QR code (SVG data URL), made here in the extension host. */
+  qr?: string;
+  warnings: string[];
+}
+
+const SECRET_WARNING =
+  'The pairing payload holds the token: whoever has it can chat through your providers and spend their quota. Show it only to your own phone.';
+const LAN_WARNING = 'This is a direct LAN address over plain HTTP: anyone on the network can read the token and your chats. Prefer the tunnel.';
+
+/** The "Show Pairing QR Code" webview: one panel, updated as the relay and tunnel change. */
+export class PairingPanel extends Disposable {
+  static readonly viewType = 'deskrelay.pairing';
+  private static current: PairingPanel | undefined;
+
+  static show(extensionUri: vscode.Uri, chat: RemoteChat): PairingPanel {
+    if (PairingPanel.current) {
+      PairingPanel.current.panel.reveal(undefined, false);
+      void PairingPanel.current.update();
+      return PairingPanel.current;
+    }
+    const panel = vscode.window.createWebviewPanel(PairingPanel.viewType, 'DeskRelay Pairing', vscode.ViewColumn.Active, {
+      enableScripts: true,
+      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media')],
+      retainContextWhenHidden: false,
+    });
+    PairingPanel.current = new PairingPanel(panel, extensionUri, chat);
+    return PairingPanel.current;
+  }
+
+  static get visible(): PairingPanel | undefined {
+    return PairingPanel.current;
+  }
+
+  private constructor(
+    readonly panel: vscode.WebviewPanel,
+    private readonly extensionUri: vscode.Uri,
+    private readonly chat: RemoteChat,
+  ) {
+    super();
+    this.register(panel);
+    this.register(panel.onDidDispose(() => this.dispose()));
+    this.register(chat.onDidChange(() => void this.update()));
+    this.register(
+      panel.webview.onDidReceiveMessage((m: { type?: string }) => {
+        if (m?.type === 'ready') void this.update();
+        else if (m?.type === 'copy') void vscode.commands.executeCommand('deskrelay.copyPairing');
+        else if (m?.type === 'startTunnel') void vscode.commands.executeCommand('deskrelay.startTunnel');
+        else if (m?.type === 'start') void vscode.commands.executeCommand('deskrelay.start');
+      }),
+    );
+    panel.webview.html = this.html();
+  }
+
+  override dispose(): void {
+    if (PairingPanel.current === this) PairingPanel.current = undefined;
+    super.dispose();
+  }
+
+  async state(): Promise<PanelState> {
+    const s = this.chat.status();
+    const p = this.chat.pairing();
+    const warnings = [SECRET_WARNING];
+    if (p && !p.viaTunnel) warnings.push(isLoopbackUrl(p.url) ? LOOPBACK_WARNING : LAN_WARNING);
+    if (s.tunnel === 'down') warnings.push('The tunnel is down. Restart it: a restarted quick tunnel has a new URL, so pair again.');
+    return {
+      running: s.running,
+      url: p?.url,
+      viaTunnel: p?.viaTunnel ?? false,
+      tunnel: s.tunnelUrl ? `up at ${s.tunnelUrl}` : s.tunnel,
+      payload: p?.payload,
+      qr: p ? `data:image/svg+xml;base64,${Buffer.from(await QRCode.toString(p.payload, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 })).toString('base64')}` : undefined,
+      warnings,
+    };
+  }
+
+  async update(): Promise<void> {
+    if (this.isDisposed) return;
+    const state = await this.state();
+    if (!this.isDisposed) await this.panel.webview.postMessage({ type: 'state', state });
+  }
+
+  private html(): string {
+    const webview = this.panel.webview;
+    const nonce = randomBytes(16).toString('base64');
+    const media = (name: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', name));
+    const csp = [
+      "default-src 'none'",
+      `img-src ${webview.cspSource} data:`,
+      `style-src ${webview.cspSource}`,
+      `script-src 'nonce-${nonce}'`,
+    ].join('; ');
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="UTF-8">
+  <meta http-equiv="Content-Security-Policy" content="${csp}">
+  <meta name="viewport" content="width=device-width, initial-scale=1.0">
+  <link href="${media('pairing.css')}" rel="stylesheet">
+  <title>DeskRelay Pairing</title>
+</head>
+<body>
+  <main>
+    <h1>Pair your phone with DeskRelay</h1>
+    <section id="stopped" hidden>
+      <p>DeskRelay is not running.</p>
+      <button id="start" type="button">Start Remote Chat</button>
+    </section>
+    <section id="running" hidden>
+      <div class="qr-wrap"><img id="qr" alt="QR code of the pairing payload"></div>
+      <dl>
+        <dt>URL</dt><dd><code id="url"></code></dd>
+        <dt>Tunnel</dt><dd id="tunnel"></dd>
+      </dl>
+      <div class="actions">
+        <button id="reveal" type="button" class="secondary">Reveal pairing JSON</button>
+        <button id="copy" type="button">Copy pairing JSON</button>
+        <button id="start-tunnel" type="button" class="secondary" hidden>Start Tunnel</button>
+      </div>
+      <pre id="payload" hidden></pre>
+    </section>
+    <ul id="warnings" class="warnings"></ul>
+  </main>
+  <script nonce="${nonce}" src="${media('pairing.js')}"></script>
+</body>
+</html>`;
+  }
+}

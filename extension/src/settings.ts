@@ -1,0 +1,99 @@
+import * as vscode from 'vscode';
+import { validateProviderConfig } from '../../server/src/providers';
+import type { ActiveProvider, ProviderConfig, ProviderSource } from '../../server/src/providers/types';
+import type { Logger } from '../../server/src/logger';
+
+export const SECTION = 'deskrelay';
+
+export interface RelaySettings {
+  port: number;
+  bindAddress: string;
+  autoStart: boolean;
+  maxConcurrentStreams: number;
+  cloudflaredPath: string;
+}
+
+function config(): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration(SECTION);
+}
+
+export function relaySettings(): RelaySettings {
+  const c = config();
+  return {
+    port: c.get<number>('port', 53210),
+    bindAddress: c.get<string>('bindAddress', '127.0.0.1').trim() || '127.0.0.1',
+    autoStart: c.get<boolean>('autoStart', false),
+    maxConcurrentStreams: Math.max(1, Math.floor(c.get<number>('maxConcurrentStreams', 8))),
+    cloudflaredPath: c.get<string>('cloudflaredPath', '').trim(),
+  };
+}
+
+export interface ProviderEntry {
+  id: string;
+  /** The checked record, or why the setting's entry is unusable. */
+  config?: ProviderConfig;
+  problem?: string;
+}
+
+/** Every entry of `deskrelay.providers`, checked like the standalone config (keys are not allowed here). */
+export function providerEntries(): ProviderEntry[] {
+  const raw = config().get<unknown[]>('providers', []);
+  if (!Array.isArray(raw)) return [];
+  return raw.map((item, i) => {
+    const where = `deskrelay.providers[${i}]`;
+    const id = typeof item === 'object' && item !== null && typeof (item as { id?: unknown }).id === 'string' ? (item as { id: string }).id : `#${i}`;
+    try {
+      // In the editor keys live in SecretStorage only: apiKeyEnv has no meaning here.
+      const { apiKeyEnv: _ignored, ...checked } = validateProviderConfig(item, where);
+      return { id, config: checked };
+    } catch (err) {
+      return { id, problem: (err as Error).message };
+    }
+  });
+}
+
+export function activeProviderId(): string {
+  return config().get<string>('activeProvider', 'local');
+}
+
+/** Writes `deskrelay.activeProvider` where it is set now (workspace if overridden there, else user settings). */
+export async function setActiveProviderId(id: string): Promise<void> {
+  const inspected = config().inspect<string>('activeProvider');
+  const target =
+    inspected?.workspaceFolderValue !== undefined
+      ? vscode.ConfigurationTarget.WorkspaceFolder
+      : inspected?.workspaceValue !== undefined
+        ? vscode.ConfigurationTarget.Workspace
+        : vscode.ConfigurationTarget.Global;
+  await config().update('activeProvider', id, target);
+}
+
+/**
+ * The relay asks this on every request, so a settings change reaches the next message
+ * without a restart. Problems with an entry are logged once per distinct message.
+ */
+export class SettingsProviderSource implements ProviderSource {
+  private readonly reported = new Set<string>();
+
+  constructor(private readonly logger: Logger) {}
+
+  active(): ActiveProvider {
+    const id = activeProviderId();
+    if (!id) return { ok: false, reason: 'none' };
+    const entry = providerEntries().find((e) => e.id === id);
+    if (!entry) return { ok: false, reason: 'missing', id };
+    if (!entry.config) {
+      if (!this.reported.has(entry.problem!)) {
+        this.reported.add(entry.problem!);
+        this.logger.warn(`provider "${id}" is ignored: ${entry.problem}`);
+      }
+      return { ok: false, reason: 'missing', id };
+    }
+    if (entry.config.kind === 'cloud') return { ok: false, reason: 'cloud', id };
+    return { ok: true, config: entry.config };
+  }
+}
+
+export function affectsRelayAddress(e: vscode.ConfigurationChangeEvent): boolean {
+  return e.affectsConfiguration(`${SECTION}.port`) || e.affectsConfiguration(`${SECTION}.bindAddress`);
+}

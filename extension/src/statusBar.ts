@@ -1,0 +1,51 @@
+import * as vscode from 'vscode';
+import { Disposable } from './dispose';
+import type { RemoteChat, Status } from './remoteChat';
+import { SECTION } from './settings';
+
+/** Stopped / running on :port / tunnel URL, plus the active provider; a click opens the actions. */
+export class StatusBar extends Disposable {
+  private readonly item = this.register(vscode.window.createStatusBarItem('deskrelay.status', vscode.StatusBarAlignment.Right, 100));
+
+  constructor(private readonly chat: RemoteChat) {
+    super();
+    this.item.name = 'DeskRelay';
+    this.item.command = 'deskrelay.showActions';
+    this.register(chat.onDidChange(() => this.update()));
+    this.register(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && this.update()));
+    this.update();
+    this.item.show();
+  }
+
+  update(): void {
+    const s = this.chat.status();
+    this.item.text = text(s);
+    this.item.tooltip = tooltip(s);
+    this.item.backgroundColor = s.running && !s.providerReady ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+  }
+}
+
+function host(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+function text(s: Status): string {
+  const provider = ` · ${s.activeProvider || 'no provider'}`;
+  if (!s.running) return `$(debug-disconnect) DeskRelay: stopped${provider}`;
+  if (s.tunnelUrl) return `$(globe) DeskRelay: ${host(s.tunnelUrl)}${provider}`;
+  const tunnel = s.tunnel === 'starting' ? ' $(sync~spin)' : s.tunnel === 'down' ? ' $(warning)' : '';
+  return `$(radio-tower) DeskRelay: running on :${s.port}${tunnel}${provider}`;
+}
+
+function tooltip(s: Status): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(undefined, true);
+  md.appendMarkdown(`**DeskRelay** — ${s.running ? `running on \`${s.url}\`` : 'stopped'}\n\n`);
+  if (s.running) md.appendMarkdown(`Tunnel: ${s.tunnelUrl ? `\`${s.tunnelUrl}\`` : s.tunnel}\n\n`);
+  md.appendMarkdown(`Provider: \`${s.activeProvider || '(none)'}\`${s.providerReady ? '' : ' — not usable (missing, invalid or the cloud provider)'}\n\n`);
+  md.appendMarkdown('Click for DeskRelay actions.');
+  return md;
+}

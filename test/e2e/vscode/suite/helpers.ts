@@ -1,0 +1,129 @@
+// Shared by the suite's test files (each test file is bundled with its own copy).
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+
+export const EXTENSION_ID = 'deskrelay.deskrelay';
+
+export interface Status {
+  running: boolean;
+  url?: string;
+  port?: number;
+  tunnel: string;
+  tunnelUrl?: string;
+  activeProvider: string;
+  providerReady: boolean;
+  error?: string;
+}
+
+export interface DeskRelayApi {
+  status(): Status;
+  setTunnelProbe(probe: unknown): void;
+}
+
+export function extension(): vscode.Extension<DeskRelayApi> {
+  const ext = vscode.extensions.getExtension<DeskRelayApi>(EXTENSION_ID);
+  if (!ext) throw new Error(`extension ${EXTENSION_ID} is not loaded`);
+  return ext;
+}
+
+export async function api(): Promise<DeskRelayApi> {
+  return extension().activate();
+}
+
+export const cfg = () => vscode.workspace.getConfiguration('deskrelay');
+
+export async function setSetting(key: string, value: unknown): Promise<void> {
+  await cfg().update(key, value, vscode.ConfigurationTarget.Global);
+}
+
+export function configDir(): string {
+  const dir = process.env.DESKRELAY_CONFIG_DIR;
+  if (!dir) throw new Error('DESKRELAY_CONFIG_DIR is not set: the suite must not touch the real config');
+  return dir;
+}
+
+export const tokenFile = () => join(configDir(), 'token');
+
+export function readToken(): string | undefined {
+  return existsSync(tokenFile()) ? readFileSync(tokenFile(), 'utf8').trim() : undefined;
+}
+
+/** Remembers a secret the suite saw, so the launcher can check that no VS Code log holds it. */
+export function rememberSecret(secret: string): void {
+  const file = process.env.DESKRELAY_E2E_SECRETS;
+  if (file && secret) appendFileSync(file, `${secret}\n`);
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when something accepts connections on 127.0.0.1:port. */
+export function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const net = require('node:net') as typeof import('node:net');
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export async function waitFor<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 10_000): Promise<NonNullable<T>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function getInfo(baseUrl: string, token: string | undefined): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${baseUrl}/v1/remote/info`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+  return { status: res.status, body: await res.json() };
+}
+
+export interface ChatResult {
+  status: number;
+  contentType: string | null;
+  events: any[];
+  body: any;
+}
+
+/** POST /v1/chat/stream and read the whole SSE body (the server ends it after the terminal event). */
+export async function chat(baseUrl: string, token: string, text = 'hi'): Promise<ChatResult> {
+  const res = await fetch(`${baseUrl}/v1/chat/stream`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify({ messages: [{ role: 'user', content: text }] }),
+  });
+  const raw = await res.text();
+  const contentType = res.headers.get('content-type');
+  if (!contentType?.startsWith('text/event-stream')) return { status: res.status, contentType, events: [], body: JSON.parse(raw) };
+  const events = raw
+    .split('\n\n')
+    .filter((block) => block.startsWith('data: '))
+    .map((block) => JSON.parse(block.slice('data: '.length)));
+  return { status: res.status, contentType, events, body: undefined };
+}
+
+/** The reply a stream assembled, checking the terminal rule on the way. */
+export function reply(r: ChatResult): string {
+  const last = r.events.at(-1);
+  if (!last || last.type !== 'done') throw new Error(`stream did not end with done: ${JSON.stringify(r.events)}`);
+  const deltas = r.events.slice(0, -1).map((e) => e.delta).join('');
+  if (deltas !== last.content) throw new Error('done.content is not the concatenation of the deltas');
+  return last.content;
+}

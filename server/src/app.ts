@@ -4,6 +4,7 @@ import { authenticate } from './auth';
 import type { RelayContext, Route } from './context';
 import { HttpError, internalError, methodNotAllowed, notFound, sendError, serverStopping } from './errors';
 import { newRequestId } from './requestId';
+import { sseStreamOf } from './sse';
 import { webClient } from './static';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -23,9 +24,13 @@ export function createApp(ctx: RelayContext, routes: readonly Route[]): Handler 
   const app = polka({
     onError(err: unknown, req, res) {
       const id = ctx.state(req).id;
-      if (err instanceof HttpError) return sendError(res, id, err);
-      ctx.options.logger.error(`request ${id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
-      sendError(res, id, internalError());
+      if (!(err instanceof HttpError)) {
+        ctx.options.logger.error(`request ${id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+      }
+      const stream = res.headersSent ? sseStreamOf(res) : undefined;
+      // A stream already under way can only end with its one terminal event, never a stack trace.
+      if (stream) return stream.error(err instanceof HttpError ? err.message : internalError().message);
+      sendError(res, id, err instanceof HttpError ? err : internalError());
     },
     onNoMatch(req, res) {
       sendError(res, ctx.state(req).id, notFound());

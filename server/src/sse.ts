@@ -15,6 +15,13 @@ export interface SseOptions {
 
 const KEEP_ALIVE = ': \n\n';
 
+const streamsByResponse = new WeakMap<ServerResponse, SseStream>();
+
+/** The stream writing to `res`, if any: the app's error handler ends it with a terminal event. */
+export function sseStreamOf(res: ServerResponse): SseStream | undefined {
+  return streamsByResponse.get(res);
+}
+
 /** The exact bytes of one event: `[id: n\n]data: <compact json>\n\n`. */
 export function frameEvent(event: StreamEvent, id?: number): string {
   const data = `data: ${JSON.stringify(event)}\n\n`;
@@ -36,6 +43,7 @@ export class SseStream {
   ) {
     this.keepAliveMs = options.keepAliveMs ?? KEEP_ALIVE_MS;
     res.once('close', () => this.stopKeepAlive());
+    streamsByResponse.set(res, this);
   }
 
   /** Sends the 200 and its headers at once, before the provider has said anything. */

@@ -245,3 +245,46 @@ describe('switching the provider', () => {
     }
   });
 });
+
+describe('a failure of our own', () => {
+  it('before the stream: a 500 CONTRACT body with no stack trace; during it: one terminal error event', async () => {
+    const { SseStream } = await import('../../server/src/sse');
+    const broken = await startRelay({}, [
+      {
+        method: 'GET',
+        path: '/v1/test/throw-before',
+        auth: false,
+        handle() {
+          throw new Error('boom at /secret/path.ts:12');
+        },
+      },
+      {
+        method: 'GET',
+        path: '/v1/test/throw-during',
+        auth: false,
+        handle(_req, res) {
+          const sse = new SseStream(res);
+          sse.open();
+          sse.token('partial');
+          throw new Error('boom at /secret/path.ts:12');
+        },
+      },
+    ]);
+    try {
+      const before = await send(broken.url, '/v1/test/throw-before');
+      expect(before.status).toBe(500);
+      expect(before.json.error.code).toBe('server.internal_error');
+      expect(before.body).not.toContain('boom');
+      const during = await send(broken.url, '/v1/test/throw-during');
+      expect(during.status).toBe(200);
+      expect(parseEvents(during.body)).toEqual([
+        { type: 'token', delta: 'partial' },
+        { type: 'error', message: expect.stringContaining('unexpected error') },
+      ]);
+      expect(during.body).not.toContain('boom');
+      expect(broken.logLines.some((l) => l.startsWith('error request'))).toBe(true);
+    } finally {
+      await broken.close();
+    }
+  });
+});

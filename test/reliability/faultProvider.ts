@@ -37,7 +37,9 @@ export type FaultMode =
   /** 200 headers (chunked), then the socket closes without a single chunk. */
   | 'headers-then-close'
   /** 200 headers (chunked), then silence with the socket open. */
-  | 'headers-then-stall';
+  | 'headers-then-stall'
+  /** `lines` lines of `lineBytes` content as fast as the relay takes them (waits for drain), then done. */
+  | 'firehose';
 
 export const MULTIBYTE_REPLY = ['Grüße ', '🌍🚀 ', 'naïve ', '日本語', ' ∑'];
 
@@ -47,6 +49,10 @@ export interface FaultProvider {
   /** Lines and pacing for `ok`. */
   lines: number;
   delayMs: number;
+  /** Content size of each `firehose` line. */
+  lineBytes: number;
+  /** Bytes handed to the kernel so far by `firehose` answers (never more than it accepted plus one line). */
+  readonly firehoseBytes: number;
   readonly openRequests: number;
   readonly served: number;
   readonly completed: number;
@@ -72,7 +78,8 @@ export async function startFaultProvider(initial: FaultMode = 'ok'): Promise<Fau
   const withRequest = new Set<Socket>();
   let served = 0;
   let completed = 0;
-  const state = { mode: initial, lines: 5, delayMs: 0 };
+  const state = { mode: initial, lines: 5, delayMs: 0, lineBytes: 1024 };
+  const counters = { firehoseBytes: 0 };
 
   const server = createServer((socket) => {
     sockets.add(socket);
@@ -92,7 +99,7 @@ export async function startFaultProvider(initial: FaultMode = 'ok'): Promise<Fau
       socket.off('data', onData);
       withRequest.add(socket);
       served++;
-      void answer(socket, { ...state }).then((ok) => {
+      void answer(socket, { ...state }, counters).then((ok) => {
         if (ok) completed++;
       });
     };
@@ -121,6 +128,15 @@ export async function startFaultProvider(initial: FaultMode = 'ok'): Promise<Fau
     set delayMs(n: number) {
       state.delayMs = n;
     },
+    get lineBytes() {
+      return state.lineBytes;
+    },
+    set lineBytes(n: number) {
+      state.lineBytes = n;
+    },
+    get firehoseBytes() {
+      return counters.firehoseBytes;
+    },
     get openRequests() {
       return withRequest.size;
     },
@@ -145,8 +161,33 @@ function put(socket: Socket, data: string | Buffer): boolean {
   return true;
 }
 
-async function answer(socket: Socket, s: { mode: FaultMode; lines: number; delayMs: number }): Promise<boolean> {
+async function answer(socket: Socket, s: { mode: FaultMode; lines: number; delayMs: number; lineBytes: number }, counters: { firehoseBytes: number }): Promise<boolean> {
   switch (s.mode) {
+    case 'firehose': {
+      put(socket, HEADERS);
+      const filler = 'x'.repeat(Math.max(0, s.lineBytes - 8));
+      for (let i = 0; i < s.lines; i++) {
+        if (socket.destroyed || !socket.writable) return false;
+        const data = chunk(contentLine(`${String(i).padStart(7, '0')} ${filler}`));
+        counters.firehoseBytes += data.length;
+        // A real server is paced by TCP: it writes only as fast as the relay reads.
+        if (!socket.write(data)) {
+          const drained = await new Promise<boolean>((resolve) => {
+            const done = (ok: boolean) => () => {
+              socket.off('drain', onDrain).off('close', onClose);
+              resolve(ok);
+            };
+            const onDrain = done(true);
+            const onClose = done(false);
+            socket.once('drain', onDrain).once('close', onClose);
+          });
+          if (!drained) return false;
+        }
+      }
+      if (!put(socket, chunk(DONE_LINE))) return false;
+      socket.end(LAST_CHUNK);
+      return true;
+    }
     case 'ok': {
       put(socket, HEADERS);
       for (let i = 0; i < s.lines; i++) {

@@ -36,7 +36,7 @@ const KNOWN: Record<string, string> = { '/v1/health': 'GET', '/v1/remote/info': 
 /** Headers the client library owns: generating them would test Node's client, not the relay. */
 const RESERVED = new Set(['content-length', 'transfer-encoding', 'host', 'connection', 'expect', 'upgrade', 'te', 'trailer', 'keep-alive']);
 
-const TOKEN = Symbol('token');
+const TOKEN: unique symbol = Symbol('token');
 type AuthValue = string | typeof TOKEN | { prefix: string; suffix: string };
 
 interface FuzzRequest {
@@ -84,9 +84,9 @@ const authArb: fc.Arbitrary<AuthValue> = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom('', 'Bearer', 'Bearer ', 'Bearer dr_', 'Token abc', 'Bearer dr_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA') },
   { weight: 1, arbitrary: visible },
 );
-const auths = fc.oneof(
+const auths: fc.Arbitrary<AuthValue[]> = fc.oneof(
   { weight: 2, arbitrary: fc.constant<AuthValue[]>([]) },
-  { weight: 10, arbitrary: authArb.map((a) => [a]) },
+  { weight: 10, arbitrary: authArb.map((a): AuthValue[] => [a]) },
   { weight: 1, arbitrary: fc.array(authArb, { minLength: 2, maxLength: 3 }) },
 );
 const contentTypeArb = fc.oneof(

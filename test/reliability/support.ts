@@ -1,5 +1,7 @@
 /** Shared checks for the reliability suite: a strict SSE reader, bounded waits, resource counts. */
 import { request as httpRequest, type Agent, type IncomingHttpHeaders } from 'node:http';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 export interface StreamEvent {
   type: string;
@@ -110,4 +112,21 @@ export function resources(): Record<string, number> {
 /** True when no kind of resource is above its baseline count. */
 export function atOrBelow(now: Record<string, number>, baseline: Record<string, number>): boolean {
   return Object.entries(now).every(([kind, n]) => n <= (baseline[kind] ?? 0));
+}
+
+let gcFn: (() => void) | undefined;
+/** A full garbage collection, so memory figures show what is held rather than what is not yet collected. */
+export function collectGarbage(): void {
+  if (!gcFn) {
+    setFlagsFromString('--expose-gc');
+    gcFn = runInNewContext('gc') as () => void;
+  }
+  gcFn();
+}
+
+/** Bytes this process holds after a full GC: JS heap plus buffers outside it. */
+export function heldBytes(): number {
+  collectGarbage();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
 }

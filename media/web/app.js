@@ -452,6 +452,8 @@ async function runSse(turn) {
     if (turn.state !== 'streaming') return;
     if (why === 'stop') return;
     if (why === 'ws') {
+      // The held-back SSE generation would otherwise run on beside the WebSocket's.
+      cancelKeyed(turn);
       preferWs = true;
       turn.transport = 'ws';
       setStatus('The network holds back streamed replies; switching to a WebSocket…');
@@ -501,10 +503,9 @@ function runWs(turn) {
   ws.addEventListener('close', (e) => {
     if (turn.state !== 'streaming') return;
     if (!opened) return finish(turn, 'error', 'The relay refused the WebSocket connection (is the token still valid?). Pair again if this persists.');
-    if (e.code === 4401 || e.code === 1008) {
-      onUnauthorized();
-      return finish(turn, 'error', AUTH_MESSAGE);
-    }
+    // 1008: the relay refused the request itself (the reason is its CONTRACT code); it normally
+    // sends an error event first, which has already ended the turn.
+    if (e.code === 1008) return finish(turn, 'error', `The relay refused the request (${e.reason || 'policy'}).`);
     finish(turn, 'error');
     setNote(turn, 'The connection to the desktop was lost before the reply finished.', 'error', { label: 'Retry', run: () => retry(turn) });
   });
@@ -563,17 +564,22 @@ function stop() {
   if (turn.state === 'interrupted') turn.state = 'streaming';
   finish(turn, 'stopped');
   if (abort) abort('stop');
-  // A resumable generation outlives its connection, so leaving is not enough: ask the relay to
-  // cancel it (best effort; a relay without the cancel answers 404/405 and the generation ends on
-  // its own).
-  if (turn.transport === 'sse' && pairing) {
-    fetch('/v1/chat/stream', {
-      method: 'DELETE',
-      headers: { Authorization: `Bearer ${pairing.token}`, 'Idempotency-Key': turn.key },
-      keepalive: true,
-      cache: 'no-store',
-    }).catch(() => {});
-  }
+  if (turn.transport === 'sse') cancelKeyed(turn);
+}
+
+/**
+ * A resumable (keyed) generation outlives its connection, so leaving is not enough: ask the relay
+ * to cancel it. Best effort: a relay without the cancel answers 404/405 and the generation ends
+ * on its own (or after the relay's resume window).
+ */
+function cancelKeyed(turn) {
+  if (!pairing) return;
+  fetch('/v1/chat/stream', {
+    method: 'DELETE',
+    headers: { Authorization: `Bearer ${pairing.token}`, 'Idempotency-Key': turn.key },
+    keepalive: true,
+    cache: 'no-store',
+  }).catch(() => {});
 }
 
 // ---------------------------------------------------------------------------------------------

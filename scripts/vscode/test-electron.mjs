@@ -22,6 +22,9 @@ mkdirSync(workspace, { recursive: true });
 mkdirSync(configDir, { recursive: true, mode: 0o700 });
 writeFileSync(join(workspace, 'README.md'), '# DeskRelay e2e workspace\n');
 const resultsPath = join(tmp, 'results.json');
+mkdirSync(join(tmp, 'ud', 'User'), { recursive: true });
+// As in run-e2e.mjs: keep VS Code's proxy support from replacing the tunnel tests' https Agent.
+writeFileSync(join(tmp, 'ud', 'User', 'settings.json'), JSON.stringify({ 'http.proxySupport': 'off', 'security.workspace.trust.enabled': false }));
 let code = 1;
 try {
   code = await runTests({

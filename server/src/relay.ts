@@ -14,6 +14,7 @@ import { DEFAULT_RESUME_BUFFER_BYTES } from './resumable/eventLog';
 import { DEFAULT_RESUME_TTL_MS, ResumableRegistry } from './resumable/registry';
 import { StreamRegistry } from './streams';
 import { chatSocketRoute, chatSocketUpgrade } from './ws/chatSocket';
+import { OPENAI_ROUTES } from './openai/routes';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
 
 export type { RelayOptions, RequestLogEntry } from './context';
@@ -33,8 +34,8 @@ export class RelayStartError extends Error {
 
 export const SPEC_ROUTES: readonly Route[] = [healthRoute, infoRoute, chatStreamRoute];
 
-/** Beyond SPEC (issue 6): the WebSocket fallback's plain-GET answer; its upgrade is wired in start(). */
-export const BEYOND_ROUTES: readonly Route[] = [chatSocketRoute];
+/** Beyond SPEC (issue 6): the WebSocket fallback's plain-GET answer (its upgrade is wired in start()) and the OpenAI-compatible door. */
+export const BEYOND_ROUTES: readonly Route[] = [chatSocketRoute, ...OPENAI_ROUTES];
 
 function resolve(options: RelayOptions): ResolvedOptions {
   return {

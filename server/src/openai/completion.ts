@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import type { Piece, ProviderConfig } from '../providers/types';
+
+/**
+ * The shapes OpenAI's chat completions API answers with. Reasoning goes out separately as
+ * `reasoning_content` (DeepSeek's and LM Studio's field, which OpenAI-style clients read), not
+ * wrapped in `<think>` as on the SPEC stream.
+ */
+
+/** The model the desktop serves, whatever the client asked for; `auto` when the runner picks its first model. */
+export function modelName(provider: ProviderConfig): string {
+  return provider.model ?? 'auto';
+}
+
+export class Completion {
+  readonly id = `chatcmpl-${randomBytes(12).toString('hex')}`;
+  readonly created = Math.floor(Date.now() / 1000);
+  private content = '';
+  private reasoning = '';
+
+  constructor(readonly model: string) {}
+
+  /** Stream framing: the first chunk announces the assistant role, as OpenAI's does. */
+  firstChunk(): string {
+    return this.chunk({ role: 'assistant', content: '' }, null);
+  }
+
+  /** The chunk for one piece ('' for an empty piece), also kept for the non-stream answer. */
+  pieceChunk(piece: Piece): string {
+    if (piece.text === '') return '';
+    if (piece.kind === 'reasoning') {
+      this.reasoning += piece.text;
+      return this.chunk({ reasoning_content: piece.text }, null);
+    }
+    this.content += piece.text;
+    return this.chunk({ content: piece.text }, null);
+  }
+
+  lastChunk(): string {
+    return `${this.chunk({}, 'stop')}data: [DONE]\n\n`;
+  }
+
+  /** The non-stream answer, from the pieces seen. */
+  message(): object {
+    const message: Record<string, string> = { role: 'assistant', content: this.content };
+    if (this.reasoning !== '') message.reasoning_content = this.reasoning;
+    return {
+      id: this.id,
+      object: 'chat.completion',
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, message, logprobs: null, finish_reason: 'stop' }],
+    };
+  }
+
+  private chunk(delta: object, finishReason: 'stop' | null): string {
+    const chunk = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    };
+    return `data: ${JSON.stringify(chunk)}\n\n`;
+  }
+}
+
+/** A failure after the 200: an error chunk and no [DONE], so SDKs raise instead of ending quietly. */
+export function errorChunk(error: object): string {
+  return `data: ${JSON.stringify({ error })}\n\n`;
+}

@@ -30,6 +30,8 @@ const { values: args } = parseArgs({
     'skip-ui': { type: 'boolean', default: false },
     'skip-suite': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    // Check a packaged .vsix instead of the checkout: installs it and runs the UI tests only.
+    vsix: { type: 'string' },
   },
 });
 
@@ -172,6 +174,7 @@ function tail(file, lines = 40) {
 /** Workbench URL that opens `folder` and passes VS Code's test options (as `code --extensionDevelopmentPath …` would). */
 export function workbenchUrl(base, port, folder, { testsPath } = {}) {
   const remote = (p) => `vscode-remote://127.0.0.1:${port}${p}`;
+  if (args.vsix) return `${base}/?folder=${encodeURIComponent(folder)}`;
   const payload = [['extensionDevelopmentPath', remote(repoRoot)]];
   if (testsPath) payload.push(['extensionTestsPath', remote(testsPath)]);
   return `${base}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
@@ -292,6 +295,14 @@ async function main() {
   if (args.grep) env.DESKRELAY_E2E_GREP = args.grep;
   delete env.VSCODE_IPC_HOOK_CLI;
 
+  if (args.vsix) {
+    const vsix = resolve(args.vsix);
+    log(`installing ${relative(repoRoot, vsix)} into code-server`);
+    const { spawnSync } = await import('node:child_process');
+    const r = spawnSync(process.execPath, [entryScript(), '--extensions-dir', join(tmp, 'ext'), '--user-data-dir', join(tmp, 'ud'), '--install-extension', vsix], { env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`installing ${vsix} failed:\n${r.stdout}\n${r.stderr}`);
+    args['skip-suite'] = true;
+  }
   const cs = await startCodeServer(tmp, env);
   log(`code-server listening on ${cs.base}`);
   const { chromium } = await import('playwright-core');
@@ -382,7 +393,7 @@ async function main() {
         }
       }
     }
-    if (!args.grep) checkLogs(tmp, cs, secretsPath);
+    if (!args.grep && !args['skip-suite']) checkLogs(tmp, cs, secretsPath);
   } catch (err) {
     failedToRun = err;
   }

@@ -175,6 +175,14 @@ describe('refusals', () => {
     }
   });
 
+  it('a malformed handshake is 400 with the CONTRACT body and frees its slot', async () => {
+    const reply = await send(t.url, '/v1/chat/ws', { headers: { ...bearer(t.token), Connection: 'Upgrade', Upgrade: 'websocket' } });
+    expect(reply.status).toBe(400);
+    expect(reply.json.error.code).toBe('request.invalid_header');
+    expect(reply.json.error.message).toContain('Sec-WebSocket-Key');
+    expect(reply.json.error.request_id).toBe(reply.headers['x-request-id']);
+  });
+
   it('a plain GET is 426, another method 405, and no token 401', async () => {
     const plain = await send(t.url, '/v1/chat/ws', { headers: bearer(t.token) });
     expect(plain.status).toBe(426);

@@ -574,8 +574,8 @@ function stop() {
  */
 function cancelKeyed(turn) {
   if (!pairing) return;
-  fetch('/v1/chat/stream', {
-    method: 'DELETE',
+  fetch('/v1/chat/cancel', {
+    method: 'POST',
     headers: { Authorization: `Bearer ${pairing.token}`, 'Idempotency-Key': turn.key },
     keepalive: true,
     cache: 'no-store',

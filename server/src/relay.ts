@@ -10,6 +10,7 @@ import { configDir, tokenPath } from './paths';
 import { chatStreamRoute } from './routes/chatStream';
 import { healthRoute } from './routes/health';
 import { infoRoute } from './routes/info';
+import { chatCancelRoute } from './resumable/cancel';
 import { DEFAULT_RESUME_BUFFER_BYTES } from './resumable/eventLog';
 import { DEFAULT_RESUME_TTL_MS, ResumableRegistry } from './resumable/registry';
 import { StreamRegistry } from './streams';
@@ -35,7 +36,7 @@ export class RelayStartError extends Error {
 export const SPEC_ROUTES: readonly Route[] = [healthRoute, infoRoute, chatStreamRoute];
 
 /** Beyond SPEC (issue 6): the WebSocket fallback's plain-GET answer (its upgrade is wired in start()) and the OpenAI-compatible door. */
-export const BEYOND_ROUTES: readonly Route[] = [chatSocketRoute, ...OPENAI_ROUTES];
+export const BEYOND_ROUTES: readonly Route[] = [chatCancelRoute, chatSocketRoute, ...OPENAI_ROUTES];
 
 function resolve(options: RelayOptions): ResolvedOptions {
   return {

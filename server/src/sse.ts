@@ -113,6 +113,11 @@ export class SseStream {
     });
   }
 
+  /** A comment line (`: `), which clients ignore: proof that bytes get through. */
+  comment(): void {
+    this.write(KEEP_ALIVE);
+  }
+
   private keepAlive(): void {
     if (this.ended) return;
     this.res.write(KEEP_ALIVE);

@@ -256,3 +256,42 @@ describe('limits', () => {
     }
   });
 });
+
+describe('POST /v1/chat/cancel', () => {
+  const cancel = (key: string | undefined, token = t.token) =>
+    send(t.url, '/v1/chat/cancel', { method: 'POST', headers: { Authorization: `Bearer ${token}`, ...(key ? { 'Idempotency-Key': key } : {}) } });
+
+  it('ends a running keyed generation: the provider call is aborted and the stream ends with one error event', async () => {
+    ollama.set({ mode: 'normal', reply: Array.from({ length: 40 }, (_, i) => `w${i} `), chunkDelayMs: 100 });
+    const key = newKey();
+    const before = chatCalls();
+    const stream = resumable(t.url, t.token, key);
+    await expect.poll(() => chatCalls()).toBe(before + 1);
+    const answer = await cancel(key);
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual({ cancelled: true });
+    const events = parseNumbered((await stream).body).map((e) => e.event);
+    expect(events.at(-1)).toEqual({ type: 'error', message: 'The reply was stopped by the client.' });
+    expect(events.filter((e) => e.type === 'error' || e.type === 'done')).toHaveLength(1);
+    await ollama.lastRequestClosed;
+    expect(ollama.lastRequestAborted).toBe(true);
+    // Idempotent: a second cancel finds nothing running.
+    expect((await cancel(key)).json).toEqual({ cancelled: false });
+  });
+
+  it('says cancelled: false for an unknown key, needs the key, and is guarded by the token', async () => {
+    expect((await cancel(newKey())).json).toEqual({ cancelled: false });
+    const missing = await cancel(undefined);
+    expect(missing.status).toBe(400);
+    expect(missing.json.error.code).toBe('request.invalid_header');
+    const wrong = await cancel(newKey(), 'dr_wrong');
+    expect(wrong.status).toBe(401);
+    expect(wrong.json.error.code).toBe('auth.invalid_token');
+  });
+
+  it('leaves /v1/chat/stream as SPEC has it: DELETE there is still 405 with Allow: POST', async () => {
+    const reply = await send(t.url, '/v1/chat/stream', { method: 'DELETE', headers: { Authorization: `Bearer ${t.token}`, 'Idempotency-Key': newKey() } });
+    expect(reply.status).toBe(405);
+    expect(reply.headers.allow).toBe('POST');
+  });
+});

@@ -39,6 +39,9 @@ export async function serveResumable(req: IncomingMessage, res: ServerResponse, 
   // Same tick as start(): the generation cannot have emitted yet, so the replay misses nothing.
   const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
   sse.open();
+  // One comment at once: a client can tell a slow model (bytes arrive) from a proxy that
+  // holds streamed responses back (nothing arrives) and switch to the WebSocket only then.
+  sse.comment();
   deliver(entry, sse, res, after);
 }
 

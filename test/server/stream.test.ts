@@ -12,20 +12,26 @@ import { chatBody, chatHeaders, closedPort, parseEvents, send } from '../helpers
 import { startRelay, type TestRelay } from '../helpers/relay';
 
 let t: TestRelay;
+/** A relay with a 150 ms keep-alive, for the tests about keep-alives; `t` keeps SPEC's 15 s so byte-exact bodies hold on a busy machine. */
+let k: TestRelay;
 let ollama: OllamaStandIn;
 
 beforeAll(async () => {
   ollama = await startOllamaStandIn();
-  t = await startRelay({ keepAliveMs: 150, providerIdleMs: 3_000 });
+  t = await startRelay({ providerIdleMs: 3_000 });
+  k = await startRelay({ keepAliveMs: 150, providerIdleMs: 3_000 });
 });
 afterAll(async () => {
   await t.close();
+  await k.close();
   await ollama.close();
 });
 afterEach(() => ollama.set({ mode: 'normal' }));
 
-const useOllama = (model = 'llama3.2') => t.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model });
-const chat = (body = chatBody()) => send(t.url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(t.token), body });
+const useOllama = (model = 'llama3.2') => {
+  for (const relay of [t, k]) relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model });
+};
+const chat = (body = chatBody(), relay = t) => send(relay.url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(relay.token), body });
 
 /** The SSE body must be exactly these events, framed `data: <compact json>\n\n`, and nothing else. */
 function expectExactFraming(body: string, events: object[]) {
@@ -99,7 +105,7 @@ describe('keep-alive', () => {
     useOllama();
     // Cold start: nothing for ~3.5 keep-alive intervals, then the reply.
     ollama.set({ mode: 'normal', headersDelayMs: 520 });
-    const reply = await chat();
+    const reply = await chat(chatBody(), k);
     const pings = reply.body.split(': \n\n').length - 1;
     expect(pings).toBeGreaterThanOrEqual(2);
     expect(pings).toBeLessThanOrEqual(4);
@@ -115,7 +121,7 @@ describe('keep-alive', () => {
   it('restarts the interval after every write, so a steady stream gets no comments', async () => {
     useOllama();
     ollama.set({ mode: 'normal', chunkDelayMs: 60, reply: Array.from({ length: 10 }, (_, i) => `w${i} `) });
-    const reply = await chat();
+    const reply = await chat(chatBody(), k);
     expect(reply.body).not.toContain(': \n\n');
   });
 });
@@ -197,7 +203,7 @@ describe('the terminal rule: exactly one done or error, then the end', () => {
   it('gives up on a provider that goes silent past the idle limit, with an error event', async () => {
     useOllama();
     ollama.set({ mode: 'hang-after-headers' });
-    const reply = await chat();
+    const reply = await chat(chatBody(), k);
     const events = parseEvents(reply.body);
     expect(events).toHaveLength(1);
     expect(events[0].type).toBe('error');

@@ -130,3 +130,69 @@ export function heldBytes(): number {
   const m = process.memoryUsage();
   return m.heapUsed + m.external;
 }
+
+export interface RelayChild {
+  url: string;
+  token: string;
+  pid: number;
+  /** Resident set size of the child, from /proc. */
+  rss(): number;
+  /** The child's process.memoryUsage() right after a full GC. */
+  memory(): Promise<NodeJS.MemoryUsage>;
+  stop(): Promise<void>;
+}
+
+/** Bundles test/reliability/relayChild.ts with esbuild into a temp dir and runs it. */
+export async function spawnRelayChild(opts: { providerUrl: string; model: string; maxStreams?: number; keepAliveMs?: number }): Promise<RelayChild> {
+  const { build } = await import('esbuild');
+  const { spawn } = await import('node:child_process');
+  const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'deskrelay-child-bundle-'));
+  const outfile = join(dir, 'relayChild.js');
+  await build({ entryPoints: [join(__dirname, 'relayChild.ts')], outfile, bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'error' });
+  const child = spawn(process.execPath, ['--expose-gc', outfile, JSON.stringify(opts)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const lines: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+    let nl: number;
+    while ((nl = out.indexOf('\n')) >= 0) {
+      const line = out.slice(0, nl);
+      out = out.slice(nl + 1);
+      const w = waiting.shift();
+      if (w) w(line);
+      else lines.push(line);
+    }
+  });
+  const nextLine = (what: string) =>
+    new Promise<string>((resolve, reject) => {
+      const queued = lines.shift();
+      if (queued !== undefined) return resolve(queued);
+      const timer = setTimeout(() => reject(new Error(`relay child: no ${what} within 10 s`)), 10_000);
+      waiting.push((line) => {
+        clearTimeout(timer);
+        resolve(line);
+      });
+    });
+  const first = JSON.parse(await nextLine('start line')) as { url: string; token: string; pid: number };
+  return {
+    ...first,
+    async memory() {
+      child.stdin!.write('mem\n');
+      return JSON.parse(await nextLine('memory report')) as NodeJS.MemoryUsage;
+    },
+    rss: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${first.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024,
+    async stop() {
+      child.stdin!.end();
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(killer);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -122,7 +122,8 @@ describe('keep-alive', () => {
     useOllama();
     ollama.set({ mode: 'normal', chunkDelayMs: 60, reply: Array.from({ length: 10 }, (_, i) => `w${i} `) });
     const reply = await chat(chatBody(), k);
-    expect(reply.body).not.toContain(': \n\n');
+    // Without the restart a 600 ms stream would carry 3 or 4 comments; a stall on a busy machine may cause one.
+    expect(reply.body.split(': \n\n').length - 1).toBeLessThanOrEqual(1);
   });
 });
 

@@ -241,6 +241,7 @@ function checkLogs(tmp, cs, secretsPath) {
       cs.logFile,
       join(tmp, 'browser-console.log'),
       join(tmp, 'ud', 'User', 'settings.json'),
+      join(tmp, 'ud', 'Machine', 'settings.json'),
     ].filter((f) => existsSync(f));
     for (const f of files) {
       const text = readFileSync(f, 'utf8');
@@ -374,7 +375,7 @@ async function main() {
               await page.goto(workbenchUrl(cs.base, cs.port, workspace));
               await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
             },
-            userSettings: (values) => ui.mergeSettings(join(cs.ud, 'User', 'settings.json'), values),
+            settings: (values) => ui.mergeSettings(join(cs.ud, 'Machine', 'settings.json'), values),
             rememberSecret: (secret) => writeFileSync(secretsPath, `${secret}\n`, { flag: 'a' }),
             workspace,
             configDir,

@@ -2,17 +2,21 @@
 // person does. The launcher (scripts/vscode/run-e2e.mjs) runs each test in a fresh browser context.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { BrowserContext, FrameLocator, Page } from 'playwright-core';
 import { startOllamaStandIn } from '../../fixtures/providers/ollama';
+import { startOpenAiStandIn } from '../../fixtures/providers/openai';
 
 export interface UiContext {
   page: Page;
   context: BrowserContext;
   /** Opens the workbench on the test workspace with the extension loaded from the checkout. */
   open(): Promise<void>;
-  /** Merges into the VS Code user settings (before open()). */
-  userSettings(values: Record<string, unknown>): void;
+  /**
+   * Merges into the remote machine's settings (code-server's `Machine/settings.json`): in a remote
+   * window VS Code reads machine-scoped settings (port, providers, …) only from there.
+   */
+  settings(values: Record<string, unknown>): void;
   /** Remembers a secret the launcher must not find in any log. */
   rememberSecret(secret: string): void;
   workspace: string;
@@ -109,11 +113,11 @@ async function portOpen(port: number): Promise<boolean> {
 export const tests: UiTest[] = [
   {
     title: 'command palette: Start Remote Chat, Copy Pairing JSON, pair, chat, pairing panel',
-    async run({ page, context, open, userSettings, rememberSecret, configDir, artifactsDir, log }) {
+    async run({ page, context, open, settings, rememberSecret, configDir, artifactsDir, log }) {
       const ollama = await startOllamaStandIn();
       const port = await freePort();
       try {
-        userSettings({
+        settings({
           'deskrelay.port': port,
           'deskrelay.providers': [{ id: 'ollama-ui', kind: 'ollama', baseUrl: ollama.url, model: 'auto' }],
           'deskrelay.activeProvider': 'ollama-ui',
@@ -197,10 +201,91 @@ export const tests: UiTest[] = [
       }
     },
   },
+  {
+    title: 'status bar menu, Select Provider quick pick, API key password box, port change offers a restart',
+    async run({ page, open, settings, rememberSecret, configDir, log }) {
+      const ollama = await startOllamaStandIn();
+      const openai = await startOpenAiStandIn();
+      const port = await freePort();
+      try {
+        settings({
+          'deskrelay.port': port,
+          'deskrelay.providers': [
+            { id: 'ollama-ui', kind: 'ollama', baseUrl: ollama.url, model: 'auto' },
+            { id: 'openai-ui', kind: 'openai-compatible', baseUrl: openai.url, model: 'gpt-ui' },
+          ],
+          'deskrelay.activeProvider': 'ollama-ui',
+        });
+        await open();
+        const statusItem = page.locator('.statusbar-item', { hasText: 'DeskRelay:' }).first();
+        await statusItem.locator('text=stopped').waitFor({ timeout: 60_000 });
+
+        log('UI:   status bar → Start Remote Chat');
+        await statusItem.click();
+        const rows = page.locator('.quick-input-list .monaco-list-row');
+        await rows.filter({ hasText: 'Start Remote Chat' }).first().click();
+        await page.locator('.statusbar-item', { hasText: `running on :${port}` }).first().waitFor({ timeout: 20_000 });
+        await statusItem.click();
+        await rows.filter({ hasText: 'Copy Pairing JSON' }).first().waitFor();
+        const menu = await page.locator('.quick-input-list .monaco-list-row .label-name').allTextContents();
+        assert(!menu.some((l) => l.includes('Start Remote Chat')), `status menu offers Start while running: ${menu.join(' | ')}`);
+        await page.keyboard.press('Escape');
+
+        log('UI:   Select Provider quick pick');
+        await runCommand(page, 'DeskRelay: Select Provider');
+        const active = rows.filter({ hasText: 'ollama-ui' }).first();
+        await active.waitFor();
+        assert((await active.locator('.codicon-check').count()) === 1, 'the active provider is not marked');
+        await page.locator('.quick-input-widget input.input').fill('openai-ui');
+        await page.keyboard.press('Enter');
+        await page.locator('.statusbar-item', { hasText: 'openai-ui' }).first().waitFor({ timeout: 10_000 });
+
+        log('UI:   Set Provider API Key (password input box)');
+        const key = `sk-ui-${Math.random().toString(36).slice(2)}`;
+        rememberSecret(key);
+        await runCommand(page, 'DeskRelay: Set Provider API Key');
+        await rows.filter({ hasText: 'openai-ui' }).first().click();
+        const input = page.locator('.quick-input-widget input.input');
+        await page.locator('.quick-input-widget', { hasText: 'API key for "openai-ui"' }).waitFor();
+        assert((await input.getAttribute('type')) === 'password', 'the API key box is not a password box');
+        await input.fill(key);
+        await page.keyboard.press('Enter');
+        await page.locator('.notifications-toasts .notification-toast', { hasText: 'stored in VS Code' }).first().waitFor({ timeout: 10_000 });
+        const token = readFileSync(join(configDir, 'token'), 'utf8').trim();
+        rememberSecret(token);
+        const res = await fetch(`http://127.0.0.1:${port}/v1/chat/stream`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ messages: [{ role: 'user', content: 'key?' }] }),
+        });
+        assert(res.status === 200, `chat status ${res.status}`);
+        assert((await res.text()).includes('"type":"done"'), 'the chat did not finish');
+        assert(openai.requests.at(-1)?.headers.authorization === `Bearer ${key}`, 'the stand-in did not get the key from SecretStorage');
+        assert(ollama.requests.every((r) => r.path !== '/api/chat'), 'the old provider got the chat');
+
+        log('UI:   changing deskrelay.port offers a restart');
+        const newPort = await freePort();
+        settings({ 'deskrelay.port': newPort });
+        const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'port or bind address changed' }).first();
+        await toast.waitFor({ timeout: 20_000 });
+        await toast.locator('a.monaco-button, .monaco-button', { hasText: 'Restart' }).first().click();
+        await page.locator('.statusbar-item', { hasText: `running on :${newPort}` }).first().waitFor({ timeout: 20_000 });
+        assert(!(await portOpen(port)), 'the old port is still open');
+        assert(readFileSync(join(configDir, 'token'), 'utf8').trim() !== token, 'a restart must make a new token');
+        rememberSecret(readFileSync(join(configDir, 'token'), 'utf8').trim());
+        await runCommand(page, 'DeskRelay: Stop Remote Chat');
+        await statusItem.locator('text=stopped').waitFor({ timeout: 10_000 });
+      } finally {
+        await ollama.close();
+        await openai.close();
+      }
+    },
+  },
 ];
 
 /** Used by the launcher: merges settings into a VS Code settings.json. */
 export function mergeSettings(file: string, values: Record<string, unknown>): void {
   const current = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify({ ...current, ...values }, null, 2));
 }

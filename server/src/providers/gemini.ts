@@ -1,6 +1,6 @@
 import { baseUrlOf, describeProvider } from './config';
-import { ProviderCall, providerMessage } from './http';
-import { requireKey } from './keys';
+import { providerMessage } from './http';
+import { keyedCall, requireKey } from './keys';
 import { toConversation } from './turns';
 import type { AdapterDeps, ChatAdapter, ChatMessage, Piece, ProviderConfig } from './types';
 
@@ -23,14 +23,7 @@ export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
     label,
     async *stream(messages: ChatMessage[], signal: AbortSignal): AsyncGenerator<Piece> {
       const key = await requireKey(config, deps, label);
-      const call = new ProviderCall({
-        label,
-        idleTimeoutMs: deps.idleTimeoutMs,
-        signal,
-        secret: key,
-        keyHint: deps.keys.howToSet(config),
-        model,
-      });
+      const call = keyedCall(config, deps, label, signal, key, model);
       try {
         const { system, turns } = toConversation(messages);
         const body: Record<string, unknown> = {

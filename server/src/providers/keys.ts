@@ -1,3 +1,4 @@
+import { ProviderCall } from './http';
 import { ProviderError } from './errors';
 import type { AdapterDeps, ProviderConfig } from './types';
 
@@ -18,4 +19,12 @@ export async function requireKey(config: ProviderConfig, deps: AdapterDeps, labe
   const key = await readKey(config, deps, label);
   if (!key) throw new ProviderError(`${label} needs an API key and none is set; ${deps.keys.howToSet(config)}`);
   return key;
+}
+
+/**
+ * The call of a provider that takes a key: the key is redacted from every message the call
+ * produces, and a refused key is answered with how to set it.
+ */
+export function keyedCall(config: ProviderConfig, deps: AdapterDeps, label: string, signal: AbortSignal, key: string | undefined, model = config.model): ProviderCall {
+  return new ProviderCall({ label, idleTimeoutMs: deps.idleTimeoutMs, signal, secret: key, keyHint: deps.keys.howToSet(config), model });
 }

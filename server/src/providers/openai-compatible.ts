@@ -1,6 +1,6 @@
 import { baseUrlOf, describeProvider } from './config';
-import { ProviderCall, providerMessage, saidIn } from './http';
-import { readKey } from './keys';
+import { providerMessage, saidIn } from './http';
+import { keyedCall, readKey } from './keys';
 import { pluck, resolveModel } from './models';
 import type { AdapterDeps, ChatAdapter, ChatMessage, Piece, ProviderConfig } from './types';
 
@@ -25,14 +25,7 @@ export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDep
       // Local servers (LM Studio, llama.cpp) take no key; send one only when the user set one.
       const key = await readKey(config, deps, label);
       const auth: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
-      const call = new ProviderCall({
-        label,
-        idleTimeoutMs: deps.idleTimeoutMs,
-        signal,
-        secret: key,
-        keyHint: deps.keys.howToSet(config),
-        model: config.model,
-      });
+      const call = keyedCall(config, deps, label, signal, key);
       try {
         call.model = await resolveModel(call, config, {
           url: `${base}/models`,

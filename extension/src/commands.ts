@@ -97,12 +97,16 @@ export class Commands {
       if (err instanceof CloudflaredNotFound) return this.offerCloudflaredInstall(err.message);
       throw err;
     }
+    let cancelled = false;
     try {
       const url = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'DeskRelay tunnel', cancellable: true },
         (progress, cancel) => {
           const sub = this.chat.onTunnelProgress((m) => progress.report({ message: m }));
-          const stop = cancel.onCancellationRequested(() => void this.chat.stopTunnel());
+          const stop = cancel.onCancellationRequested(() => {
+            cancelled = true;
+            void this.chat.stopTunnel();
+          });
           progress.report({ message: 'Starting cloudflared…' });
           return this.chat.startTunnel().finally(() => {
             sub.dispose();
@@ -119,6 +123,7 @@ export class Commands {
       return url;
     } catch (err) {
       if (err instanceof CloudflaredNotFound) return this.offerCloudflaredInstall(err.message);
+      if (cancelled) return undefined;
       void vscode.window.showErrorMessage(`DeskRelay tunnel failed: ${firstLine(message(err))}`, 'Show Log', 'Restart Tunnel').then((choice) => {
         if (choice === 'Show Log') this.log.show();
         else if (choice === 'Restart Tunnel') void vscode.commands.executeCommand('deskrelay.startTunnel');

@@ -119,11 +119,11 @@ export class RemoteChat extends Disposable {
   /** Stops the tunnel and the relay; live streams end with an error event, the token file goes. */
   async stop(): Promise<void> {
     await this.starting?.catch(() => {});
-    await this.stopTunnel();
     const relay = this.relay;
     this.relay = undefined;
     try {
-      await relay?.stop();
+      // Side by side: deactivate has only a few seconds for both.
+      await Promise.all([this.stopTunnel(), relay?.stop()]);
     } finally {
       this.changed.fire();
     }

@@ -133,7 +133,11 @@ export const tests: UiTest[] = [
 
         log('UI:   Start Remote Chat');
         await runCommand(page, 'DeskRelay: Start Remote Chat');
-        await page.locator('.notifications-toasts .notification-toast', { hasText: 'DeskRelay is running on' }).first().waitFor({ timeout: 20_000 });
+        const started = page.locator('.notifications-toasts .notification-toast', { hasText: 'DeskRelay is running on' }).first();
+        await started.waitFor({ timeout: 20_000 });
+        for (const action of ['Copy Pairing JSON', 'Show Pairing QR Code', 'Start Tunnel']) {
+          await started.locator('.monaco-button', { hasText: action }).first().waitFor();
+        }
         await page.locator('.statusbar-item', { hasText: `DeskRelay: running on :${port}` }).first().waitFor({ timeout: 10_000 });
         labels = await paletteLabels(page, 'DeskRelay: ');
         assert(!labels.includes('DeskRelay: Start Remote Chat'), 'Start still offered while running');
@@ -275,6 +279,19 @@ export const tests: UiTest[] = [
         rememberSecret(readFileSync(join(configDir, 'token'), 'utf8').trim());
         await runCommand(page, 'DeskRelay: Stop Remote Chat');
         await statusItem.locator('text=stopped').waitFor({ timeout: 10_000 });
+
+        log('UI:   a non-loopback bind address warns once that LAN traffic is plain HTTP');
+        settings({ 'deskrelay.bindAddress': '0.0.0.0' });
+        const lan = page.locator('.notifications-toasts .notification-toast', { hasText: 'plain HTTP' }).first();
+        await lan.waitFor({ timeout: 20_000 });
+        settings({ 'deskrelay.bindAddress': '127.0.0.1' });
+        await sleep(1000);
+        await page.keyboard.press('Escape');
+        settings({ 'deskrelay.bindAddress': '0.0.0.0' });
+        await sleep(2000);
+        const shown = await page.locator('.notifications-toasts .notification-toast', { hasText: 'plain HTTP' }).count();
+        assert(shown <= 1, `the LAN warning was shown ${shown} times`);
+        settings({ 'deskrelay.bindAddress': '127.0.0.1' });
       } finally {
         await ollama.close();
         await openai.close();

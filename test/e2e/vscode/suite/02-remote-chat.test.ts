@@ -58,6 +58,17 @@ describe('Remote Chat in VS Code', function () {
     assert.equal(readToken(), before);
   });
 
+  it('two Starts at once (from stopped) start one server', async () => {
+    await run('deskrelay.stop');
+    const [a, b] = await Promise.all([run<Status>('deskrelay.start'), run<Status>('deskrelay.start')]);
+    assert.equal(a.running && b.running, true);
+    assert.equal(a.port, port);
+    assert.equal(b.port, port);
+    const token = readToken()!;
+    rememberSecret(token);
+    assert.equal((await getInfo(base, token)).status, 200);
+  });
+
   it('serves /v1/health and /v1/remote/info with the extension version and the open workspace folders', async () => {
     const health = await (await fetch(`${base}/v1/health`)).json();
     assert.deepEqual(health, { status: 'ok', service: 'deskrelay', version: extension().packageJSON.version });

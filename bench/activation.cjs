@@ -68,8 +68,20 @@ const vscode = new Proxy(
     ProgressLocation: { Notification: 15, Window: 10 },
     ThemeColor: class {},
     MarkdownString: class {
-      constructor(v) {
+      constructor(v = '') {
         this.value = v;
+      }
+      appendMarkdown(v) {
+        this.value += v;
+        return this;
+      }
+      appendText(v) {
+        this.value += v;
+        return this;
+      }
+      appendCodeblock(v) {
+        this.value += v;
+        return this;
       }
     },
     workspace: new Proxy(
@@ -115,9 +127,10 @@ const context = {
   const t1 = process.hrtime.bigint();
   await ext.activate(context);
   const t2 = process.hrtime.bigint();
+  const registered = commands.size;
   await ext.deactivate?.();
   for (const d of context.subscriptions) d?.dispose?.();
-  process.stdout.write(`${JSON.stringify({ requireMs: Number(t1 - t0) / 1e6, activateMs: Number(t2 - t1) / 1e6, commands: commands.size })}\n`);
+  process.stdout.write(`${JSON.stringify({ requireMs: Number(t1 - t0) / 1e6, activateMs: Number(t2 - t1) / 1e6, commands: registered })}\n`);
   process.exit(0);
 })().catch((err) => {
   process.stderr.write(`activation failed: ${err.stack ?? err}\n`);

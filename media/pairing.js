@@ -6,20 +6,29 @@
   const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
   let revealed = false;
   let payload = '';
+  let link = '';
+
+  function showSecret() {
+    $('payload').textContent = revealed ? payload : '';
+    $('payload').hidden = !revealed;
+    $('link').textContent = revealed ? link : '';
+    $('link').hidden = !revealed;
+    $('reveal').textContent = revealed ? 'Hide pairing JSON and link' : 'Reveal pairing JSON and link';
+  }
 
   function render(state) {
     $('stopped').hidden = state.running;
     $('running').hidden = !state.running;
     payload = state.payload || '';
+    link = state.link || '';
     if (state.running) {
       /** @type {HTMLImageElement} */ ($('qr')).src = state.qr || '';
+      /** @type {HTMLImageElement} */ ($('link-qr')).src = state.linkQr || '';
       $('url').textContent = state.url || '';
       $('tunnel').textContent = state.tunnel;
       $('start-tunnel').hidden = state.viaTunnel || state.tunnel === 'starting';
     }
-    $('payload').textContent = revealed ? payload : '';
-    $('payload').hidden = !revealed;
-    $('reveal').textContent = revealed ? 'Hide pairing JSON' : 'Reveal pairing JSON';
+    showSecret();
     const list = $('warnings');
     list.replaceChildren(
       ...(state.warnings || []).map((w) => {
@@ -36,9 +45,7 @@
   });
   $('reveal').addEventListener('click', () => {
     revealed = !revealed;
-    $('payload').textContent = revealed ? payload : '';
-    $('payload').hidden = !revealed;
-    $('reveal').textContent = revealed ? 'Hide pairing JSON' : 'Reveal pairing JSON';
+    showSecret();
   });
   $('copy').addEventListener('click', () => vscode.postMessage({ type: 'copy' }));
   $('start-tunnel').addEventListener('click', () => vscode.postMessage({ type: 'startTunnel' }));

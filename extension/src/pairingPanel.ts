@@ -15,12 +15,20 @@ export interface PanelState {
   payload?: string;
   /** The payload as a QR code (SVG data URL), made here in the extension host. */
   qr?: string;
+  /** The phone web client link (`<url>/#token=…`) and its QR code. */
+  link?: string;
+  linkQr?: string;
   warnings: string[];
 }
 
 const SECRET_WARNING =
-  'The pairing payload holds the token: whoever has it can chat through your providers and spend their quota. Show it only to your own phone.';
+  'The pairing payload and the link hold the token: whoever has them can chat through your providers and spend their quota. Show them only to your own phone.';
 const LAN_WARNING = 'This is a direct LAN address over plain HTTP: anyone on the network can read the token and your chats. Prefer the tunnel.';
+
+async function qrDataUrl(text: string): Promise<string> {
+  const svg = await QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+  return `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
+}
 
 /** The "Show Pairing QR Code" webview: one panel, updated as the relay and tunnel change. */
 export class PairingPanel extends Disposable {
@@ -83,7 +91,9 @@ export class PairingPanel extends Disposable {
       viaTunnel: p?.viaTunnel ?? false,
       tunnel: s.tunnelUrl ? `up at ${s.tunnelUrl}` : s.tunnel,
       payload: p?.payload,
-      qr: p ? `data:image/svg+xml;base64,${Buffer.from(await QRCode.toString(p.payload, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 })).toString('base64')}` : undefined,
+      qr: p ? await qrDataUrl(p.payload) : undefined,
+      link: p?.link,
+      linkQr: p ? await qrDataUrl(p.link) : undefined,
       warnings,
     };
   }
@@ -121,7 +131,16 @@ export class PairingPanel extends Disposable {
       <button id="start" type="button">Start Remote Chat</button>
     </section>
     <section id="running" hidden>
-      <div class="qr-wrap"><img id="qr" alt="QR code of the pairing payload"></div>
+      <div class="qrs">
+        <figure>
+          <div class="qr-wrap"><img id="qr" alt="QR code of the pairing JSON"></div>
+          <figcaption>Phone app: scan to pair</figcaption>
+        </figure>
+        <figure>
+          <div class="qr-wrap"><img id="link-qr" alt="QR code of the web client link"></div>
+          <figcaption>Phone browser: scan to open the DeskRelay web client</figcaption>
+        </figure>
+      </div>
       <dl>
         <dt>URL</dt><dd><code id="url"></code></dd>
         <dt>Tunnel</dt><dd id="tunnel"></dd>
@@ -132,6 +151,7 @@ export class PairingPanel extends Disposable {
         <button id="start-tunnel" type="button" class="secondary" hidden>Start Tunnel</button>
       </div>
       <pre id="payload" hidden></pre>
+      <pre id="link" hidden></pre>
     </section>
     <ul id="warnings" class="warnings"></ul>
   </main>

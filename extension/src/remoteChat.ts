@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { pairingPayload } from '../../server/src/pairing';
+import { pairingPayload, webClientLink } from '../../server/src/pairing';
 import { RelayServer } from '../../server/src/relay';
 import { findCloudflared, QuickTunnel, stopAllTunnelsSync, type ProbeOptions, type TunnelState } from '../../server/src/tunnel';
 import { Disposable } from './dispose';
@@ -21,6 +21,8 @@ export interface Status {
 export interface Pairing {
   /** Exactly `{"url":…,"token":…}`: a secret. */
   payload: string;
+  /** The relay's own phone web client with the token in the fragment: also a secret. */
+  link: string;
   url: string;
   viaTunnel: boolean;
 }
@@ -80,7 +82,7 @@ export class RemoteChat extends Disposable {
     if (!relay?.running || !relay.url || !relay.token) return undefined;
     const tunnelUrl = this.tunnel?.state === 'up' ? this.tunnel.url : undefined;
     const url = tunnelUrl ?? relay.url;
-    return { payload: pairingPayload(url, relay.token), url, viaTunnel: !!tunnelUrl };
+    return { payload: pairingPayload(url, relay.token), link: webClientLink(url, relay.token), url, viaTunnel: !!tunnelUrl };
   }
 
   /** Starts the relay; a second call while it runs (or is starting) starts nothing new. */

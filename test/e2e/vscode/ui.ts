@@ -184,10 +184,12 @@ export const tests: UiTest[] = [
         await runCommand(page, 'DeskRelay: Show Pairing QR Code');
         const frame = pairingFrame(page);
         await frame.locator('#qr[src^="data:image/svg+xml;base64,"]').waitFor({ timeout: 20_000 });
+        await frame.locator('#link-qr[src^="data:image/svg+xml;base64,"]').waitFor();
         await frame.locator('#url', { hasText: pairing.url }).waitFor();
-        await frame.locator('#warnings li', { hasText: 'holds the token' }).waitFor();
+        await frame.locator('#warnings li', { hasText: 'hold the token' }).waitFor();
         assert(!(await frame.locator('#payload').isVisible()), 'the payload must stay hidden until revealed');
-        // Let notifications fade so the screenshot shows the panel.
+        // Hide the bottom panel (the log opened earlier) so the screenshot shows the whole pairing panel.
+        if (await page.locator('.part.panel.bottom').isVisible()) await page.keyboard.press('Control+J');
         await page.keyboard.press('Escape');
         await sleep(500);
         mkdirSync(artifactsDir, { recursive: true });
@@ -195,6 +197,11 @@ export const tests: UiTest[] = [
         await frame.locator('#reveal').click();
         await frame.locator('#payload', { hasText: pairing.token }).waitFor();
         assert((await frame.locator('#payload').textContent()) === clip, 'revealed payload differs from the clipboard');
+        const link = await frame.locator('#link').textContent();
+        assert(link === `${pairing.url}/#token=${pairing.token}`, `web client link ${link}`);
+        // The link opens the relay's own web client (served at /, token only in the fragment).
+        const page2 = await fetch(`${pairing.url}/`);
+        assert(page2.status === 200 && (page2.headers.get('content-type') ?? '').startsWith('text/html'), `GET / gave ${page2.status}`);
 
         log('UI:   closing the window deactivates the extension');
         await page.close();

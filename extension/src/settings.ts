@@ -47,7 +47,10 @@ export function providerEntries(): ProviderEntry[] {
       const { apiKeyEnv: _ignored, ...checked } = validateProviderConfig(item, where);
       return { id, config: checked };
     } catch (err) {
-      return { id, problem: (err as Error).message };
+      let problem = (err as Error).message;
+      // The standalone config's advice (apiKeyEnv) does not apply in the editor.
+      if (/must not hold an API key/.test(problem)) problem = `${where} must not hold an API key; set keys with "DeskRelay: Set Provider API Key"`;
+      return { id, problem };
     }
   });
 }

@@ -213,7 +213,7 @@ export const tests: UiTest[] = [
     },
   },
   {
-    title: 'status bar menu, Select Provider quick pick, API key password box, port change offers a restart',
+    title: 'status bar menu, Select Provider quick pick, API key password box, port change restart, missing cloudflared, LAN warning',
     async run({ page, open, settings, rememberSecret, configDir, log }) {
       const ollama = await startOllamaStandIn();
       const openai = await startOpenAiStandIn();
@@ -284,6 +284,20 @@ export const tests: UiTest[] = [
         assert(!(await portOpen(port)), 'the old port is still open');
         assert(readFileSync(join(configDir, 'token'), 'utf8').trim() !== token, 'a restart must make a new token');
         rememberSecret(readFileSync(join(configDir, 'token'), 'utf8').trim());
+        await runCommand(page, 'DeskRelay: Stop Remote Chat');
+        await statusItem.locator('text=stopped').waitFor({ timeout: 10_000 });
+
+        log('UI:   Start Tunnel without cloudflared offers to install it');
+        settings({ 'deskrelay.cloudflaredPath': '/nonexistent/cloudflared' });
+        await sleep(500);
+        await runCommand(page, 'DeskRelay: Start Remote Chat');
+        await page.locator('.statusbar-item', { hasText: 'running on' }).first().waitFor({ timeout: 20_000 });
+        await runCommand(page, 'DeskRelay: Start Tunnel');
+        const missing = page.locator('.notifications-toasts .notification-toast', { hasText: 'cloudflared not found' }).first();
+        await missing.waitFor({ timeout: 20_000 });
+        await missing.locator('.monaco-button', { hasText: 'Install cloudflared' }).first().waitFor();
+        await missing.locator('.monaco-button', { hasText: 'Set cloudflared Path' }).first().waitFor();
+        settings({ 'deskrelay.cloudflaredPath': '' });
         await runCommand(page, 'DeskRelay: Stop Remote Chat');
         await statusItem.locator('text=stopped').waitFor({ timeout: 10_000 });
 

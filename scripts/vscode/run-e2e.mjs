@@ -287,10 +287,9 @@ async function main() {
     DESKRELAY_CONFIG_DIR: configDir,
     DESKRELAY_E2E_RESULTS: resultsPath,
     DESKRELAY_E2E_SECRETS: secretsPath,
-    DESKRELAY_E2E: '1',
     XDG_CONFIG_HOME: join(tmp, 'xdg-config'),
     XDG_DATA_HOME: join(tmp, 'xdg-data'),
-    // Never let anything the tests start reach out.
+    // The stand-ins are on loopback: never through a proxy from the environment.
     NO_PROXY: '*',
   };
   if (args.grep) env.DESKRELAY_E2E_GREP = args.grep;

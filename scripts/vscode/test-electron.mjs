@@ -35,8 +35,7 @@ try {
     extensionTestsEnv: {
       DESKRELAY_CONFIG_DIR: configDir,
       DESKRELAY_E2E_RESULTS: resultsPath,
-      DESKRELAY_E2E: '1',
-      ...(args.grep ? { DESKRELAY_E2E_GREP: args.grep } : {}),
+        ...(args.grep ? { DESKRELAY_E2E_GREP: args.grep } : {}),
     },
   });
 } catch (err) {

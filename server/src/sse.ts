@@ -36,6 +36,19 @@ export class SseStream {
   private terminal = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly keepAliveMs: number;
+  /**
+   * Events written in the current tick, sent as one write when the tick ends. A provider read
+   * often holds hundreds of tokens: one res.write each meant three iovecs each in one writev,
+   * and the kernel's per-iovec cost dominated the relay's CPU (bench/NOTES.md). No event waits
+   * longer than it did before: Node's own cork also held them until the end of the tick.
+   */
+  private pending = '';
+  private readonly flushPending = (): void => {
+    if (this.pending === '') return;
+    const data = this.pending;
+    this.pending = '';
+    if (!this.ended) this.res.write(data);
+  };
 
   constructor(
     private readonly res: ServerResponse,
@@ -69,7 +82,9 @@ export class SseStream {
   write(chunk: string): boolean {
     if (this.ended) return true;
     this.timer?.refresh();
-    return this.res.write(chunk);
+    if (this.pending === '') process.nextTick(this.flushPending);
+    this.pending += chunk;
+    return this.pending.length < this.res.writableHighWaterMark && !this.res.writableNeedDrain;
   }
 
   /** Writes one event; a terminal one ends the response. False means: wait for drained(). */
@@ -98,11 +113,14 @@ export class SseStream {
     if (this.ended) return;
     this.terminal = true;
     this.stopKeepAlive();
-    this.res.end(framed);
+    const data = this.pending + framed;
+    this.pending = '';
+    this.res.end(data);
   }
 
   /** Resolves when the client has drained what we wrote, or is gone. */
   drained(): Promise<void> {
+    this.flushPending();
     if (this.ended || !this.res.writableNeedDrain) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
@@ -120,6 +138,7 @@ export class SseStream {
 
   private keepAlive(): void {
     if (this.ended) return;
+    this.flushPending();
     this.res.write(KEEP_ALIVE);
     this.timer?.refresh();
   }

@@ -1,0 +1,44 @@
+/**
+ * The SSE writer's hot path (bench/NOTES.md): events written in one tick leave as one write, in
+ * order, and the terminal event carries whatever was still pending. Backpressure still works
+ * (see clientFaults.test.ts, slow readers).
+ */
+import { createServer, request, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect, it } from 'vitest';
+import { SseStream } from '../../server/src/sse';
+
+it('a burst of token events in one tick becomes one response write, then the terminal event ends it', async () => {
+  let writes = 0;
+  const server = createServer((_req, res: ServerResponse) => {
+    const sse = new SseStream(res, { keepAliveMs: 60_000 });
+    sse.open();
+    const write = res.write.bind(res) as (chunk: string) => boolean;
+    res.write = ((chunk: string) => {
+      writes++;
+      return write(chunk);
+    }) as typeof res.write;
+    for (let i = 0; i < 200; i++) sse.token(`t${i} `);
+    // Next tick: the batch went out as one write; the terminal event follows on its own.
+    setImmediate(() => {
+      sse.token('last');
+      sse.done('unused');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  const body = await new Promise<string>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/' }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve(text));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  server.close();
+  expect(writes).toBe(1);
+  const expected = [...Array.from({ length: 200 }, (_, i) => `t${i} `), 'last'].map((delta) => `data: ${JSON.stringify({ type: 'token', delta })}\n\n`).join('');
+  expect(body).toBe(`${expected}data: {"type":"done","content":"unused"}\n\n`);
+});

@@ -415,7 +415,16 @@ function notes() {
   return existsSync(file) ? ['## Notes', '', readFileSync(file, 'utf8').trim(), ''] : [];
 }
 
-main()
+// `node bench/run.mjs --report-only`: rewrite RESULTS.md from results.json (after editing NOTES.md).
+const run = process.argv.includes('--report-only')
+  ? async () => {
+      Object.assign(results, JSON.parse(readFileSync(join(ROOT, 'bench/results.json'), 'utf8')));
+      writeFileSync(join(ROOT, 'bench/RESULTS.md'), report(results));
+      log('rewrote bench/RESULTS.md from bench/results.json');
+    }
+  : main;
+
+run()
   .catch((err) => {
     process.stderr.write(`[bench] failed: ${err.stack ?? err}\n`);
     process.exitCode = 1;

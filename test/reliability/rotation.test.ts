@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { type FaultProvider, startFaultProvider } from './faultProvider';
-import { chatHeaders, chatRequestBody, request, sleep, strictEvents } from './support';
+import { chatHeaders, chatRequestBody, request, sleep, strictEvents, waitFor } from './support';
 
 let t: TestRelay;
 let p: FaultProvider;
@@ -82,13 +82,19 @@ describe('token rotation under load', () => {
       ...Array.from({ length: 10 }, () => loop('old', '/v1/remote/info')),
       ...Array.from({ length: 10 }, () => loop('new', '/v1/chat/stream')),
     ];
-    await sleep(400);
+    // Counts, not sleeps: a busy machine serves fewer streams per second, never fewer in total.
+    await waitFor('old-token streams served before the restart', () => outcomes.filter((o) => o.token === 'old' && o.terminal === 'done').length, (n) => n > 20, 20_000);
     const stopBegan = performance.now();
     await t.relay.stop();
     await t.relay.start();
     const restarted = performance.now();
     newToken = t.relay.token;
-    await sleep(800);
+    await waitFor(
+      'requests after the restart',
+      () => [outcomes.filter((o) => o.token === 'old' && o.sentAt > restarted && o.status !== undefined).length, outcomes.filter((o) => o.token === 'new' && o.terminal !== undefined).length],
+      ([old, fresh]) => old > 50 && fresh > 10,
+      20_000,
+    );
     running = false;
     await Promise.all(loops);
 

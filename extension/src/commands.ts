@@ -278,6 +278,8 @@ export class Commands {
   /** Settings changed: the port or address needs a restart; a LAN address gets its warning. */
   async settingsChanged(addressChanged: boolean): Promise<void> {
     if (!addressChanged) return;
+    const { bindAddress, port } = relaySettings();
+    this.log.info(`settings: bind address ${bindAddress}, port ${port}`);
     this.warnIfPlaintextLan();
     if (!this.chat.status().running) return;
     const choice = await vscode.window.showInformationMessage(
@@ -298,6 +300,7 @@ export class Commands {
     const host = relaySettings().bindAddress;
     if (isLoopbackHost(host)) return;
     const key = 'deskrelay.lanWarningShownFor';
+    this.log.warn(`bind address ${host} is reachable from the LAN over plain HTTP`);
     if (this.context.globalState.get<string>(key) === host) return;
     void this.context.globalState.update(key, host);
     void vscode.window.showWarningMessage(

@@ -1,9 +1,9 @@
 // UI tests: Playwright drives the real workbench (command palette, clipboard, webview) the way a
 // person does. The launcher (scripts/vscode/run-e2e.mjs) runs each test in a fresh browser context.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import type { BrowserContext, FrameLocator, Page } from 'playwright-core';
+import type { BrowserContext, FrameLocator, Locator, Page } from 'playwright-core';
 import { startOllamaStandIn } from '../../fixtures/providers/ollama';
 import { startOpenAiStandIn } from '../../fixtures/providers/openai';
 
@@ -70,6 +70,37 @@ export async function runCommand(page: Page, title: string, timeoutMs = 60_000):
   }
 }
 
+/**
+ * A notification with `text`: its toast, or, when VS Code did not pop one up (it sometimes keeps a
+ * new notification in the Notification Center only), its entry there, expanded so its buttons show.
+ */
+async function notification(page: Page, text: string, timeoutMs = 20_000): Promise<Locator> {
+  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+  try {
+    await toast.waitFor({ timeout: Math.min(8_000, timeoutMs) });
+    return toast;
+  } catch {
+    const item = page.locator('.notifications-center .monaco-list-row', { hasText: text }).first();
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      if (!(await page.locator('.notifications-center').isVisible())) await runCommand(page, 'Notifications: Show Notifications');
+      try {
+        await item.waitFor({ timeout: 2_000 });
+        break;
+      } catch (err) {
+        if (Date.now() > until) throw err;
+      }
+    }
+    const expand = item.locator('.codicon-notifications-expand');
+    if (await expand.isVisible()) await expand.click();
+    return item;
+  }
+}
+
+async function hideNotificationCenter(page: Page): Promise<void> {
+  if (await page.locator('.notifications-center').isVisible()) await runCommand(page, 'Notifications: Hide Notifications');
+}
+
 function assert(ok: unknown, message: string): asserts ok {
   if (!ok) throw new Error(message);
 }
@@ -133,11 +164,11 @@ export const tests: UiTest[] = [
 
         log('UI:   Start Remote Chat');
         await runCommand(page, 'DeskRelay: Start Remote Chat');
-        const started = page.locator('.notifications-toasts .notification-toast', { hasText: 'DeskRelay is running on' }).first();
-        await started.waitFor({ timeout: 20_000 });
+        const started = await notification(page, 'DeskRelay is running on');
         for (const action of ['Copy Pairing JSON', 'Show Pairing QR Code', 'Start Tunnel']) {
           await started.locator('.monaco-button', { hasText: action }).first().waitFor();
         }
+        await hideNotificationCenter(page);
         await page.locator('.statusbar-item', { hasText: `DeskRelay: running on :${port}` }).first().waitFor({ timeout: 10_000 });
         labels = await paletteLabels(page, 'DeskRelay: ');
         assert(!labels.includes('DeskRelay: Start Remote Chat'), 'Start still offered while running');
@@ -158,7 +189,8 @@ export const tests: UiTest[] = [
         assert(pairing.url === `http://127.0.0.1:${port}`, `pairing url ${pairing.url}`);
         assert(/^dr_[A-Za-z0-9_-]{43}$/.test(pairing.token), 'token format');
         assert(readFileSync(join(configDir, 'token'), 'utf8').trim() === pairing.token, 'token file differs from the pairing token');
-        await page.locator('.notifications-toasts .notification-toast', { hasText: 'a phone cannot reach it' }).first().waitFor({ timeout: 10_000 });
+        await notification(page, 'a phone cannot reach it');
+        await hideNotificationCenter(page);
 
         log('UI:   /v1/remote/info and a chat with the pasted token');
         const info = await fetch(`${pairing.url}/v1/remote/info`, { headers: { authorization: `Bearer ${pairing.token}` } });
@@ -261,7 +293,8 @@ export const tests: UiTest[] = [
         assert((await input.getAttribute('type')) === 'password', 'the API key box is not a password box');
         await input.fill(key);
         await page.keyboard.press('Enter');
-        await page.locator('.notifications-toasts .notification-toast', { hasText: 'stored in VS Code' }).first().waitFor({ timeout: 10_000 });
+        await notification(page, 'stored in VS Code');
+        await hideNotificationCenter(page);
         const token = readFileSync(join(configDir, 'token'), 'utf8').trim();
         rememberSecret(token);
         const res = await fetch(`http://127.0.0.1:${port}/v1/chat/stream`, {
@@ -277,9 +310,9 @@ export const tests: UiTest[] = [
         log('UI:   changing deskrelay.port offers a restart');
         const newPort = await freePort();
         settings({ 'deskrelay.port': newPort });
-        const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'port or bind address changed' }).first();
-        await toast.waitFor({ timeout: 20_000 });
-        await toast.locator('a.monaco-button, .monaco-button', { hasText: 'Restart' }).first().click();
+        const toast = await notification(page, 'port or bind address changed');
+        await toast.locator('.monaco-button', { hasText: 'Restart' }).first().click();
+        await hideNotificationCenter(page);
         await page.locator('.statusbar-item', { hasText: `running on :${newPort}` }).first().waitFor({ timeout: 20_000 });
         assert(!(await portOpen(port)), 'the old port is still open');
         assert(readFileSync(join(configDir, 'token'), 'utf8').trim() !== token, 'a restart must make a new token');
@@ -293,25 +326,27 @@ export const tests: UiTest[] = [
         await runCommand(page, 'DeskRelay: Start Remote Chat');
         await page.locator('.statusbar-item', { hasText: 'running on' }).first().waitFor({ timeout: 20_000 });
         await runCommand(page, 'DeskRelay: Start Tunnel');
-        const missing = page.locator('.notifications-toasts .notification-toast', { hasText: 'cloudflared not found' }).first();
-        await missing.waitFor({ timeout: 20_000 });
+        const missing = await notification(page, 'not found');
         await missing.locator('.monaco-button', { hasText: 'Install cloudflared' }).first().waitFor();
         await missing.locator('.monaco-button', { hasText: 'Set cloudflared Path' }).first().waitFor();
+        await hideNotificationCenter(page);
         settings({ 'deskrelay.cloudflaredPath': '' });
         await runCommand(page, 'DeskRelay: Stop Remote Chat');
         await statusItem.locator('text=stopped').waitFor({ timeout: 10_000 });
 
         log('UI:   a non-loopback bind address warns once that LAN traffic is plain HTTP');
         settings({ 'deskrelay.bindAddress': '0.0.0.0' });
-        const lan = page.locator('.notifications-toasts .notification-toast', { hasText: 'plain HTTP' }).first();
-        await lan.waitFor({ timeout: 20_000 });
+        await notification(page, 'plain HTTP');
+        await hideNotificationCenter(page);
         settings({ 'deskrelay.bindAddress': '127.0.0.1' });
         await sleep(1000);
-        await page.keyboard.press('Escape');
         settings({ 'deskrelay.bindAddress': '0.0.0.0' });
         await sleep(2000);
-        const shown = await page.locator('.notifications-toasts .notification-toast', { hasText: 'plain HTTP' }).count();
-        assert(shown <= 1, `the LAN warning was shown ${shown} times`);
+        await runCommand(page, 'Notifications: Show Notifications');
+        await page.locator('.notifications-center').waitFor();
+        const warnings = await page.locator('.notifications-center .monaco-list-row', { hasText: 'plain HTTP' }).count();
+        assert(warnings === 1, `the LAN warning was shown ${warnings} times`);
+        await hideNotificationCenter(page);
         settings({ 'deskrelay.bindAddress': '127.0.0.1' });
       } finally {
         await ollama.close();
@@ -325,5 +360,8 @@ export const tests: UiTest[] = [
 export function mergeSettings(file: string, values: Record<string, unknown>): void {
   const current = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify({ ...current, ...values }, null, 2));
+  // Atomic (temp file + rename): VS Code's watcher must never read a half-written file.
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, JSON.stringify({ ...current, ...values }, null, 2));
+  renameSync(temp, file);
 }

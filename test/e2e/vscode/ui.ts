@@ -4,6 +4,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { BrowserContext, FrameLocator, Locator, Page } from 'playwright-core';
+import jsQR from 'jsqr';
+import { PNG } from 'pngjs';
 import { startOllamaStandIn } from '../../fixtures/providers/ollama';
 import { startOpenAiStandIn } from '../../fixtures/providers/openai';
 
@@ -129,6 +131,12 @@ async function waitUntil(what: string, check: () => boolean | Promise<boolean>, 
   }
 }
 
+/** Reads the QR code shown by `image` the way a phone camera would: from its pixels. */
+async function readQr(image: Locator): Promise<string | undefined> {
+  const png = PNG.sync.read(await image.screenshot());
+  return jsQR(new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.length), png.width, png.height)?.data;
+}
+
 async function portOpen(port: number): Promise<boolean> {
   const net = await import('node:net');
   return new Promise((resolve) => {
@@ -219,6 +227,10 @@ export const tests: UiTest[] = [
         await frame.locator('#link-qr[src^="data:image/svg+xml;base64,"]').waitFor();
         await frame.locator('#url', { hasText: pairing.url }).waitFor();
         await frame.locator('#warnings li', { hasText: 'hold the token' }).waitFor();
+        const scanned = await readQr(frame.locator('#qr'));
+        assert(scanned === clip, `the pairing QR code reads ${JSON.stringify(scanned)}, not the copied pairing JSON`);
+        const scannedLink = await readQr(frame.locator('#link-qr'));
+        assert(scannedLink === `${pairing.url}/#token=${pairing.token}`, `the link QR code reads ${JSON.stringify(scannedLink)}`);
         assert(!(await frame.locator('#payload').isVisible()), 'the payload must stay hidden until revealed');
         // Hide the bottom panel (the log opened earlier) so the screenshot shows the whole pairing panel.
         if (await page.locator('.part.panel.bottom').isVisible()) await page.keyboard.press('Control+J');

@@ -366,6 +366,25 @@ export const tests: UiTest[] = [
       }
     },
   },
+  {
+    title: 'deskrelay.autoStart starts the relay when VS Code starts; closing the window stops it',
+    async run({ page, open, settings, configDir }) {
+      const port = await freePort();
+      settings({ 'deskrelay.autoStart': true, 'deskrelay.port': port, 'deskrelay.bindAddress': '127.0.0.1' });
+      try {
+        await open();
+        await page.locator('.statusbar-item', { hasText: `DeskRelay: running on :${port}` }).first().waitFor({ timeout: 60_000 });
+        const health = await fetch(`http://127.0.0.1:${port}/v1/health`);
+        assert(health.status === 200, `health ${health.status}`);
+        assert(existsSync(join(configDir, 'token')), 'no token file while running');
+        await page.close();
+        await waitUntil('the token file to be removed after the window closed', () => !existsSync(join(configDir, 'token')), 30_000);
+        await waitUntil('the relay port to close', async () => !(await portOpen(port)), 10_000);
+      } finally {
+        settings({ 'deskrelay.autoStart': false });
+      }
+    },
+  },
 ];
 
 /** Used by the launcher: merges settings into a VS Code settings.json. */

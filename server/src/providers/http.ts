@@ -1,3 +1,6 @@
+import { Agent as HttpAgent, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
 import { createParser, type ParseError } from 'eventsource-parser';
 import { abortError, ProviderError, redact } from './errors';
 
@@ -34,22 +37,98 @@ export interface CallOptions {
 
 const MAX_ERROR_BODY = 64 * 1024;
 const MAX_SAID = 300;
+/** How long a pooled provider connection may sit unused before it is closed (undici's default was 4 s too). */
+const POOL_IDLE_MS = 4_000;
+/**
+ * When a call ends with its body still open (the adapter saw its end marker but not yet the
+ * chunked terminator behind it, or it stopped reading), how long the rest may take to arrive
+ * before the connection is dropped rather than pooled. Short: a provider still streaming sees
+ * its connection closed about this much later than with fetch.
+ */
+const TAIL_GRACE_MS = 100;
+
+// One keep-alive pool per protocol, shared by every call. No cap on connections per host: every
+// open stream holds its own provider connection, as it did with fetch (undici has no cap either),
+// and a cap would queue the 101st stream behind the first 100. Idle pooled sockets close after
+// POOL_IDLE_MS (sooner if the server's Keep-Alive header says so), and are unref'd meanwhile.
+const httpAgent = new HttpAgent({ keepAlive: true, timeout: POOL_IDLE_MS });
+const httpsAgent = new HttpsAgent({ keepAlive: true, timeout: POOL_IDLE_MS });
 
 /**
- * One request to a provider: the fetch, its idle timer, the caller's abort, and the translation
- * of every failure into a ProviderError a person can act on. Every adapter goes through this.
+ * A provider's 2xx response whose body is still unread: read it with `ProviderCall.lines()`,
+ * `events()` or `text()`, once. The body is a Node stream read in paused mode, so a busy consumer
+ * leaves it in the socket (the provider is paced, nothing piles up here).
+ */
+export class ProviderResponse {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  /** @internal */ ended = false;
+  /** @internal */ finished = false;
+  /** @internal */ error: unknown = undefined;
+  /** @internal */ wake: (() => void) | undefined = undefined;
+  /** @internal */ readonly decoder = new StringDecoder('utf8');
+  /** @internal */ started = false;
+  /** @internal */ readonly notify = (): void => {
+    const wake = this.wake;
+    if (wake) {
+      this.wake = undefined;
+      wake();
+    }
+  };
+
+  constructor(/** @internal */ readonly message: IncomingMessage) {
+    this.status = message.statusCode ?? 0;
+    this.headers = message.headers;
+    message.on('readable', this.notify);
+    message.once('end', () => {
+      this.ended = true;
+      this.notify();
+    });
+    message.on('error', (e: unknown) => this.fail(e));
+    message.once('close', () => {
+      if (!this.ended) this.fail(Object.assign(new Error('the connection closed before the body ended'), { code: 'ECONNRESET' }));
+    });
+  }
+
+  get ok(): boolean {
+    return this.status >= 200 && this.status < 300;
+  }
+
+  /** @internal */
+  fail(e: unknown): void {
+    if (this.error === undefined && !this.ended) this.error = e;
+    this.notify();
+  }
+}
+
+/**
+ * One request to a provider: the HTTP exchange, its idle timer, the caller's abort, and the
+ * translation of every failure into a ProviderError a person can act on. Every adapter goes
+ * through this.
  */
 export class ProviderCall {
-  private readonly controller = new AbortController();
   private timer: NodeJS.Timeout | undefined;
+  /** The idle timer counts only while armed; a disarmed timer that fires does nothing. */
+  private armed = false;
   private idleFired = false;
-  private readonly onCallerAbort = () => this.controller.abort();
+  /** Aborted by the caller or by the idle limit: the exchange is being torn down. */
+  private stopped = false;
+  private req: ClientRequest | undefined;
+  private res: ProviderResponse | undefined;
+  /** Rejects a send() still waiting for headers. */
+  private pending: ((e: unknown) => void) | undefined;
+  private readonly onCallerAbort = () => this.stop();
+  private readonly onIdle = () => {
+    if (!this.armed) return;
+    this.idleFired = true;
+    this.stop();
+  };
   /** The model in use, once known (`auto` resolves after the call starts). */
   model: string | undefined;
 
   constructor(private readonly opts: CallOptions) {
     this.model = opts.model === 'auto' ? undefined : opts.model;
-    if (opts.signal.aborted) this.controller.abort();
+    if (opts.signal.aborted) this.stopped = true;
     else opts.signal.addEventListener('abort', this.onCallerAbort, { once: true });
   }
 
@@ -58,17 +137,12 @@ export class ProviderCall {
   }
 
   /** Sends the request; resolves with a 2xx response whose body is still unread. */
-  async send(url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: unknown }): Promise<Response> {
+  async send(url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: unknown }): Promise<ProviderResponse> {
     this.throwIfAborted();
     this.arm();
-    let res: Response;
+    let res: ProviderResponse;
     try {
-      res = await fetch(url, {
-        method: init.method,
-        headers: init.body === undefined ? init.headers : { 'content-type': 'application/json', ...init.headers },
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-        signal: this.controller.signal,
-      });
+      res = await this.request(url, init.method, init.headers, init.body === undefined ? undefined : JSON.stringify(init.body), false);
     } catch (e) {
       throw this.translate(e, 'connect');
     }
@@ -81,56 +155,53 @@ export class ProviderCall {
   async getJson(url: string, headers: Record<string, string>): Promise<unknown> {
     const res = await this.send(url, { method: 'GET', headers });
     let text = '';
-    for await (const chunk of this.text(res)) text += chunk;
+    for (let chunk = await this.read(res); chunk !== null; chunk = await this.read(res)) text += chunk;
     return this.parseJson(text);
   }
 
   /** The body as text, decoded as it arrives; a character split across chunks comes out whole. */
-  async *text(res: Response): AsyncGenerator<string> {
-    if (!res.body) return;
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder('utf-8');
+  async *text(res: ProviderResponse): AsyncGenerator<string> {
     try {
-      for (;;) {
-        this.arm();
-        let step: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          step = await reader.read();
-        } catch (e) {
-          throw this.translate(e, 'body');
-        }
-        if (step.done) break;
-        const text = decoder.decode(step.value, { stream: true });
-        if (text === '') continue;
-        // The provider is not silent while our consumer is busy with what it sent.
-        this.disarm();
-        yield text;
-      }
-      const rest = decoder.decode();
-      if (rest !== '') yield rest;
+      for (let chunk = await this.read(res); chunk !== null; chunk = await this.read(res)) yield chunk;
     } finally {
       this.disarm();
-      reader.cancel().catch(() => {});
     }
   }
 
   /** NDJSON: one line at a time, blank lines skipped, a last line without newline included. */
-  async *lines(res: Response): AsyncGenerator<string> {
+  async *lines(res: ProviderResponse): AsyncGenerator<string> {
     let pending = '';
-    for await (const chunk of this.text(res)) {
-      pending += chunk;
-      let nl: number;
-      while ((nl = pending.indexOf('\n')) !== -1) {
-        const line = pending.slice(0, nl).trim();
-        pending = pending.slice(nl + 1);
-        if (line !== '') yield line;
+    try {
+      for (let chunk = await this.read(res); chunk !== null; chunk = await this.read(res)) {
+        let nl = chunk.indexOf('\n');
+        if (nl === -1) {
+          pending += chunk;
+          continue;
+        }
+        let start = 0;
+        if (pending !== '') {
+          const first = (pending + chunk.slice(0, nl)).trim();
+          pending = '';
+          start = nl + 1;
+          nl = chunk.indexOf('\n', start);
+          if (first !== '') yield first;
+        }
+        while (nl !== -1) {
+          const line = chunk.slice(start, nl).trim();
+          start = nl + 1;
+          nl = chunk.indexOf('\n', start);
+          if (line !== '') yield line;
+        }
+        if (start < chunk.length) pending = chunk.slice(start);
       }
+    } finally {
+      this.disarm();
     }
     if (pending.trim() !== '') yield pending.trim();
   }
 
   /** Server-sent events. Comments are dropped here; their bytes already reset the idle timer. */
-  async *events(res: Response): AsyncGenerator<SseMessage> {
+  async *events(res: ProviderResponse): AsyncGenerator<SseMessage> {
     const queue: SseMessage[] = [];
     const parser = createParser({
       onEvent: (ev) => queue.push({ event: ev.event, data: ev.data }),
@@ -138,9 +209,13 @@ export class ProviderCall {
         if (err.type === 'unknown-field' && err.field === 'error') queue.push({ event: 'error', data: err.value ?? '' });
       },
     });
-    for await (const chunk of this.text(res)) {
-      parser.feed(chunk);
-      while (queue.length > 0) yield queue.shift()!;
+    try {
+      for (let chunk = await this.read(res); chunk !== null; chunk = await this.read(res)) {
+        parser.feed(chunk);
+        while (queue.length > 0) yield queue.shift()!;
+      }
+    } finally {
+      this.disarm();
     }
     // A final event without its blank line still counts.
     parser.feed('\n\n');
@@ -179,11 +254,125 @@ export class ProviderCall {
     return new ProviderError(redact(message, this.opts.secret));
   }
 
-  /** Ends the request: stops the timer and, if the body is still open, closes the socket. */
+  /**
+   * Ends the request: stops the timer and, if the body is still open, closes the connection. A
+   * body still open is drained for up to TAIL_GRACE_MS first (after the adapter's end marker,
+   * its last bytes are usually in flight), so that its connection can go back to the pool; the
+   * caller's abort still cuts it at once.
+   */
   close(): void {
-    this.disarm();
+    this.armed = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const res = this.res;
+    const m = res?.message;
+    if (res && m && !res.ended && !m.destroyed && !this.stopped) {
+      const done = () => {
+        clearTimeout(grace);
+        this.opts.signal.removeEventListener('abort', this.onCallerAbort);
+      };
+      const grace = setTimeout(() => m.destroy(), m.complete ? POOL_IDLE_MS : TAIL_GRACE_MS);
+      m.once('end', done);
+      m.once('close', done);
+      m.removeListener('readable', res.notify);
+      m.resume();
+      return;
+    }
     this.opts.signal.removeEventListener('abort', this.onCallerAbort);
-    this.controller.abort();
+    if (this.req && !this.res) this.stop();
+  }
+
+  /**
+   * The next decoded text of the body, or null once it ended. The idle timer runs while this
+   * waits and is disarmed while the consumer works on what it returned.
+   */
+  private async read(res: ProviderResponse): Promise<string | null> {
+    if (res.finished) return null;
+    const body = res.message;
+    for (;;) {
+      this.arm();
+      if (this.stopped || res.error !== undefined) {
+        this.disarm();
+        throw this.translate(res.error, 'body');
+      }
+      const chunk = body.read() as Buffer | null;
+      if (chunk !== null) {
+        const text = this.decoded(res, res.decoder.write(chunk));
+        if (text === '') continue;
+        // The provider is not silent while our consumer is busy with what it sent.
+        this.disarm();
+        return text;
+      }
+      if (res.ended) {
+        res.finished = true;
+        this.disarm();
+        const rest = this.decoded(res, res.decoder.end());
+        return rest === '' ? null : rest;
+      }
+      await new Promise<void>((resolve) => (res.wake = resolve));
+    }
+  }
+
+  /** As TextDecoder did: a byte-order mark opening the body is not part of the text. */
+  private decoded(res: ProviderResponse, text: string): string {
+    if (res.started || text === '') return text;
+    res.started = true;
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  }
+
+  private request(url: string, method: string, given: Record<string, string>, body: string | undefined, retried: boolean): Promise<ProviderResponse> {
+    return new Promise<ProviderResponse>((resolve, reject) => {
+      let u: URL;
+      try {
+        u = new URL(url);
+      } catch (e) {
+        reject(e);
+        return;
+      }
+      const secure = u.protocol === 'https:';
+      if (!secure && u.protocol !== 'http:') {
+        reject(new Error(`unsupported protocol ${u.protocol}`));
+        return;
+      }
+      const headers: Record<string, string | number> = { accept: '*/*', 'user-agent': 'node' };
+      if (body !== undefined) {
+        headers['content-type'] = 'application/json';
+        headers['content-length'] = Buffer.byteLength(body);
+      }
+      Object.assign(headers, given);
+      const req = (secure ? httpsRequest : httpRequest)(u, { method, headers, agent: secure ? httpsAgent : httpAgent });
+      this.req = req;
+      this.res = undefined;
+      let res: ProviderResponse | undefined;
+      let settled = false;
+      const settle = (e: unknown, ok?: ProviderResponse) => {
+        if (settled) return;
+        settled = true;
+        this.pending = undefined;
+        if (ok) resolve(ok);
+        else reject(e);
+      };
+      this.pending = settle;
+      req.on('response', (message: IncomingMessage) => {
+        res = new ProviderResponse(message);
+        this.res = res;
+        settle(undefined, res);
+      });
+      req.on('error', (e: unknown) => {
+        // After the headers, a socket error is the body's failure.
+        if (res) return res.fail(e);
+        // A pooled connection the server had just closed: one retry on a fresh one, as nothing was answered.
+        const code = errorCode(e);
+        if (!settled && !retried && !this.stopped && req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE')) {
+          settled = true;
+          this.request(url, method, given, body, true).then(resolve, reject);
+          return;
+        }
+        settle(e);
+      });
+      req.on('close', () => settle(Object.assign(new Error('the connection closed before the response'), { code: 'ECONNRESET' })));
+      req.end(body);
+    });
   }
 
   private throwIfAborted(): void {
@@ -191,17 +380,26 @@ export class ProviderCall {
     if (this.idleFired) throw this.idleError();
   }
 
+  /** Tears the exchange down at once (caller's abort, idle limit): the connection is destroyed, never pooled. */
+  private stop(): void {
+    this.stopped = true;
+    this.pending?.(abortError());
+    const res = this.res;
+    if (res) {
+      res.message.destroy();
+      res.notify();
+    }
+    this.req?.destroy();
+  }
+
   private arm(): void {
-    this.disarm();
-    this.timer = setTimeout(() => {
-      this.idleFired = true;
-      this.controller.abort();
-    }, this.opts.idleTimeoutMs);
+    this.armed = true;
+    if (this.timer) this.timer.refresh();
+    else this.timer = setTimeout(this.onIdle, this.opts.idleTimeoutMs);
   }
 
   private disarm(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.armed = false;
   }
 
   private idleError(): ProviderError {
@@ -214,7 +412,6 @@ export class ProviderCall {
     if (e instanceof ProviderError) return e;
     const code = errorCode(e);
     const label = this.label;
-    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return this.idleError();
     if (phase === 'body') {
       return this.fail(`${label} dropped the connection in the middle of the reply (${code ?? describe(e)})`);
     }
@@ -230,7 +427,7 @@ export class ProviderCall {
     return this.fail(`${label} is not reachable (${describe(e)})`);
   }
 
-  private async httpFailure(res: Response): Promise<ProviderError> {
+  private async httpFailure(res: ProviderResponse): Promise<ProviderError> {
     const text = await this.readErrorBody(res);
     let body: unknown;
     try {
@@ -242,19 +439,23 @@ export class ProviderCall {
     const failure: HttpFailure = { status: res.status, said, body };
     const custom = this.opts.explain?.(failure);
     if (custom) return this.fail(custom);
-    return this.fail(describeHttpFailure(this.label, failure, this.opts, this.model, res.headers.get('retry-after')));
+    const retryAfter = res.headers['retry-after'];
+    return this.fail(describeHttpFailure(this.label, failure, this.opts, this.model, retryAfter === undefined ? null : String(retryAfter)));
   }
 
   /** The error body, bounded in size and time: a failing provider should not hang us either. */
-  private async readErrorBody(res: Response): Promise<string> {
+  private async readErrorBody(res: ProviderResponse): Promise<string> {
     let text = '';
     try {
-      for await (const chunk of this.text(res)) {
+      for (let chunk = await this.read(res); chunk !== null; chunk = await this.read(res)) {
         text += chunk;
         if (text.length > MAX_ERROR_BODY) break;
       }
     } catch (e) {
       if (this.opts.signal.aborted) throw abortError();
+    } finally {
+      this.disarm();
+      if (!res.ended) res.message.destroy();
     }
     return text;
   }
@@ -321,18 +522,18 @@ function rejectsKey(body: unknown): boolean {
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA']);
 
+/** TLS failures; node:https reports an https:// URL answered in plain HTTP as EPROTO ("wrong version number"). */
 function isTlsCode(code: string): boolean {
-  return /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code);
+  return code === 'EPROTO' || /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code);
 }
 
-/** Node's fetch hides the socket error in `cause`, sometimes inside an AggregateError. */
+/** The error's code; also looks in `cause` and AggregateError members (connect errors across addresses). */
 function errorCode(e: unknown): string | undefined {
   let cur: unknown = e;
   for (let depth = 0; depth < 6 && typeof cur === 'object' && cur !== null; depth++) {
     const o = cur as { code?: unknown; cause?: unknown; errors?: unknown };
-    if (typeof o.code === 'string' && o.code !== 'UND_ERR_SOCKET') return o.code;
+    if (typeof o.code === 'string') return o.code;
     if (Array.isArray(o.errors) && o.errors.length > 0 && o.cause === undefined) cur = o.errors[0];
-    else if (o.code === 'UND_ERR_SOCKET' && o.cause === undefined) return 'connection closed by the server';
     else cur = o.cause;
   }
   return undefined;

@@ -415,8 +415,19 @@ function notes() {
   return existsSync(file) ? ['## Notes', '', readFileSync(file, 'utf8').trim(), ''] : [];
 }
 
+const USAGE = `Usage: node bench/run.mjs [--report-only]
+  (no flag)      run every benchmark (~2 min) and write bench/RESULTS.md and bench/results.json
+  --report-only  rewrite bench/RESULTS.md from bench/results.json and bench/NOTES.md
+`;
+const args = process.argv.slice(2);
+if (args.some((a) => a !== '--report-only')) {
+  // Never start a two-minute run that overwrites the results because of a typo.
+  process.stdout.write(USAGE);
+  process.exit(args.includes('--help') || args.includes('-h') ? 0 : 2);
+}
+
 // `node bench/run.mjs --report-only`: rewrite RESULTS.md from results.json (after editing NOTES.md).
-const run = process.argv.includes('--report-only')
+const run = args.includes('--report-only')
   ? async () => {
       Object.assign(results, JSON.parse(readFileSync(join(ROOT, 'bench/results.json'), 'utf8')));
       writeFileSync(join(ROOT, 'bench/RESULTS.md'), report(results));

@@ -423,6 +423,7 @@ const args = process.argv.slice(2);
 if (args.some((a) => a !== '--report-only')) {
   // Never start a two-minute run that overwrites the results because of a typo.
   process.stdout.write(USAGE);
+  rmSync(work, { recursive: true, force: true });
   process.exit(args.includes('--help') || args.includes('-h') ? 0 : 2);
 }
 

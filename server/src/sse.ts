@@ -91,6 +91,15 @@ export class SseStream {
     return this.pending.length < this.res.writableHighWaterMark && !this.res.writableNeedDrain;
   }
 
+  /**
+   * Writes framed bytes and, when the client is not keeping up, returns the wait for it: a
+   * generation awaits this before pulling more from the provider, so a slow reader paces the
+   * provider instead of growing a buffer.
+   */
+  paced(chunk: string): void | Promise<void> {
+    return chunk === '' || this.write(chunk) ? undefined : this.drained();
+  }
+
   /** Writes one event; a terminal one ends the response. False means: wait for drained(). */
   send(event: StreamEvent, id?: number): boolean {
     if (event.type !== 'token') {

@@ -7,8 +7,6 @@ export function newToken(): string {
   return `dr_${randomBytes(32).toString('base64url')}`;
 }
 
-export const TOKEN_PATTERN = /^dr_[A-Za-z0-9_-]{43}$/;
-
 /**
  * Writes through a private temp file and a rename, so a reader never sees a half-written
  * token and the file is never readable by others, not even for a moment.

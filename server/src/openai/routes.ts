@@ -73,11 +73,10 @@ async function streamCompletion(
   completion: Completion,
 ): Promise<void> {
   const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
-  const write = (chunk: string) => (chunk === '' || sse.write(chunk) ? undefined : sse.drained());
   const slot = runInSlot(ctx, async (signal) => {
     sse.open();
     sse.write(completion.firstChunk());
-    const outcome = await runPieces(adapterFor(provider, ctx), messages, signal, { piece: (p) => write(completion.pieceChunk(p)) }, ctx.options.logger);
+    const outcome = await runPieces(adapterFor(provider, ctx), messages, signal, { piece: (p) => sse.paced(completion.pieceChunk(p)) }, ctx.options.logger);
     sse.finish(outcome.ok ? completion.lastChunk() : errorChunk(generationError(outcome.message)));
   });
   res.once('close', () => slot.controller.abort());

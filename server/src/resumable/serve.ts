@@ -65,7 +65,7 @@ function deliver(entry: ResumableGeneration, sse: SseStream, res: ServerResponse
   if (!replay.ok) return sse.error(replay.message);
   const forward = (frame: Frame): void | Promise<void> => {
     if (frame.terminal) return sse.finish(frame.framed);
-    if (!sse.write(frame.framed)) return sse.drained();
+    return sse.paced(frame.framed);
   };
   for (const frame of replay.frames) void forward(frame);
   if (sse.ended) return;

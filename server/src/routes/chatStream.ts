@@ -5,8 +5,6 @@ import { resumeHeaders } from '../resumable/headers';
 import { serveResumable } from '../resumable/serve';
 import { SseStream } from '../sse';
 
-export { acceptChat, noProviderError, tooManyStreams } from '../chatAccept';
-
 export const chatStreamRoute: Route = {
   method: 'POST',
   path: '/v1/chat/stream',

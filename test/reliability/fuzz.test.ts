@@ -3,7 +3,7 @@
  * keep-alive connections, plus raw malformed HTTP. Every answer is a CONTRACT error or a valid
  * stream, nothing crashes, and `/v1/health` answers after every burst.
  */
-import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent } from 'node:http';
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ol
 import { closedPort } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { type FaultProvider, startFaultProvider } from './faultProvider';
-import { request, strictEvents, waitFor } from './support';
+import { type RawReply as Answer, request, strictEvents, waitFor } from './support';
 
 const TOTAL = 10_000;
 const BURST = 1_000;
@@ -126,12 +126,6 @@ const requestArb: fc.Arbitrary<FuzzRequest> = fc.record({
   body: bodyArb,
 });
 
-interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
 function headerList(r: FuzzRequest, token: string, host = '127.0.0.1'): string[] {
   // Raw header lists get no automatic Host header; every real client sends one.
   const list: [string, string][] = [['Host', host]];
@@ -144,32 +138,10 @@ function headerList(r: FuzzRequest, token: string, host = '127.0.0.1'): string[]
   return list.flat();
 }
 
-/** Sends one request; a response that arrived counts even if the relay then closed the socket under a large body. */
+/** Sends one request on the shared keep-alive agent. */
 function fire(url: URL, agent: Agent, r: FuzzRequest, token: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    let answered = false;
-    const req = httpRequest({ host: url.hostname, port: url.port, path: r.path, method: r.method, headers: headerList(r, token) as never, agent }, (res) => {
-      answered = true;
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-      });
-      res.on('error', (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
-    });
-    const timer = setTimeout(() => req.destroy(new Error(`no answer to ${r.method} ${r.path} within 15 s`)), 15_000);
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      if (answered) return;
-      clearTimeout(timer);
-      reject(err);
-    });
-    req.end(r.body === undefined ? undefined : Buffer.from(r.body as never));
-  });
+  const body = r.body === undefined ? undefined : Buffer.from(r.body as never);
+  return request(url.origin, r.path, { method: r.method, headers: headerList(r, token), body, agent, timeoutMs: 15_000 });
 }
 
 /** The oracle: what any answer to any request must look like. Returns a problem, or undefined. */

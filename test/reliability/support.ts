@@ -49,17 +49,24 @@ export interface RawReply {
   body: string;
 }
 
-/** One request; resolves with whatever arrived (a body cut short resolves too, flagged by the caller's checks). */
+/**
+ * One request; resolves with whatever arrived (a body cut short resolves too, flagged by the
+ * caller's checks). An answer that arrived counts even if the relay then closed the socket while
+ * the body was still being sent (how a 413 arrives). `headers` may be a flat raw list, which can
+ * repeat a header.
+ */
 export function request(
   url: string,
   path: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; agent?: Agent | false; timeoutMs?: number } = {},
+  opts: { method?: string; headers?: Record<string, string> | string[]; body?: string | Buffer; agent?: Agent | false; timeoutMs?: number } = {},
 ): Promise<RawReply> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = httpRequest(
-      { host: u.hostname, port: u.port, path, method: opts.method ?? 'GET', headers: opts.headers, agent: opts.agent ?? false },
+      { host: u.hostname, port: u.port, path, method: opts.method ?? 'GET', headers: opts.headers as never, agent: opts.agent ?? false },
       (res) => {
+        answered = true;
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (d: string) => (body += d));
@@ -75,6 +82,7 @@ export function request(
     );
     const timer = setTimeout(() => req.destroy(new Error(`${opts.method ?? 'GET'} ${path} timed out`)), opts.timeoutMs ?? 20_000);
     req.on('error', (err) => {
+      if (answered) return;
       clearTimeout(timer);
       reject(err);
     });

@@ -1,7 +1,7 @@
 // UI tests: Playwright drives the real workbench (command palette, clipboard, webview) the way a
 // person does. The launcher (scripts/vscode/run-e2e.mjs) runs each test in a fresh browser context.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort, portOpen } from './net';
 import { dirname, join } from 'node:path';
 import type { BrowserContext, FrameLocator, Locator, Page } from 'playwright-core';
 import jsQR from 'jsqr';
@@ -107,17 +107,6 @@ function assert(ok: unknown, message: string): asserts ok {
   if (!ok) throw new Error(message);
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 /** The pairing panel's content: VS Code nests the webview's document in two iframes. */
 function pairingFrame(page: Page): FrameLocator {
   return page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
@@ -135,18 +124,6 @@ async function waitUntil(what: string, check: () => boolean | Promise<boolean>, 
 async function readQr(image: Locator): Promise<string | undefined> {
   const png = PNG.sync.read(await image.screenshot());
   return jsQR(new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.length), png.width, png.height)?.data;
-}
-
-async function portOpen(port: number): Promise<boolean> {
-  const net = await import('node:net');
-  return new Promise((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 }
 
 export const tests: UiTest[] = [

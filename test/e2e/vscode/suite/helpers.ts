@@ -1,8 +1,9 @@
 // Shared by the suite's test files (each test file is bundled with its own copy).
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+
+export { freePort, portOpen } from '../net';
 
 export const EXTENSION_ID = 'deskrelay.deskrelay';
 
@@ -54,30 +55,6 @@ export function readToken(): string | undefined {
 export function rememberSecret(secret: string): void {
   const file = process.env.DESKRELAY_E2E_SECRETS;
   if (file && secret) appendFileSync(file, `${secret}\n`);
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** True when something accepts connections on 127.0.0.1:port. */
-export function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const net = require('node:net') as typeof import('node:net');
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 export async function waitFor<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 10_000): Promise<NonNullable<T>> {

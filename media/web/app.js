@@ -186,25 +186,28 @@ function scrollToEnd() {
   if (el.scrollHeight - el.scrollTop - el.clientHeight < 160) el.scrollTop = el.scrollHeight;
 }
 
-function addUserMessage(text) {
+/** A chat log entry with its speaker line; the caller appends the body. */
+function messageItem(kind, name) {
   const li = document.createElement('li');
-  li.className = 'msg user';
+  li.className = `msg ${kind}`;
   const who = document.createElement('div');
   who.className = 'who';
-  who.textContent = 'You';
+  who.textContent = name;
+  li.append(who);
+  return li;
+}
+
+function addUserMessage(text) {
+  const li = messageItem('user', 'You');
   const body = document.createElement('div');
   body.textContent = text;
-  li.append(who, body);
+  li.append(body);
   $('log').append(li);
   scrollToEnd();
 }
 
 function addAssistantMessage() {
-  const li = document.createElement('li');
-  li.className = 'msg assistant';
-  const who = document.createElement('div');
-  who.className = 'who';
-  who.textContent = 'Desktop';
+  const li = messageItem('assistant', 'Desktop');
   const details = document.createElement('details');
   details.className = 'thinking';
   details.hidden = true;
@@ -220,7 +223,7 @@ function addAssistantMessage() {
   const note = document.createElement('p');
   note.className = 'note';
   note.hidden = true;
-  li.append(who, details, reply, note);
+  li.append(details, reply, note);
   $('log').append(li);
   scrollToEnd();
   return { li, details, summary, thinkingText, reply, note };

@@ -1,7 +1,5 @@
 import * as vscode from 'vscode';
-import { isLoopbackHost, isLoopbackUrl, LOOPBACK_WARNING } from '../../server/src/pairing';
-import { RelayStartError } from '../../server/src/relay';
-import { installCloudflared } from '../../server/src/tunnel';
+import { installCloudflared, isLoopbackHost, isLoopbackUrl, LOOPBACK_WARNING, RelayStartError } from '../../server/src';
 import type { OutputLog } from './log';
 import { PairingPanel } from './pairingPanel';
 import { CloudflaredNotFound, type RemoteChat, type Status } from './remoteChat';

@@ -5,7 +5,7 @@ import { RemoteChat, type Status } from './remoteChat';
 import { SecretKeySource } from './secrets';
 import { affectsRelayAddress, relaySettings, SECTION, SettingsProviderSource } from './settings';
 import { StatusBar } from './statusBar';
-import type { ProbeOptions } from '../../server/src/tunnel';
+import type { ProbeOptions } from '../../server/src';
 
 /** What activate() returns: the state (never the token), plus the one test seam. */
 export interface DeskRelayApi {

@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
-import type { Logger } from '../../server/src/logger';
-import type { RequestLogEntry } from '../../server/src/relay';
+import type { Logger, RequestLogEntry } from '../../server/src';
 
 /**
  * The `DeskRelay` output channel: one line per request and tunnel event. Nothing written here

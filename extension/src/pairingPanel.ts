@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as QRCode from 'qrcode';
 import * as vscode from 'vscode';
-import { isLoopbackUrl, LOOPBACK_WARNING } from '../../server/src/pairing';
+import { isLoopbackUrl, LOOPBACK_WARNING } from '../../server/src';
 import { Disposable } from './dispose';
 import type { RemoteChat } from './remoteChat';
 

@@ -1,7 +1,5 @@
 import * as vscode from 'vscode';
-import { pairingPayload, webClientLink } from '../../server/src/pairing';
-import { RelayServer } from '../../server/src/relay';
-import { findCloudflared, QuickTunnel, stopAllTunnelsSync, type ProbeOptions, type TunnelState } from '../../server/src/tunnel';
+import { findCloudflared, pairingPayload, QuickTunnel, RelayServer, stopAllTunnelsSync, webClientLink, type ProbeOptions, type TunnelState } from '../../server/src';
 import { Disposable } from './dispose';
 import type { OutputLog } from './log';
 import type { SecretKeySource } from './secrets';

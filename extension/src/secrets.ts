@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { KeySource, ProviderConfig } from '../../server/src/providers/types';
+import type { KeySource, ProviderConfig } from '../../server/src';
 
 const secretName = (providerId: string) => `deskrelay.apiKey.${providerId}`;
 

@@ -1,7 +1,5 @@
 import * as vscode from 'vscode';
-import { validateProviderConfig } from '../../server/src/providers';
-import type { ActiveProvider, ProviderConfig, ProviderSource } from '../../server/src/providers/types';
-import type { Logger } from '../../server/src/logger';
+import { validateProviderConfig, type ActiveProvider, type Logger, type ProviderConfig, type ProviderSource } from '../../server/src';
 
 export const SECTION = 'deskrelay';
 

@@ -4,7 +4,7 @@ import { OLLAMA_DEFAULT_REPLY, startOllamaStandIn, type OllamaStandIn } from '..
 import { sleep } from '../fixtures/providers/standin';
 import { chatBody, chatHeaders, parseEvents, send } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
-import { ResumableRegistry } from '../../server/src/resumable/registry';
+import { ResumableRegistry } from '../../server/src/doors/resumable/registry';
 import { completeBlocks, newKey, parseNumbered, resumable, resumeHeaders } from './helpers';
 
 const TTL_MS = 400;

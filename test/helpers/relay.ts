@@ -2,10 +2,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type RelayOptions, RelayServer } from '../../server/src/relay';
+import { type RelayOptions, RelayServer } from '../../server/src/session/relay';
 import type { ActiveProvider, KeySource, ProviderConfig } from '../../server/src/providers/types';
 import type { Logger } from '../../server/src/logger';
-import type { Route } from '../../server/src/context';
+import type { Route } from '../../server/src/http/context';
 
 export interface TestRelay {
   relay: RelayServer;

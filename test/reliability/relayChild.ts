@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RelayServer } from '../../server/src/relay';
+import { RelayServer } from '../../server/src/session/relay';
 
 const opts = JSON.parse(process.argv[2] ?? '{}') as { providerUrl: string; model: string; maxStreams?: number; keepAliveMs?: number };
 const configDir = mkdtempSync(join(tmpdir(), 'deskrelay-child-'));

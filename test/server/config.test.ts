@@ -3,7 +3,7 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigFile, defaultConfig, parseConfig } from '../../server/src/standaloneConfig';
+import { ConfigFile, defaultConfig, parseConfig } from '../../server/src/cli/config';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { bearer, chatBody, chatHeaders, parseEvents, send } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';

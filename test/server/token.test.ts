@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, readdirSync, statSync, existsSync, chmodSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configDir } from '../../server/src/paths';
-import { RelayServer } from '../../server/src/relay';
+import { configDir } from '../../server/src/session/paths';
+import { RelayServer } from '../../server/src/session/relay';
 import { bearer, send } from '../helpers/http';
 import { startRelay } from '../helpers/relay';
 

@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { findWebRoot, webClient } from '../../server/src/static';
-import { webClientLink } from '../../server/src/pairing';
+import { findWebRoot, webClient } from '../../server/src/http/static';
+import { webClientLink } from '../../server/src/session/pairing';
 import {
   countRequests,
   ensureVendor,

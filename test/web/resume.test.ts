@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { webClientLink } from '../../server/src/pairing';
+import { webClientLink } from '../../server/src/session/pairing';
 import { countRequests, lastReply, launchBrowser, phone, replyFinished, SCREENSHOTS, send, setVisibility, sleep, startDesk, type Desk } from './harness';
 import { startProxy, type TestProxy } from './proxy';
 

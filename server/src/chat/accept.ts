@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
-import { checkMediaType, parseJson, readBody } from './body';
-import { parseChatRequest } from './chatRequest';
-import type { RelayContext } from './context';
-import { HttpError } from './errors';
-import { createAdapter } from './providers';
-import type { ActiveProvider, ChatAdapter, ChatMessage, ProviderConfig } from './providers/types';
+import { checkMediaType, parseJson, readBody } from '../http/body';
+import { parseChatRequest } from './request';
+import type { RelayContext } from '../http/context';
+import { HttpError } from '../http/errors';
+import { createAdapter } from '../providers';
+import type { ActiveProvider, ChatAdapter, ChatMessage, ProviderConfig } from '../providers/types';
 
 /**
  * The acceptance checks every chat entry point shares (SSE, resumable SSE, the OpenAI door,

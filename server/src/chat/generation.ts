@@ -1,7 +1,7 @@
-import type { Logger } from './logger';
-import { isAbortError, ProviderError } from './providers';
-import type { ChatAdapter, ChatMessage, Piece } from './providers/types';
-import type { StreamEvent } from './sse';
+import type { Logger } from '../logger';
+import { isAbortError, ProviderError } from '../providers';
+import type { ChatAdapter, ChatMessage, Piece } from '../providers/types';
+import type { StreamEvent } from '../http/sse';
 import { ThinkWrapper } from './think';
 
 /** Why a generation was cancelled, when the cancellation itself is news for the client. */

@@ -1,5 +1,5 @@
-import { HttpError } from './errors';
-import type { ChatMessage, Role } from './providers/types';
+import { HttpError } from '../http/errors';
+import type { ChatMessage, Role } from '../providers/types';
 
 export const MAX_MESSAGES = 1000;
 const ROLES: readonly Role[] = ['system', 'user', 'assistant'];

@@ -1,4 +1,4 @@
-import type { Piece } from './providers/types';
+import type { Piece } from '../providers/types';
 
 /**
  * Turns reasoning pieces into one `<think>…</think>` segment inside the text deltas, the

@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
-import type { Logger } from './logger';
-import { validateProviderConfig } from './providers';
-import type { ActiveProvider, KeySource, ProviderConfig, ProviderSource } from './providers/types';
+import type { Logger } from '../logger';
+import { validateProviderConfig } from '../providers';
+import type { ActiveProvider, KeySource, ProviderConfig, ProviderSource } from '../providers/types';
 
 /** The standalone CLI's config file (CONTRACT §6). */
 export interface StandaloneConfig {

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { consoleLogger, type Logger } from '../logger';
-import { isLoopbackUrl, LOOPBACK_WARNING, pairingPayload, webClientLink } from '../pairing';
-import { configDir, standaloneConfigPath } from '../paths';
+import { isLoopbackUrl, LOOPBACK_WARNING, pairingPayload, webClientLink } from '../session/pairing';
+import { configDir, standaloneConfigPath } from '../session/paths';
 import { describeProvider } from '../providers';
-import { DEFAULT_HOST, DEFAULT_PORT, RelayServer, RelayStartError } from '../relay';
-import { ConfigError, ConfigFile, envKeySource } from '../standaloneConfig';
+import { DEFAULT_HOST, DEFAULT_PORT, RelayServer, RelayStartError } from '../session/relay';
+import { ConfigError, ConfigFile, envKeySource } from './config';
 import { findCloudflared, QuickTunnel, stopAllTunnelsSync, TunnelError } from '../tunnel';
 import { parseCommand, type ServeArgs, USAGE, UsageError } from './args';
 import { terminalQr } from './qr';

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from './logger';
-import type { KeySource, ProviderSource } from './providers/types';
-import type { ResumableRegistry } from './resumable/registry';
-import type { StreamRegistry } from './streams';
+import type { Logger } from '../logger';
+import type { KeySource, ProviderSource } from '../providers/types';
+import type { ResumableRegistry } from '../doors/resumable/registry';
+import type { StreamRegistry } from '../chat/slots';
 
 export interface RequestLogEntry {
   method: string;

@@ -31,10 +31,10 @@ export const WEB_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 /**
  * Where `media/web` is: beside the bundle (`dist/cli.js`, `dist/extension.js` → `../media/web`)
- * or beside the source (`server/src/static.ts` → `../../media/web`, for tests).
+ * or beside the source (`server/src/http/static.ts` → `../../../media/web`, for tests).
  */
 export function findWebRoot(from: string = __dirname): string | undefined {
-  for (const candidate of [join(from, '..', 'media', 'web'), join(from, '..', '..', 'media', 'web')]) {
+  for (const candidate of [join(from, '..', 'media', 'web'), join(from, '..', '..', '..', 'media', 'web')]) {
     if (existsSync(join(candidate, 'index.html'))) return resolve(candidate);
   }
   return undefined;

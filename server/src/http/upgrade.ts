@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errorBody, type HttpError } from '../errors';
+import { errorBody, type HttpError } from './errors';
 
 /**
  * Hands an upgrade request we do not serve back to the plain HTTP pipeline. Once a server has an

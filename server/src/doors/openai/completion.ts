@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Piece, ProviderConfig } from '../providers/types';
+import type { Piece, ProviderConfig } from '../../providers/types';
 
 /**
  * The shapes OpenAI's chat completions API answers with. Reasoning goes out separately as

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { ErrorCode, HttpError } from '../errors';
+import type { ErrorCode, HttpError } from '../../http/errors';
 
 /** OpenAI's error object: what the `openai` SDKs parse into their typed errors. */
 export interface OpenAiError {

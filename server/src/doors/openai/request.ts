@@ -1,6 +1,6 @@
-import { parseChatRequest } from '../chatRequest';
-import { HttpError } from '../errors';
-import type { ChatMessage } from '../providers/types';
+import { parseChatRequest } from '../../chat/request';
+import { HttpError } from '../../http/errors';
+import type { ChatMessage } from '../../providers/types';
 
 export interface CompletionRequest {
   messages: ChatMessage[];

@@ -1,7 +1,7 @@
-import type { Route } from '../context';
-import { HttpError } from '../errors';
-import { CancelReason } from '../generation';
-import { sendJson } from '../routes/json';
+import type { Route } from '../../http/context';
+import { HttpError } from '../../http/errors';
+import { CancelReason } from '../../chat/generation';
+import { sendJson } from '../../http/json';
 import { resumeHeaders } from './headers';
 
 export const STOPPED_BY_CLIENT = 'The reply was stopped by the client.';

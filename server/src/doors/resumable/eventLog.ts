@@ -1,4 +1,4 @@
-import { frameEvent, type StreamEvent } from '../sse';
+import { frameEvent, type StreamEvent } from '../../http/sse';
 
 /** One numbered event, already framed as `id: n\ndata: …\n\n`. */
 export interface Frame {

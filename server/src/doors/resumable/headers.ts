@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from '../errors';
+import { HttpError } from '../../http/errors';
 
 export interface ResumeHeaders {
   /** The client's own id for this message. */

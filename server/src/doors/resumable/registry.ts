@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CancelReason } from '../generation';
+import { CancelReason } from '../../chat/generation';
 import { EventLog, type FrameListener } from './eventLog';
 
 export const DEFAULT_RESUME_TTL_MS = 120_000;

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { adapterFor, readChat, requireProvider, runInSlot } from '../chatAccept';
-import type { RelayContext } from '../context';
-import { HttpError, serverStopping } from '../errors';
-import { runGeneration } from '../generation';
-import type { ChatMessage, ProviderConfig } from '../providers/types';
-import { SseStream } from '../sse';
+import { adapterFor, readChat, requireProvider, runInSlot } from '../../chat/accept';
+import type { RelayContext } from '../../http/context';
+import { HttpError, serverStopping } from '../../http/errors';
+import { runGeneration } from '../../chat/generation';
+import type { ChatMessage, ProviderConfig } from '../../providers/types';
+import { SseStream } from '../../http/sse';
 import type { Frame } from './eventLog';
 import { lastEventIdTooHigh, type ResumeHeaders } from './headers';
 import { hashBody, type ResumableGeneration } from './registry';

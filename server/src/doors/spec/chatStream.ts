@@ -1,9 +1,9 @@
-import { adapterFor, acceptChat, runInSlot } from '../chatAccept';
-import type { Route } from '../context';
-import { runGeneration } from '../generation';
+import { adapterFor, acceptChat, runInSlot } from '../../chat/accept';
+import type { Route } from '../../http/context';
+import { runGeneration } from '../../chat/generation';
 import { resumeHeaders } from '../resumable/headers';
 import { serveResumable } from '../resumable/serve';
-import { SseStream } from '../sse';
+import { SseStream } from '../../http/sse';
 
 export const chatStreamRoute: Route = {
   method: 'POST',

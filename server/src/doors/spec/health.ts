@@ -1,6 +1,6 @@
-import type { Route } from '../context';
-import { SERVICE_NAME } from '../info';
-import { sendJson } from './json';
+import type { Route } from '../../http/context';
+import { SERVICE_NAME } from './infoRecord';
+import { sendJson } from '../../http/json';
 
 /** Unauthenticated liveness probe; the tunnel helper polls it through the public URL. */
 export const healthRoute: Route = {

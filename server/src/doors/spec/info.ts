@@ -1,6 +1,6 @@
-import type { Route } from '../context';
-import { hostname, type InfoRecord, SERVICE_NAME } from '../info';
-import { sendJson } from './json';
+import type { Route } from '../../http/context';
+import { hostname, type InfoRecord, SERVICE_NAME } from './infoRecord';
+import { sendJson } from '../../http/json';
 
 /** The pairing probe: cheap, computed per request, exactly SPEC §2.1's five fields. */
 export const infoRoute: Route = {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { authenticate, invalidToken, missingToken, tokensMatch } from '../auth';
-import { HttpError } from '../errors';
+import { authenticate, invalidToken, missingToken, tokensMatch } from '../../http/auth';
+import { HttpError } from '../../http/errors';
 
 /** The subprotocol the server selects; the token travels in a second one it never echoes. */
 export const SOCKET_PROTOCOL = 'deskrelay';

@@ -1,16 +1,16 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
-import { requestState } from '../app';
-import { MAX_BODY_BYTES, parseJson } from '../body';
-import { adapterFor, requireProvider, runInSlot } from '../chatAccept';
-import { parseChatRequest } from '../chatRequest';
-import type { RelayContext, Route } from '../context';
-import { HttpError, internalError, serverStopping } from '../errors';
-import { CancelReason, runGeneration } from '../generation';
-import type { StreamEvent } from '../sse';
+import { requestState } from '../../http/app';
+import { MAX_BODY_BYTES, parseJson } from '../../http/body';
+import { adapterFor, requireProvider, runInSlot } from '../../chat/accept';
+import { parseChatRequest } from '../../chat/request';
+import type { RelayContext, Route } from '../../http/context';
+import { HttpError, internalError, serverStopping } from '../../http/errors';
+import { CancelReason, runGeneration } from '../../chat/generation';
+import type { StreamEvent } from '../../http/sse';
 import { authenticateSocket, SOCKET_PROTOCOL } from './auth';
-import { declineUpgrade, refuseUpgrade } from './upgrade';
+import { declineUpgrade, refuseUpgrade } from '../../http/upgrade';
 
 export const CHAT_SOCKET_PATH = '/v1/chat/ws';
 

@@ -1,0 +1,13 @@
+/**
+ * The relay's public face: what its hosts (the VS Code extension, the CLI, embedding code) may
+ * use. Hosts import this file, never a deep path, so the folders behind it can change freely.
+ */
+export type { Logger } from './logger';
+export { consoleLogger, silentLogger } from './logger';
+export type { RelayOptions, RequestLogEntry } from './http/context';
+export { DEFAULT_HOST, DEFAULT_PORT, RelayServer, RelayStartError } from './session/relay';
+export { isLoopbackHost, isLoopbackUrl, LOOPBACK_WARNING, pairingPayload, webClientLink } from './session/pairing';
+export { describeProvider, validateProviderConfig } from './providers';
+export type { ActiveProvider, KeySource, ProviderConfig, ProviderKind, ProviderSource } from './providers/types';
+export { findCloudflared, installCloudflared, QuickTunnel, stopAllTunnelsSync, TunnelError } from './tunnel';
+export type { ProbeOptions, TunnelState } from './tunnel';

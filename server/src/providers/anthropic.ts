@@ -2,7 +2,7 @@ import { baseUrlOf, describeProvider } from './config';
 import { saidIn } from './http';
 import { keyedCall, requireKey } from './keys';
 import { toConversation } from './turns';
-import type { AdapterDeps, ChatAdapter, ChatMessage, Piece, ProviderConfig } from './types';
+import type { AdapterDeps, PullAdapter, ChatMessage, Piece, ProviderConfig } from './types';
 
 /** Anthropic requires max_tokens; this fits any current Claude model's output limit. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 8192;
@@ -15,7 +15,7 @@ interface AnthropicEvent {
 }
 
 /** The Messages API with `stream: true`; the end marker is the `message_stop` event. */
-export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
+export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): PullAdapter {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
 

@@ -2,7 +2,7 @@ import { baseUrlOf, describeProvider } from './config';
 import { providerMessage } from './http';
 import { keyedCall, requireKey } from './keys';
 import { toConversation } from './turns';
-import type { AdapterDeps, ChatAdapter, ChatMessage, Piece, ProviderConfig } from './types';
+import type { AdapterDeps, PullAdapter, ChatMessage, Piece, ProviderConfig } from './types';
 
 interface GeminiChunk {
   error?: unknown;
@@ -14,7 +14,7 @@ interface GeminiChunk {
 const NORMAL_FINISH = new Set(['STOP', 'MAX_TOKENS']);
 
 /** `streamGenerateContent?alt=sse`; the end marker is a candidate carrying `finishReason`. */
-export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
+export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): PullAdapter {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
   const model = (config.model ?? '').replace(/^models\//, '');

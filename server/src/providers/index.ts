@@ -2,7 +2,7 @@ import { anthropicAdapter } from './anthropic';
 import { geminiAdapter } from './gemini';
 import { ollamaAdapter } from './ollama';
 import { openAiCompatibleAdapter } from './openai-compatible';
-import type { AdapterDeps, ChatAdapter, ProviderConfig } from './types';
+import type { AdapterDeps, ChatAdapter, ChatMessage, Piece, PieceSink, ProviderConfig } from './types';
 
 export { describeProvider, validateProviderConfig } from './config';
 export { isAbortError, ProviderError } from './errors';
@@ -13,6 +13,27 @@ export { clearModelCache } from './models';
  * here, so reaching this with it is a bug in the caller.
  */
 export function createAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
+  return withRun(pullAdapter(config, deps));
+}
+
+/** Transition: run() on top of the pull-based adapters, until each adapter pushes natively. */
+function withRun(adapter: { label: string; stream(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<Piece> }): ChatAdapter {
+  return {
+    label: adapter.label,
+    stream: (messages, signal) => adapter.stream(messages, signal),
+    async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink) {
+      for await (const piece of adapter.stream(messages, signal)) {
+        if (piece.text === '') continue;
+        sink.piece(piece.kind, piece.text);
+        const wait = sink.flush();
+        if (wait) await wait;
+      }
+      return 'stop';
+    },
+  };
+}
+
+function pullAdapter(config: ProviderConfig, deps: AdapterDeps) {
   switch (config.kind) {
     case 'ollama':
       return ollamaAdapter(config, deps);

@@ -1,7 +1,7 @@
 import { baseUrlOf, describeProvider } from './config';
 import { ProviderCall } from './http';
 import { pluck, resolveModel } from './models';
-import type { AdapterDeps, ChatAdapter, ChatMessage, Piece, ProviderConfig } from './types';
+import type { AdapterDeps, PullAdapter, ChatMessage, Piece, ProviderConfig } from './types';
 
 interface OllamaLine {
   message?: { content?: unknown; thinking?: unknown };
@@ -10,7 +10,7 @@ interface OllamaLine {
 }
 
 /** Ollama's native `/api/chat`, NDJSON; the end marker is a line with `"done":true`. */
-export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
+export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): PullAdapter {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
 

@@ -2,7 +2,7 @@ import { baseUrlOf, describeProvider } from './config';
 import { providerMessage, saidIn } from './http';
 import { keyedCall, readKey } from './keys';
 import { pluck, resolveModel } from './models';
-import type { AdapterDeps, ChatAdapter, ChatMessage, Piece, ProviderConfig } from './types';
+import type { AdapterDeps, PullAdapter, ChatMessage, Piece, ProviderConfig } from './types';
 
 interface Chunk {
   object?: unknown;
@@ -15,7 +15,7 @@ interface Chunk {
  * `/chat/completions` SSE as served by OpenAI, LM Studio, llama.cpp, vLLM, Jan, OpenRouter, Groq,
  * DeepSeek… The end marker is `data: [DONE]` or a chunk with a non-null `finish_reason`.
  */
-export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
+export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDeps): PullAdapter {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
 

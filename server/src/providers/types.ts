@@ -54,9 +54,44 @@ export interface AdapterDeps {
   idleTimeoutMs: number;
 }
 
+/**
+ * How a reply ended normally: `stop` (the model finished), `length` (cut at the token limit),
+ * `content_filter` (the provider's filter ended it), or the provider's own word for anything
+ * else. A reply that ends any other way is a failure (a ProviderError), not a finish.
+ */
+export type FinishReason = 'stop' | 'length' | 'content_filter' | (string & {});
+
+/**
+ * Where an adapter delivers a reply, push-style: every piece one provider read holds is handed
+ * over synchronously, then `flush()` once. No promise per token.
+ */
+export interface PieceSink {
+  /** One piece of the reply, in provider order; never empty. May throw to end the reply (a cap was hit). */
+  piece(kind: PieceKind, text: string): void;
+  /**
+   * The pieces of one provider read were delivered. A promise means the consumer is not keeping
+   * up: read nothing more from the provider until it settles (a slow client paces the provider).
+   */
+  flush(): void | Promise<void>;
+}
+
+export type PieceKind = Piece['kind'];
+
 /** A provider adapter streams one reply. Errors it throws carry user-facing messages. */
 export interface ChatAdapter {
   /** Provider name and where it is, e.g. `Ollama at http://127.0.0.1:11434`. */
+  readonly label: string;
+  /**
+   * Streams one reply into `sink`; resolves with how it finished once the provider's end marker
+   * arrived; rejects with a ProviderError (or an AbortError once `signal` aborted).
+   */
+  run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink): Promise<FinishReason>;
+  /** @deprecated pull-based view kept while callers move to run(); to be removed. */
+  stream(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<Piece>;
+}
+
+/** @deprecated transition: the adapters' pull-based shape, wrapped into ChatAdapter by createAdapter. */
+export interface PullAdapter {
   readonly label: string;
   stream(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<Piece>;
 }

@@ -66,7 +66,7 @@ export function createApp(ctx: RelayContext, routes: readonly Route[]): Handler 
     if (route.auth) {
       const token = ctx.token;
       if (token === undefined) throw serverStopping();
-      authenticate(req, token);
+      (typeof route.auth === 'function' ? route.auth : authenticate)(req, token);
     }
     await route.handle(req, res, ctx);
   });

@@ -60,10 +60,4 @@ export interface RelayContext {
   state(req: IncomingMessage): RequestState;
 }
 
-export interface Route {
-  method: 'GET' | 'POST';
-  path: string;
-  /** Bearer token required (every /v1 route but health). */
-  auth: boolean;
-  handle(req: IncomingMessage, res: ServerResponse, ctx: RelayContext): void | Promise<void>;
-}
+export type { Route } from './route';

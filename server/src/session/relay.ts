@@ -7,15 +7,12 @@ import type { RelayContext, RelayOptions, ResolvedOptions, Route } from '../http
 import { STOPPING_MESSAGE } from '../chat/generation';
 import { silentLogger } from '../logger';
 import { configDir, tokenPath } from './paths';
-import { chatStreamRoute } from '../doors/spec/chatStream';
-import { healthRoute } from '../doors/spec/health';
-import { infoRoute } from '../doors/spec/info';
-import { chatCancelRoute } from '../doors/resumable/cancel';
 import { DEFAULT_RESUME_BUFFER_BYTES } from '../doors/resumable/eventLog';
 import { DEFAULT_RESUME_TTL_MS, ResumableRegistry } from '../doors/resumable/registry';
 import { StreamRegistry } from '../chat/slots';
-import { chatSocketRoute, chatSocketUpgrade } from '../doors/ws/chatSocket';
-import { OPENAI_ROUTES } from '../doors/openai/routes';
+import { chatSocketUpgrade } from '../doors/ws/chatSocket';
+import type { Door } from '../doors/door';
+import { DOORS } from '../doors';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
 
 export type { RelayOptions, RequestLogEntry } from '../http/context';
@@ -32,11 +29,6 @@ export class RelayStartError extends Error {
     super(message);
   }
 }
-
-export const SPEC_ROUTES: readonly Route[] = [healthRoute, infoRoute, chatStreamRoute];
-
-/** Beyond SPEC (issue 6): the WebSocket fallback's plain-GET answer (its upgrade is wired in start()) and the OpenAI-compatible door. */
-export const BEYOND_ROUTES: readonly Route[] = [chatCancelRoute, chatSocketRoute, ...OPENAI_ROUTES];
 
 function resolve(options: RelayOptions): ResolvedOptions {
   return {
@@ -78,12 +70,13 @@ export class RelayServer {
   private stopping = false;
   /** Valid from the moment we listen until stop() has finished. */
   private activeToken: string | undefined;
-  private readonly routes: Route[];
+  private readonly extraRoutes: readonly Route[];
+  private doors: Door[] = [];
 
   constructor(options: RelayOptions, extraRoutes: readonly Route[] = []) {
     this.options = resolve(options);
     this.resumable = new ResumableRegistry(this.options.resumeTtlMs, this.options.resumeBufferBytes);
-    this.routes = [...SPEC_ROUTES, ...BEYOND_ROUTES, ...extraRoutes];
+    this.extraRoutes = extraRoutes;
   }
 
   get running(): boolean {
@@ -126,7 +119,9 @@ export class RelayServer {
       state: requestState,
     };
     // Node would answer a missing Host with a bare 400; the app answers it with the CONTRACT body instead.
-    const server = createServer({ requireHostHeader: false }, createApp(ctx, this.routes));
+    this.doors = DOORS.map((open) => open(ctx));
+    const routes = [...this.doors.flatMap((door) => door.routes), ...this.extraRoutes];
+    const server = createServer({ requireHostHeader: false }, createApp(ctx, routes));
     // A client that sends headers slowly cannot hold a connection open for long.
     server.headersTimeout = 20_000;
     server.on('upgrade', chatSocketUpgrade(server, ctx));
@@ -174,6 +169,7 @@ export class RelayServer {
       // Detached resumable generations hold stream slots too, so this ends them as well.
       await this.streams.cancelAll(STOPPING_MESSAGE, 2_000);
       this.resumable.clear();
+      for (const door of this.doors) door.stop?.();
       const closed = new Promise((r) => server.close(r));
       server.closeIdleConnections();
       // Anything still open after a short grace (a half-sent body, a stuck client) is cut.

@@ -1,0 +1,15 @@
+import type { DoorFactory } from './door';
+import { chatCancelRoute } from './resumable/cancel';
+import { chatSocketRoute } from './ws/chatSocket';
+import { OPENAI_ROUTES } from './openai/routes';
+import { chatStreamRoute } from './spec/chatStream';
+import { healthRoute } from './spec/health';
+import { infoRoute } from './spec/info';
+
+/** Every door of the relay, in the order their routes are matched. A new door is one line here. */
+export const DOORS: readonly DoorFactory[] = [
+  () => ({ routes: [healthRoute, infoRoute, chatStreamRoute] }),
+  () => ({ routes: [chatCancelRoute] }),
+  () => ({ routes: [chatSocketRoute] }),
+  () => ({ routes: OPENAI_ROUTES }),
+];

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../logger';
 import type { KeySource, ProviderSource } from '../providers/types';
 import type { ResumableRegistry } from '../doors/resumable/registry';

@@ -1,7 +1,7 @@
 // DeskRelay pairing panel. Renders the state the extension posts; holds no secrets of its own.
 // @ts-check
 (function () {
-  // @ts-ignore acquireVsCodeApi is provided by the webview host
+  // @ts-expect-error acquireVsCodeApi is provided by the webview host
   const vscode = acquireVsCodeApi();
   const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
   let revealed = false;

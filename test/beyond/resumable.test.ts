@@ -2,7 +2,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { OLLAMA_DEFAULT_REPLY, startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { sleep } from '../fixtures/providers/standin';
-import { chatBody, chatHeaders, parseEvents, send } from '../helpers/http';
+import { chatBody, chatHeaders, send } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { ResumableRegistry } from '../../server/src/doors/resumable/registry';
 import { completeBlocks, newKey, parseNumbered, resumable, resumeHeaders } from './helpers';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { type FaultMode, type FaultProvider, startFaultProvider } from './faultProvider';
-import { atOrBelow, chatHeaders, chatRequestBody, collectGarbage, request, resources, sleep, spawnRelayChild, strictEvents, waitFor } from './support';
+import { atOrBelow, chatHeaders, chatRequestBody, request, resources, sleep, spawnRelayChild, strictEvents, waitFor } from './support';
 
 let t: TestRelay;
 let p: FaultProvider;

@@ -11,7 +11,10 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 afterEach(() => {
-  for (const [k, v] of Object.entries(saved)) v === undefined ? delete process.env[k] : (process.env[k] = v);
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
 });
 
 describe('GET /v1/health', () => {

@@ -1,4 +1,5 @@
 /** SPEC §4.2 and CONTRACT §5: the stream's bytes, its keep-alive, thinking, and its one terminal event. */
+import { request as httpRequest } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   OLLAMA_DEFAULT_REPLY,
@@ -72,10 +73,10 @@ describe('a reply', () => {
     let headersAt = -1;
     const started = Date.now();
     const reply = await new Promise<{ body: string }>((resolve, reject) => {
-      const req = require('node:http').request(
+      const req = httpRequest(
         new URL('/v1/chat/stream', t.url),
         { method: 'POST', headers: chatHeaders(t.token) },
-        (res: import('node:http').IncomingMessage) => {
+        (res) => {
           headersAt = Date.now() - started;
           let body = '';
           res.setEncoding('utf8');

@@ -5,7 +5,37 @@
 import { marked } from './vendor/marked.js';
 import DOMPurify from './vendor/purify.js';
 
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+/**
+ * The page's own elements, found once while only index.html is in the document. Model replies are
+ * rendered into the same document later, and a lookup by id (or by name, or through window's and
+ * document's named properties) at use time could then find an element the model put there.
+ */
+function pageElement(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`index.html has no #${id}`);
+  return el;
+}
+const ui = Object.freeze({
+  conn: pageElement('conn'),
+  unpair: pageElement('unpair'),
+  pair: pageElement('pair'),
+  pairForm: /** @type {HTMLFormElement} */ (pageElement('pair-form')),
+  pairJson: /** @type {HTMLTextAreaElement} */ (pageElement('pair-json')),
+  pairError: pageElement('pair-error'),
+  info: pageElement('info'),
+  infoHost: pageElement('info-host'),
+  infoVersion: pageElement('info-version'),
+  infoWarning: pageElement('info-warning'),
+  testConn: /** @type {HTMLButtonElement} */ (pageElement('test-conn')),
+  chat: pageElement('chat'),
+  log: pageElement('log'),
+  chatStatus: pageElement('chat-status'),
+  compose: /** @type {HTMLFormElement} */ (pageElement('compose')),
+  message: /** @type {HTMLTextAreaElement} */ (pageElement('message')),
+  newChat: /** @type {HTMLButtonElement} */ (pageElement('new-chat')),
+  stop: pageElement('stop'),
+  send: /** @type {HTMLButtonElement} */ (pageElement('send')),
+});
 
 // ---------------------------------------------------------------------------------------------
 // Settings. `#…&wsAfterMs=N` (or window.DESKRELAY_WS_AFTER_MS set before load) changes how long
@@ -150,16 +180,44 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
     node.setAttribute('target', '_blank');
     node.setAttribute('rel', 'noopener noreferrer nofollow');
   }
+  // The page's own classes would let a reply dress up as a user message, a button or a status
+  // line; Markdown only ever needs the highlighter's language-* on code.
+  if (node.hasAttribute('class')) {
+    const kept = [...node.classList].filter((c) => /^language-[\w+#.-]+$/.test(c));
+    if (kept.length) node.setAttribute('class', kept.join(' '));
+    else node.removeAttribute('class');
+  }
 });
 
-/** Model output is untrusted: Markdown → HTML → DOMPurify, with no images, forms or styles. */
+/**
+ * Model output is untrusted: Markdown → HTML → DOMPurify, with no images, forms or styles.
+ * A reply shares the document with the page's controls, so it must not be able to name them or
+ * reach them: ids and names are prefixed (`user-content-…`), which keeps them apart from the page's
+ * ids and from window's and document's named properties, and the attributes that point at an
+ * element by id (a label's `for`, `form`, `list`, popover and command targets, ARIA relations) go,
+ * since the only ids they could still hit are the page's.
+ */
+const SANITIZE = Object.freeze({
+  USE_PROFILES: { html: true },
+  SANITIZE_NAMED_PROPS: true,
+  FORBID_TAGS: [
+    'img', 'style', 'iframe', 'video', 'audio', 'source', 'picture', 'svg', 'math',
+    'form', 'input', 'button', 'textarea', 'select', 'option', 'optgroup', 'datalist',
+    'label', 'fieldset', 'legend', 'output', 'meter', 'progress',
+    'dialog', 'map', 'area', 'template', 'slot',
+  ],
+  FORBID_ATTR: [
+    'style', 'srcset', 'action', 'formaction',
+    'for', 'form', 'list', 'usemap', 'headers',
+    'popover', 'popovertarget', 'popovertargetaction', 'command', 'commandfor',
+    'tabindex', 'inert',
+  ],
+  ALLOW_ARIA_ATTR: false,
+  ALLOW_DATA_ATTR: false,
+});
+
 function renderMarkdown(text) {
-  const html = marked.parse(text);
-  return DOMPurify.sanitize(html, {
-    USE_PROFILES: { html: true },
-    FORBID_TAGS: ['img', 'style', 'form', 'input', 'button', 'textarea', 'select', 'option', 'iframe', 'video', 'audio', 'source', 'picture', 'svg', 'math'],
-    FORBID_ATTR: ['style', 'srcset', 'action', 'formaction'],
-  });
+  return DOMPurify.sanitize(marked.parse(text), SANITIZE);
 }
 
 /** Splits a reply into its leading `<think>` segment (if any) and the answer. */
@@ -181,9 +239,11 @@ function withoutThinking(raw) {
   return splitThinking(raw).answer;
 }
 
+// Taken at load like the controls: document's named properties outrank its own.
+const scroller = document.scrollingElement || document.documentElement;
+
 function scrollToEnd() {
-  const el = document.scrollingElement || document.documentElement;
-  if (el.scrollHeight - el.scrollTop - el.clientHeight < 160) el.scrollTop = el.scrollHeight;
+  if (scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 160) scroller.scrollTop = scroller.scrollHeight;
 }
 
 /** A chat log entry with its speaker line; the caller appends the body. */
@@ -202,7 +262,7 @@ function addUserMessage(text) {
   const body = document.createElement('div');
   body.textContent = text;
   li.append(body);
-  $('log').append(li);
+  ui.log.append(li);
   scrollToEnd();
 }
 
@@ -224,7 +284,7 @@ function addAssistantMessage() {
   note.className = 'note';
   note.hidden = true;
   li.append(details, reply, note);
-  $('log').append(li);
+  ui.log.append(li);
   scrollToEnd();
   return { li, details, summary, thinkingText, reply, note };
 }
@@ -263,13 +323,13 @@ function setNote(turn, text, kind = '', action) {
 }
 
 function setStatus(text) {
-  $('chat-status').textContent = text;
+  ui.chatStatus.textContent = text;
 }
 
 function setStreaming(on) {
-  $('stop').hidden = !on;
-  $('send').disabled = on;
-  $('new-chat').disabled = on;
+  ui.stop.hidden = !on;
+  ui.send.disabled = on;
+  ui.newChat.disabled = on;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -521,7 +581,7 @@ function retry(turn) {
   const last = conversation.at(-1);
   if (!last || last.role !== 'user') return;
   conversation.pop();
-  const prev = $('log').lastElementChild;
+  const prev = ui.log.lastElementChild;
   if (prev && prev.classList.contains('user')) prev.remove();
   startTurn(last.content);
 }
@@ -589,37 +649,37 @@ function cancelKeyed(turn) {
 // Screens
 
 function onUnauthorized() {
-  $('info-warning').textContent = AUTH_MESSAGE;
-  $('info-warning').hidden = false;
-  $('conn').textContent = 'Not connected';
+  ui.infoWarning.textContent = AUTH_MESSAGE;
+  ui.infoWarning.hidden = false;
+  ui.conn.textContent = 'Not connected';
 }
 
 function showPairing(message = '') {
-  $('pair').hidden = false;
-  $('info').hidden = true;
-  $('chat').hidden = true;
-  $('unpair').hidden = true;
-  $('conn').textContent = 'Not paired';
-  $('pair-error').textContent = message;
+  ui.pair.hidden = false;
+  ui.info.hidden = true;
+  ui.chat.hidden = true;
+  ui.unpair.hidden = true;
+  ui.conn.textContent = 'Not paired';
+  ui.pairError.textContent = message;
 }
 
 async function connect() {
-  $('pair').hidden = true;
-  $('info').hidden = false;
-  $('unpair').hidden = false;
-  $('info-warning').hidden = true;
-  $('conn').textContent = 'Connecting…';
-  $('test-conn').disabled = true;
+  ui.pair.hidden = true;
+  ui.info.hidden = false;
+  ui.unpair.hidden = false;
+  ui.infoWarning.hidden = true;
+  ui.conn.textContent = 'Connecting…';
+  ui.testConn.disabled = true;
   try {
     const info = await fetchInfo();
-    $('info-host').textContent = String(info.hostname ?? '');
-    $('info-version').textContent = String(info.version ?? '');
-    $('conn').textContent = `${info.hostname} · v${info.version}`;
+    ui.infoHost.textContent = String(info.hostname ?? '');
+    ui.infoVersion.textContent = String(info.version ?? '');
+    ui.conn.textContent = `${info.hostname} · v${info.version}`;
     if (info.providerConfigured === false) {
-      $('info-warning').textContent = 'The desktop has no usable provider selected: switch to a local provider on the desktop before chatting.';
-      $('info-warning').hidden = false;
+      ui.infoWarning.textContent = 'The desktop has no usable provider selected: switch to a local provider on the desktop before chatting.';
+      ui.infoWarning.hidden = false;
     }
-    $('chat').hidden = false;
+    ui.chat.hidden = false;
     return true;
   } catch (err) {
     const message = err instanceof Error ? err.message : 'Could not connect.';
@@ -627,14 +687,14 @@ async function connect() {
       savePairing(null);
       showPairing(message);
     } else {
-      $('info-warning').textContent = message;
-      $('info-warning').hidden = false;
-      $('conn').textContent = 'Not connected';
-      $('chat').hidden = false;
+      ui.infoWarning.textContent = message;
+      ui.infoWarning.hidden = false;
+      ui.conn.textContent = 'Not connected';
+      ui.chat.hidden = false;
     }
     return false;
   } finally {
-    $('test-conn').disabled = false;
+    ui.testConn.disabled = false;
   }
 }
 
@@ -647,52 +707,51 @@ function init() {
     pairing = loadPairing();
   }
 
-  $('pair-form').addEventListener('submit', (e) => {
+  ui.pairForm.addEventListener('submit', (e) => {
     e.preventDefault();
     try {
-      const p = parsePairing(/** @type {HTMLTextAreaElement} */ ($('pair-json')).value);
-      /** @type {HTMLTextAreaElement} */ ($('pair-json')).value = '';
+      const p = parsePairing(ui.pairJson.value);
+      ui.pairJson.value = '';
       savePairing({ url: location.origin, token: p.token });
-      $('pair-error').textContent = '';
+      ui.pairError.textContent = '';
       void connect().then((ok) => {
         // The page always talks to the relay that served it (CSP: connect-src 'self').
-        if (ok && p.url !== location.origin && $('info-warning').hidden) {
-          $('info-warning').textContent = `The pairing URL (${p.url}) is not this page's address; this page talks to ${location.origin}.`;
-          $('info-warning').hidden = false;
+        if (ok && p.url !== location.origin && ui.infoWarning.hidden) {
+          ui.infoWarning.textContent = `The pairing URL (${p.url}) is not this page's address; this page talks to ${location.origin}.`;
+          ui.infoWarning.hidden = false;
         }
       });
     } catch (err) {
-      $('pair-error').textContent = err instanceof Error ? err.message : String(err);
-      $('pair-json').focus();
+      ui.pairError.textContent = err instanceof Error ? err.message : String(err);
+      ui.pairJson.focus();
     }
   });
-  $('test-conn').addEventListener('click', () => void connect());
-  $('unpair').addEventListener('click', () => {
+  ui.testConn.addEventListener('click', () => void connect());
+  ui.unpair.addEventListener('click', () => {
     stop();
     savePairing(null);
     conversation.length = 0;
-    $('log').replaceChildren();
+    ui.log.replaceChildren();
     showPairing();
   });
-  $('compose').addEventListener('submit', (e) => {
+  ui.compose.addEventListener('submit', (e) => {
     e.preventDefault();
-    const box = /** @type {HTMLTextAreaElement} */ ($('message'));
-    const text = box.value.trim();
+    const text = ui.message.value.trim();
     if (!text || current || !pairing) return;
-    box.value = '';
+    ui.message.value = '';
     startTurn(text);
   });
-  $('message').addEventListener('keydown', (e) => {
+  ui.message.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();
-      /** @type {HTMLFormElement} */ ($('compose')).requestSubmit();
+      ui.compose.requestSubmit();
     }
   });
-  $('stop').addEventListener('click', stop);
-  $('new-chat').addEventListener('click', () => {
+  ui.stop.addEventListener('click', stop);
+  ui.newChat.addEventListener('click', () => {
     if (current) return;
     conversation.length = 0;
-    $('log').replaceChildren();
+    ui.log.replaceChildren();
     setStatus('');
   });
   document.addEventListener('visibilitychange', maybeResume);

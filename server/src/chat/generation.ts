@@ -71,7 +71,7 @@ export async function runGeneration(
     content += delta;
     await emit({ type: 'token', delta });
   };
-  const outcome = await runPieces(adapter, messages, signal, { piece: (p) => send(think.push(p)), end: () => send(think.finish()) }, logger);
+  const outcome = await runPieces(adapter, messages, signal, { piece: (p) => send(think.push(p.kind, p.text)), end: () => send(think.finish()) }, logger);
   const terminal: StreamEvent = outcome.ok ? { type: 'done', content } : { type: 'error', message: outcome.message };
   await emit(terminal);
   return terminal;

@@ -1,11 +1,11 @@
-import { CancelReason } from './generation';
+import { CancelReason } from './events';
 
 interface LiveStream {
   controller: AbortController;
   finished: Promise<void>;
 }
 
-/** Counts live streams against the concurrency limit and lets stop() end them all. */
+/** Counts live chats against the concurrency limit and lets stop() end them all. */
 export class StreamRegistry {
   private readonly live = new Set<LiveStream>();
 
@@ -14,20 +14,20 @@ export class StreamRegistry {
   }
 
   /**
-   * Takes a slot, or returns undefined when `limit` streams are already live. The slot is
-   * freed when `run` settles, whatever happens.
+   * Takes a slot, or returns undefined when `limit` chats are already live. The slot is freed
+   * when `run` settles, whatever happens; aborting the controller is how anyone ends the chat.
    */
-  tryRun<T>(limit: number, run: (signal: AbortSignal) => Promise<T>): { controller: AbortController; result: Promise<T> } | undefined {
+  tryRun<T>(limit: number, run: (signal: AbortSignal, controller: AbortController) => Promise<T>): { controller: AbortController; result: Promise<T> } | undefined {
     if (this.live.size >= limit) return undefined;
     const controller = new AbortController();
-    const result = run(controller.signal);
+    const result = run(controller.signal, controller);
     const entry: LiveStream = { controller, finished: result.then(() => undefined, () => undefined) };
     this.live.add(entry);
     void entry.finished.then(() => this.live.delete(entry));
     return { controller, result };
   }
 
-  /** Cancels every live stream with a reason its client is told, and waits (bounded) for them to end. */
+  /** Cancels every live chat with a reason its client is told, and waits (bounded) for them to end. */
   async cancelAll(message: string, graceMs: number): Promise<void> {
     const entries = [...this.live];
     for (const entry of entries) entry.controller.abort(new CancelReason(message));

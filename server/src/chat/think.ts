@@ -1,4 +1,4 @@
-import type { Piece } from '../providers/types';
+import type { PieceKind } from '../providers/types';
 
 /**
  * Turns reasoning pieces into one `<think>…</think>` segment inside the text deltas, the
@@ -8,16 +8,16 @@ export class ThinkWrapper {
   private open = false;
 
   /** The delta to send for this piece ('' when there is nothing to send). */
-  push(piece: Piece): string {
-    if (piece.text === '') return '';
-    if (piece.kind === 'reasoning') {
-      if (this.open) return piece.text;
+  push(kind: PieceKind, text: string): string {
+    if (text === '') return '';
+    if (kind === 'reasoning') {
+      if (this.open) return text;
       this.open = true;
-      return `<think>${piece.text}`;
+      return `<think>${text}`;
     }
-    if (!this.open) return piece.text;
+    if (!this.open) return text;
     this.open = false;
-    return `</think>${piece.text}`;
+    return `</think>${text}`;
   }
 
   /** Closes a segment the stream left open, so clients never see an unterminated tag. */

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../logger';
 import type { KeySource, ProviderSource } from '../providers/types';
 import type { ResumableRegistry } from '../doors/resumable/registry';
+import type { ChatService } from '../chat/service';
 import type { StreamRegistry } from '../chat/slots';
 
 export interface RequestLogEntry {
@@ -51,6 +52,8 @@ export interface RequestState {
 
 export interface RelayContext {
   readonly options: ResolvedOptions;
+  /** The one chat pipeline every door uses. */
+  readonly chat: ChatService;
   readonly streams: StreamRegistry;
   /** Generations started with an Idempotency-Key, by key. */
   readonly resumable: ResumableRegistry;

@@ -4,11 +4,12 @@ import { networkInterfaces } from 'node:os';
 import { createApp, requestState } from '../http/app';
 import { answerClientError } from '../http/clientError';
 import type { RelayContext, RelayOptions, ResolvedOptions, Route } from '../http/context';
-import { STOPPING_MESSAGE } from '../chat/generation';
+import { STOPPING_MESSAGE } from '../chat/events';
 import { silentLogger } from '../logger';
 import { configDir, tokenPath } from './paths';
 import { DEFAULT_RESUME_BUFFER_BYTES } from '../doors/resumable/eventLog';
 import { DEFAULT_RESUME_TTL_MS, ResumableRegistry } from '../doors/resumable/registry';
+import { ChatService } from '../chat/service';
 import { StreamRegistry } from '../chat/slots';
 import { chatSocketUpgrade } from '../doors/ws/chatSocket';
 import type { Door } from '../doors/door';
@@ -65,6 +66,7 @@ export class RelayServer {
   private server: Server | undefined;
   private readonly streams = new StreamRegistry();
   private readonly resumable: ResumableRegistry;
+  private readonly chat: ChatService;
   private readonly sockets = new Set<Socket>();
   private current: { token: string; url: string; port: number } | undefined;
   private stopping = false;
@@ -77,6 +79,8 @@ export class RelayServer {
     this.options = resolve(options);
     this.resumable = new ResumableRegistry(this.options.resumeTtlMs, this.options.resumeBufferBytes);
     this.extraRoutes = extraRoutes;
+    const { providers, keys, providerIdleMs, maxConcurrentStreams, logger } = this.options;
+    this.chat = new ChatService({ providers, keys, providerIdleMs, maxConcurrentStreams, logger, slots: this.streams });
   }
 
   get running(): boolean {
@@ -92,7 +96,7 @@ export class RelayServer {
     return this.current?.token;
   }
   get activeStreams(): number {
-    return this.streams.size;
+    return this.chat.active;
   }
   get tokenFile(): string {
     return tokenPath(this.options.configDir);
@@ -108,6 +112,7 @@ export class RelayServer {
     const self = this;
     const ctx: RelayContext = {
       options: this.options,
+      chat: this.chat,
       streams: this.streams,
       resumable: this.resumable,
       get token() {
@@ -167,7 +172,7 @@ export class RelayServer {
     this.stopping = true;
     try {
       // Detached resumable generations hold stream slots too, so this ends them as well.
-      await this.streams.cancelAll(STOPPING_MESSAGE, 2_000);
+      await this.chat.cancelAll(STOPPING_MESSAGE, 2_000);
       this.resumable.clear();
       for (const door of this.doors) door.stop?.();
       const closed = new Promise((r) => server.close(r));

@@ -1,0 +1,149 @@
+import { HttpError } from '../http/errors';
+import type { Logger } from '../logger';
+import { createAdapter, isAbortError, ProviderError } from '../providers';
+import type { ActiveProvider, ChatMessage, FinishReason, KeySource, PieceKind, PieceSink, ProviderConfig, ProviderSource } from '../providers/types';
+import { CANCELLED_MESSAGE, CancelReason, INTERNAL_FAILURE_MESSAGE, PROVIDER_CANCELLED_MESSAGE } from './events';
+import { StreamRegistry } from './slots';
+
+/** One reply may not grow past this (UTF-16 code units): a broken provider cannot exhaust memory. */
+export const MAX_REPLY_CHARS = 16 * 1024 * 1024;
+
+export interface ChatServiceOptions {
+  providers: ProviderSource;
+  keys: KeySource;
+  /** A provider silent this long fails the reply (CONTRACT: 5 minutes). */
+  providerIdleMs: number;
+  maxConcurrentStreams: () => number;
+  logger: Logger;
+  maxReplyChars?: number;
+  /** The slots to count against (default: its own). */
+  slots?: StreamRegistry;
+}
+
+/** How a reply ended: normally with the provider's finish reason, or a failure worded for the client. */
+export type Ending = { ok: true; finish: FinishReason } | { ok: false; message: string };
+
+/** Where a door receives a reply: the pieces in order (push, one flush per provider read), then exactly one end. */
+export interface ReplySink extends PieceSink {
+  end(ending: Ending): void;
+}
+
+export interface ChatHandle {
+  readonly provider: ProviderConfig;
+  readonly signal: AbortSignal;
+  /** Ends the reply now; a CancelReason's message is what the client is told. */
+  abort(reason?: unknown): void;
+  /** Settles (never rejects) once the sink got its end and the slot is free. */
+  readonly done: Promise<Ending>;
+}
+
+const SWITCH_HINT = 'Switch to a local provider on the desktop (DeskRelay: Select Provider, or "activeProvider" in config.json).';
+
+export function noProviderError(active: Exclude<ActiveProvider, { ok: true }>): HttpError {
+  const why =
+    active.reason === 'cloud'
+      ? `The active provider "${active.id}" is the DeskRelay cloud provider, which the phone uses directly, not through the desktop.`
+      : active.reason === 'missing'
+        ? `The active provider "${active.id}" is not configured on the desktop.`
+        : 'No provider is active on the desktop.';
+  return new HttpError(412, 'chat.no_provider', `${why} ${SWITCH_HINT}`);
+}
+
+export const tooManyStreams = (limit: number) =>
+  new HttpError(429, 'chat.too_many_streams', `The desktop is already serving ${limit} chat streams; try again in a moment.`, { 'Retry-After': '1' });
+
+/**
+ * The one chat pipeline every door uses: the concurrency slot, the provider, the adapter run,
+ * the reply cap, how the reply ended, and the slot freed on every path. Doors only read their
+ * request shape before it and write their wire format from the sink.
+ */
+export class ChatService {
+  private readonly slots: StreamRegistry;
+
+  constructor(private readonly options: ChatServiceOptions) {
+    this.slots = options.slots ?? new StreamRegistry();
+  }
+
+  /** Chats holding a slot right now (detached resumable ones included). */
+  get active(): number {
+    return this.slots.size;
+  }
+
+  /** The provider the next chat uses, asked afresh (a switch takes effect on the next request); 412 when none. */
+  provider(): ProviderConfig {
+    const active = this.options.providers.active();
+    if (!active.ok) throw noProviderError(active);
+    return active.config;
+  }
+
+  /**
+   * Takes a slot (429 when all are taken, thrown before anything is written) and starts the
+   * reply. The provider is asked on a later microtask, so a door that writes its headers right
+   * after this call shows a live stream even while a cold model loads.
+   */
+  start(provider: ProviderConfig, messages: ChatMessage[], sink: ReplySink): ChatHandle {
+    const limit = this.options.maxConcurrentStreams();
+    const slot = this.slots.tryRun(limit, (signal, controller) => this.run(provider, messages, sink, signal, controller));
+    if (!slot) throw tooManyStreams(limit);
+    const { controller } = slot;
+    return { provider, signal: controller.signal, abort: (reason) => controller.abort(reason), done: slot.result };
+  }
+
+  /** Cancels every live chat (the relay is stopping) and waits, bounded, for them to end. */
+  cancelAll(message: string, graceMs: number): Promise<void> {
+    return this.slots.cancelAll(message, graceMs);
+  }
+
+  private async run(provider: ProviderConfig, messages: ChatMessage[], sink: ReplySink, signal: AbortSignal, controller: AbortController): Promise<Ending> {
+    await Promise.resolve();
+    let ending: Ending;
+    try {
+      if (signal.aborted) throw signal.reason;
+      const adapter = createAdapter(provider, { keys: this.options.keys, idleTimeoutMs: this.options.providerIdleMs });
+      const finish = await adapter.run(messages, signal, capped(sink, controller, adapter.label, this.options.maxReplyChars ?? MAX_REPLY_CHARS));
+      if (signal.aborted) throw signal.reason;
+      ending = { ok: true, finish };
+    } catch (err) {
+      ending = { ok: false, message: failureMessage(err, signal, this.options.logger) };
+    }
+    try {
+      sink.end(ending);
+    } catch (err) {
+      this.options.logger.error(`chat reply could not be ended: ${err instanceof Error ? err.name : typeof err}`);
+    }
+    return ending;
+  }
+}
+
+/** The sink with the reply cap in front: past it the chat is aborted with a message naming the provider. */
+function capped(sink: ReplySink, controller: AbortController, label: string, max: number): PieceSink {
+  let size = 0;
+  const { signal } = controller;
+  return {
+    piece(kind: PieceKind, text: string) {
+      // An adapter may still be inside one read's synchronous pass after an abort.
+      if (signal.aborted) return;
+      size += text.length;
+      if (size > max) {
+        controller.abort(new CancelReason(`${label} sent a reply longer than ${max / (1024 * 1024)} MiB; the desktop stopped it there.`));
+        return;
+      }
+      sink.piece(kind, text);
+    },
+    flush() {
+      return signal.aborted ? undefined : sink.flush();
+    },
+  };
+}
+
+function failureMessage(err: unknown, signal: AbortSignal, logger: Logger): string {
+  if (signal.aborted) {
+    const reason: unknown = signal.reason;
+    return reason instanceof CancelReason ? reason.message : CANCELLED_MESSAGE;
+  }
+  if (err instanceof ProviderError) return err.message;
+  if (isAbortError(err)) return PROVIDER_CANCELLED_MESSAGE;
+  // Not a provider's answer but our own bug: say so without details that could hold secrets.
+  logger.error(`chat generation failed unexpectedly: ${err instanceof Error ? `${err.name}: ${err.message}` : typeof err}`);
+  return INTERNAL_FAILURE_MESSAGE;
+}

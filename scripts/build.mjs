@@ -1,27 +1,39 @@
 // One esbuild script for both bundles: the extension (vscode external) and the standalone CLI.
+// `--production` (what `vsce package` runs through vscode:prepublish): minified, no source maps.
+// Otherwise: readable, with source maps beside the bundles for debugging and the tests' traces.
+// `--outdir DIR` builds the bundles somewhere else than dist/.
 import { build } from 'esbuild';
-import { chmod, copyFile, mkdir } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const { values: args } = parseArgs({ options: { production: { type: 'boolean', default: false }, outdir: { type: 'string', default: 'dist' } } });
+const production = args.production;
+const out = (name) => join(args.outdir, name);
 
 const common = {
   bundle: true,
   platform: 'node',
   target: 'node20',
   format: 'cjs',
-  sourcemap: true,
+  sourcemap: !production,
+  minify: production,
   logLevel: 'warning',
   legalComments: 'none',
 };
 
+// A production build leaves no stale maps from an earlier development build behind.
+if (production) await Promise.all(['extension.js.map', 'cli.js.map'].map((f) => rm(out(f), { force: true })));
 await Promise.all([
-  build({ ...common, entryPoints: ['extension/src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] }),
+  build({ ...common, entryPoints: ['extension/src/extension.ts'], outfile: out('extension.js'), external: ['vscode'] }),
   build({
     ...common,
     entryPoints: ['server/src/cli/main.ts'],
-    outfile: 'dist/cli.js',
+    outfile: out('cli.js'),
     banner: { js: '#!/usr/bin/env node' },
   }),
 ]);
-await chmod('dist/cli.js', 0o755);
+await chmod(out('cli.js'), 0o755);
 
 // The phone web client's browser libraries, served by the relay from media/web/vendor (ignored by git).
 await mkdir('media/web/vendor', { recursive: true });

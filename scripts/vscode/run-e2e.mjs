@@ -8,18 +8,15 @@
 // Always cleans up code-server, Chromium and the temp dirs.
 //
 // Usage: node scripts/vscode/run-e2e.mjs [--timeout SECONDS] [--grep TEXT] [--skip-ui] [--skip-suite] [--keep]
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, copyFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ensureCodeServer, entryScript } from './install-code-server.mjs';
+import { CHROMIUM, CHROMIUM_FLAGS, sleep, startCodeServer as launchCodeServer, waitFor } from './code-server.mjs';
 import { compileTests, buildDir } from './compile-tests.mjs';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'];
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const artifactsDir = join(repoRoot, 'test-results');
 
@@ -58,117 +55,6 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
     console.error(`[e2e] ${sig}: cleaning up`);
     void cleanup().finally(() => process.exit(130));
   });
-}
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => res(port));
-    });
-  });
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what, fn, timeoutMs, intervalMs = 250) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
-
-function killGroup(child, signal) {
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    /* already gone */
-  }
-}
-
-async function startCodeServer(tmp, env) {
-  const port = await freePort();
-  const ud = join(tmp, 'ud');
-  mkdirSync(join(ud, 'User'), { recursive: true });
-  mkdirSync(join(tmp, 'ext'), { recursive: true });
-  writeFileSync(
-    join(ud, 'User', 'settings.json'),
-    JSON.stringify(
-      {
-        'security.workspace.trust.enabled': false,
-        'workbench.startupEditor': 'none',
-        'workbench.tips.enabled': false,
-        'extensions.autoCheckUpdates': false,
-        'extensions.autoUpdate': false,
-        'update.mode': 'none',
-        'telemetry.telemetryLevel': 'off',
-        // VS Code's proxy support replaces an https Agent that extension code passes in; the tunnel
-        // tests hand the health probe an Agent that reaches the stand-in cloudflared's edge.
-        'http.proxySupport': 'off',
-      },
-      null,
-      2,
-    ),
-  );
-  writeFileSync(join(tmp, 'code-server.yaml'), 'auth: none\ncert: false\n');
-  const logFile = join(tmp, 'code-server.log');
-  const { openSync } = await import('node:fs');
-  const fd = openSync(logFile, 'a');
-  const child = spawn(
-    process.execPath,
-    [
-      entryScript(),
-      '--auth', 'none',
-      '--bind-addr', `127.0.0.1:${port}`,
-      '--config', join(tmp, 'code-server.yaml'),
-      '--user-data-dir', ud,
-      '--extensions-dir', join(tmp, 'ext'),
-      '--disable-telemetry',
-      '--disable-update-check',
-      '--disable-workspace-trust',
-      '--disable-getting-started-override',
-    ],
-    { cwd: tmp, env, detached: true, stdio: ['ignore', fd, fd] },
-  );
-  let exited = null;
-  child.on('exit', (code, signal) => {
-    exited = { code, signal };
-  });
-  cleanups.push(async () => {
-    if (exited) return;
-    killGroup(child, 'SIGTERM');
-    const until = Date.now() + 5000;
-    while (!exited && Date.now() < until) await sleep(100);
-    if (!exited) killGroup(child, 'SIGKILL');
-    log('code-server stopped');
-  });
-  const base = `http://127.0.0.1:${port}`;
-  await waitFor(
-    'code-server to answer /healthz',
-    async () => {
-      if (exited) throw new Error(`code-server exited (${JSON.stringify(exited)}):\n${tail(logFile)}`);
-      try {
-        return (await fetch(`${base}/healthz`)).ok;
-      } catch {
-        return false;
-      }
-    },
-    30_000,
-  );
-  return { port, base, logFile, ud, isAlive: () => !exited };
-}
-
-function tail(file, lines = 40) {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no log)';
-  }
 }
 
 /** Workbench URL that opens `folder` and passes VS Code's test options (as `code --extensionDevelopmentPath …` would). */
@@ -303,7 +189,7 @@ async function main() {
     if (r.status !== 0) throw new Error(`installing ${vsix} failed:\n${r.stdout}\n${r.stderr}`);
     args['skip-suite'] = true;
   }
-  const cs = await startCodeServer(tmp, env);
+  const cs = await launchCodeServer(tmp, env, { onCleanup: (fn) => cleanups.push(fn), log });
   log(`code-server listening on ${cs.base}`);
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });

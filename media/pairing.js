@@ -13,7 +13,8 @@
     $('payload').hidden = !revealed;
     $('link').textContent = revealed ? link : '';
     $('link').hidden = !revealed;
-    $('reveal').textContent = revealed ? 'Hide pairing JSON and link' : 'Reveal pairing JSON and link';
+    // The labels come localized from the extension, on the button itself.
+    $('reveal').textContent = (revealed ? $('reveal').dataset.hide : $('reveal').dataset.reveal) || '';
   }
 
   function render(state) {

@@ -7,6 +7,14 @@ import type { SecretKeySource } from './secrets';
 import { activeProviderId, providerEntries, relaySettings, setActiveProviderId } from './settings';
 
 const firstLine = (s: string) => s.split('\n')[0] ?? s;
+const t = vscode.l10n.t;
+
+/** Button labels, localized; a choice is compared with the same string. */
+const COPY_PAIRING = () => t('Copy Pairing JSON');
+const SHOW_QR = () => t('Show Pairing QR Code');
+const START_TUNNEL = () => t('Start Tunnel');
+const RESTART_TUNNEL = () => t('Restart Tunnel');
+const SHOW_LOG = () => t('Show Log');
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** What the user sees and answers; each command here is one `deskrelay.*` command. */
@@ -28,25 +36,25 @@ export class Commands {
       const text = message(err);
       this.log.error(`could not start: ${text}`);
       if (err instanceof RelayStartError && err.code === 'EADDRINUSE') {
-        void vscode.window.showErrorMessage(`DeskRelay: ${text}`, 'Change Port').then((choice) => {
+        void vscode.window.showErrorMessage(t('DeskRelay: {0}', text), t('Change Port')).then((choice) => {
           if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'deskrelay.port');
         });
       } else {
-        void vscode.window.showErrorMessage(`DeskRelay could not start: ${text}`);
+        void vscode.window.showErrorMessage(t('DeskRelay could not start: {0}', text));
       }
       return { ...this.chat.status(), error: text };
     }
     if (wasRunning) {
-      void vscode.window.showInformationMessage(`DeskRelay is already running on ${status.url}.`);
+      void vscode.window.showInformationMessage(t('DeskRelay is already running on {0}.', status.url ?? ''));
       return status;
     }
     this.warnIfPlaintextLan();
     void vscode.window
-      .showInformationMessage(`DeskRelay is running on ${status.url}. Pair your phone:`, 'Copy Pairing JSON', 'Show Pairing QR Code', 'Start Tunnel')
+      .showInformationMessage(t('DeskRelay is running on {0}. Pair your phone:', status.url ?? ''), COPY_PAIRING(), SHOW_QR(), START_TUNNEL())
       .then((choice) => {
-        if (choice === 'Copy Pairing JSON') void vscode.commands.executeCommand('deskrelay.copyPairing');
-        else if (choice === 'Show Pairing QR Code') void vscode.commands.executeCommand('deskrelay.showPairing');
-        else if (choice === 'Start Tunnel') void vscode.commands.executeCommand('deskrelay.startTunnel');
+        if (choice === COPY_PAIRING()) void vscode.commands.executeCommand('deskrelay.copyPairing');
+        else if (choice === SHOW_QR()) void vscode.commands.executeCommand('deskrelay.showPairing');
+        else if (choice === START_TUNNEL()) void vscode.commands.executeCommand('deskrelay.startTunnel');
       });
     return status;
   }
@@ -54,7 +62,7 @@ export class Commands {
   async stop(): Promise<Status> {
     const wasRunning = this.chat.status().running;
     await this.chat.stop();
-    if (wasRunning) void vscode.window.showInformationMessage('DeskRelay stopped. The token is no longer valid.');
+    if (wasRunning) void vscode.window.showInformationMessage(t('DeskRelay stopped. The token is no longer valid.'));
     return this.chat.status();
   }
 
@@ -62,24 +70,24 @@ export class Commands {
   async copyPairing(): Promise<{ url: string; viaTunnel: boolean } | undefined> {
     const pairing = this.chat.pairing();
     if (!pairing) {
-      this.offerStart('DeskRelay is not running, so there is nothing to pair with.');
+      this.offerStart(t('DeskRelay is not running, so there is nothing to pair with.'));
       return undefined;
     }
     await vscode.env.clipboard.writeText(pairing.payload);
     if (pairing.viaTunnel) {
-      void vscode.window.showInformationMessage('Pairing JSON (tunnel URL) copied. It is a secret: paste it only into your phone.');
+      void vscode.window.showInformationMessage(t('Pairing JSON (tunnel URL) copied. It is a secret: paste it only into your phone.'));
     } else if (isLoopbackUrl(pairing.url)) {
-      void vscode.window.showWarningMessage(`Pairing JSON copied. ${LOOPBACK_WARNING}`, 'Start Tunnel').then((choice) => {
+      void vscode.window.showWarningMessage(t('Pairing JSON copied. {0}', LOOPBACK_WARNING), START_TUNNEL()).then((choice) => {
         if (choice) void vscode.commands.executeCommand('deskrelay.startTunnel');
       });
     } else {
-      void vscode.window.showWarningMessage('Pairing JSON copied. It is a secret, and this LAN address is plain HTTP: anyone on the network can read the token.');
+      void vscode.window.showWarningMessage(t('Pairing JSON copied. It is a secret, and this LAN address is plain HTTP: anyone on the network can read the token.'));
     }
     return { url: pairing.url, viaTunnel: pairing.viaTunnel };
   }
 
   showPairing(): void {
-    if (!this.chat.status().running) this.offerStart('DeskRelay is not running yet.');
+    if (!this.chat.status().running) this.offerStart(t('DeskRelay is not running yet.'));
     PairingPanel.show(this.context.extensionUri, this.chat);
   }
 
@@ -98,14 +106,14 @@ export class Commands {
     let cancelled = false;
     try {
       const url = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'DeskRelay tunnel', cancellable: true },
+        { location: vscode.ProgressLocation.Notification, title: t('DeskRelay tunnel'), cancellable: true },
         (progress, cancel) => {
           const sub = this.chat.onTunnelProgress((m) => progress.report({ message: m }));
           const stop = cancel.onCancellationRequested(() => {
             cancelled = true;
             void this.chat.stopTunnel();
           });
-          progress.report({ message: 'Starting cloudflared…' });
+          progress.report({ message: t('Starting cloudflared…') });
           return this.chat.startTunnel().finally(() => {
             sub.dispose();
             stop.dispose();
@@ -113,18 +121,18 @@ export class Commands {
         },
       );
       void vscode.window
-        .showInformationMessage(`DeskRelay tunnel is up at ${url}. Pair the phone with the tunnel URL.`, 'Copy Pairing JSON', 'Show Pairing QR Code')
+        .showInformationMessage(t('DeskRelay tunnel is up at {0}. Pair the phone with the tunnel URL.', url), COPY_PAIRING(), SHOW_QR())
         .then((choice) => {
-          if (choice === 'Copy Pairing JSON') void vscode.commands.executeCommand('deskrelay.copyPairing');
-          else if (choice === 'Show Pairing QR Code') void vscode.commands.executeCommand('deskrelay.showPairing');
+          if (choice === COPY_PAIRING()) void vscode.commands.executeCommand('deskrelay.copyPairing');
+          else if (choice === SHOW_QR()) void vscode.commands.executeCommand('deskrelay.showPairing');
         });
       return url;
     } catch (err) {
       if (err instanceof CloudflaredNotFound) return this.offerCloudflaredInstall(err.message);
       if (cancelled) return undefined;
-      void vscode.window.showErrorMessage(`DeskRelay tunnel failed: ${firstLine(message(err))}`, 'Show Log', 'Restart Tunnel').then((choice) => {
-        if (choice === 'Show Log') this.log.show();
-        else if (choice === 'Restart Tunnel') void vscode.commands.executeCommand('deskrelay.startTunnel');
+      void vscode.window.showErrorMessage(t('DeskRelay tunnel failed: {0}', firstLine(message(err))), SHOW_LOG(), RESTART_TUNNEL()).then((choice) => {
+        if (choice === SHOW_LOG()) this.log.show();
+        else if (choice === RESTART_TUNNEL()) void vscode.commands.executeCommand('deskrelay.startTunnel');
       });
       return undefined;
     }
@@ -136,32 +144,34 @@ export class Commands {
 
   /** The tunnel died or lost its connection after it was up. */
   tunnelDown(text: string): void {
-    void vscode.window.showWarningMessage(`DeskRelay tunnel is down: ${firstLine(text)}`, 'Restart Tunnel', 'Show Log').then((choice) => {
-      if (choice === 'Restart Tunnel') void vscode.commands.executeCommand('deskrelay.startTunnel');
-      else if (choice === 'Show Log') this.log.show();
+    void vscode.window.showWarningMessage(t('DeskRelay tunnel is down: {0}', firstLine(text)), RESTART_TUNNEL(), SHOW_LOG()).then((choice) => {
+      if (choice === RESTART_TUNNEL()) void vscode.commands.executeCommand('deskrelay.startTunnel');
+      else if (choice === SHOW_LOG()) this.log.show();
     });
   }
 
   /** cloudflared is missing: offer to install it or set its path (the command itself returns at once). */
   private offerCloudflaredInstall(text: string): undefined {
     this.log.warn(text);
-    void vscode.window.showErrorMessage(`DeskRelay: ${firstLine(text)}`, 'Install cloudflared', 'Set cloudflared Path', 'Show Log').then(async (choice) => {
-      if (choice === 'Install cloudflared') {
+    const install = t('Install cloudflared');
+    const setPath = t('Set cloudflared Path');
+    void vscode.window.showErrorMessage(t('DeskRelay: {0}', firstLine(text)), install, setPath, SHOW_LOG()).then(async (choice) => {
+      if (choice === install) {
         try {
           const dir = vscode.Uri.joinPath(this.context.globalStorageUri, 'bin').fsPath;
           const binary = await vscode.window.withProgress(
-            { location: vscode.ProgressLocation.Notification, title: 'DeskRelay: installing cloudflared…' },
+            { location: vscode.ProgressLocation.Notification, title: t('DeskRelay: installing cloudflared…') },
             () => installCloudflared(dir),
           );
           this.log.info(`cloudflared installed at ${binary}`);
           await this.startTunnel();
         } catch (err) {
           this.log.error(message(err));
-          void vscode.window.showErrorMessage(`DeskRelay: ${firstLine(message(err))}`, 'Show Log').then((c) => c && this.log.show());
+          void vscode.window.showErrorMessage(t('DeskRelay: {0}', firstLine(message(err))), SHOW_LOG()).then((c) => c && this.log.show());
         }
-      } else if (choice === 'Set cloudflared Path') {
+      } else if (choice === setPath) {
         void vscode.commands.executeCommand('workbench.action.openSettings', 'deskrelay.cloudflaredPath');
-      } else if (choice === 'Show Log') {
+      } else if (choice === SHOW_LOG()) {
         this.log.show();
       }
     });
@@ -177,12 +187,12 @@ export class Commands {
       const items: Item[] = entries.map((e) => ({
         id: e.id,
         label: `${e.id === active ? '$(check) ' : ''}${e.id}`,
-        description: e.config ? [e.config.kind, e.config.model].filter(Boolean).join(' · ') : '$(warning) invalid',
+        description: e.config ? [e.config.kind, e.config.model].filter(Boolean).join(' · ') : `$(warning) ${t('invalid')}`,
         detail: e.config ? e.config.baseUrl : e.problem,
         picked: e.id === active,
       }));
-      items.push({ label: '$(gear) Edit providers in settings…' });
-      const pick = await vscode.window.showQuickPick(items, { title: 'DeskRelay: Select Provider', placeHolder: `Active: ${active || '(none)'}` });
+      items.push({ label: `$(gear) ${t('Edit providers in settings…')}` });
+      const pick = await vscode.window.showQuickPick(items, { title: t('DeskRelay: Select Provider'), placeHolder: t('Active: {0}', active || t('(none)')) });
       if (!pick) return undefined;
       if (!pick.id) {
         void vscode.commands.executeCommand('workbench.action.openSettings', 'deskrelay.providers');
@@ -192,13 +202,13 @@ export class Commands {
     }
     const entry = entries.find((e) => e.id === id);
     if (!entry) {
-      void vscode.window.showErrorMessage(`DeskRelay: no provider "${id}" in the deskrelay.providers setting.`);
+      void vscode.window.showErrorMessage(t('DeskRelay: no provider "{0}" in the deskrelay.providers setting.', id));
       return undefined;
     }
     await setActiveProviderId(id);
     this.log.info(`active provider: ${id}`);
-    if (entry.problem) void vscode.window.showWarningMessage(`DeskRelay: provider "${id}" is selected but its settings are invalid: ${entry.problem}`);
-    else if (entry.config?.kind === 'cloud') void vscode.window.showWarningMessage(`DeskRelay: "${id}" is the cloud provider; the phone's chat is refused until you switch to a local provider.`);
+    if (entry.problem) void vscode.window.showWarningMessage(t('DeskRelay: provider "{0}" is selected but its settings are invalid: {1}', id, entry.problem));
+    else if (entry.config?.kind === 'cloud') void vscode.window.showWarningMessage(t("DeskRelay: \"{0}\" is the cloud provider; the phone's chat is refused until you switch to a local provider.", id));
     return id;
   }
 
@@ -207,16 +217,16 @@ export class Commands {
     if (typeof providerId !== 'string') {
       const items = providerEntries()
         .filter((e) => e.config?.kind !== 'cloud')
-        .map((e) => ({ label: e.id, description: e.config ? e.config.kind : 'invalid', id: e.id }));
-      const pick = await vscode.window.showQuickPick(items, { title: 'DeskRelay: Set Provider API Key', placeHolder: 'Which provider?' });
+        .map((e) => ({ label: e.id, description: e.config ? e.config.kind : t('invalid'), id: e.id }));
+      const pick = await vscode.window.showQuickPick(items, { title: t('DeskRelay: Set Provider API Key'), placeHolder: t('Which provider?') });
       if (!pick) return false;
       providerId = pick.id;
     }
     if (typeof key !== 'string') {
       const had = await this.keys.has(providerId);
       key = await vscode.window.showInputBox({
-        title: `DeskRelay: API key for "${providerId}"`,
-        prompt: `Stored in VS Code's secret storage, never in settings.${had ? ' Leave empty to remove the stored key.' : ''}`,
+        title: t('DeskRelay: API key for "{0}"', providerId),
+        prompt: had ? t("Stored in VS Code's secret storage, never in settings. Leave empty to remove the stored key.") : t("Stored in VS Code's secret storage, never in settings."),
         password: true,
         ignoreFocusOut: true,
       });
@@ -225,23 +235,23 @@ export class Commands {
     await this.keys.set(providerId, key.trim());
     this.log.info(`API key for provider ${providerId} ${key.trim() ? 'stored' : 'removed'}`);
     void vscode.window.showInformationMessage(
-      key.trim() ? `DeskRelay: API key for "${providerId}" stored in VS Code's secret storage.` : `DeskRelay: API key for "${providerId}" removed.`,
+      key.trim() ? t('DeskRelay: API key for "{0}" stored in VS Code\'s secret storage.', providerId) : t('DeskRelay: API key for "{0}" removed.', providerId),
     );
     return true;
   }
 
   async rotateToken(): Promise<Status> {
     if (!this.chat.status().running) {
-      this.offerStart('DeskRelay is not running; a new token is made every time it starts.');
+      this.offerStart(t('DeskRelay is not running; a new token is made every time it starts.'));
       return this.chat.status();
     }
     const status = await this.chat.rotateToken();
     this.log.info('token rotated');
     void vscode.window
-      .showWarningMessage('DeskRelay has a new token; the old one stopped working. Pair the phone again.', 'Copy Pairing JSON', 'Show Pairing QR Code')
+      .showWarningMessage(t('DeskRelay has a new token; the old one stopped working. Pair the phone again.'), COPY_PAIRING(), SHOW_QR())
       .then((choice) => {
-        if (choice === 'Copy Pairing JSON') void vscode.commands.executeCommand('deskrelay.copyPairing');
-        else if (choice === 'Show Pairing QR Code') void vscode.commands.executeCommand('deskrelay.showPairing');
+        if (choice === COPY_PAIRING()) void vscode.commands.executeCommand('deskrelay.copyPairing');
+        else if (choice === SHOW_QR()) void vscode.commands.executeCommand('deskrelay.showPairing');
       });
     return status;
   }
@@ -255,20 +265,20 @@ export class Commands {
     const s = this.chat.status();
     const tunnelOn = s.tunnel === 'up' || s.tunnel === 'starting';
     const actions: { label: string; command: string; when: boolean }[] = [
-      { label: '$(play) Start Remote Chat', command: 'deskrelay.start', when: !s.running },
-      { label: '$(copy) Copy Pairing JSON', command: 'deskrelay.copyPairing', when: s.running },
-      { label: '$(device-mobile) Show Pairing QR Code', command: 'deskrelay.showPairing', when: s.running },
-      { label: '$(globe) Start Tunnel', command: 'deskrelay.startTunnel', when: s.running && !tunnelOn },
-      { label: '$(circle-slash) Stop Tunnel', command: 'deskrelay.stopTunnel', when: s.tunnel !== 'stopped' },
-      { label: '$(server) Select Provider', command: 'deskrelay.selectProvider', when: true },
-      { label: '$(key) Set Provider API Key', command: 'deskrelay.setApiKey', when: true },
-      { label: '$(refresh) Rotate Token', command: 'deskrelay.rotateToken', when: s.running },
-      { label: '$(debug-stop) Stop Remote Chat', command: 'deskrelay.stop', when: s.running },
-      { label: '$(output) Show Log', command: 'deskrelay.showLog', when: true },
+      { label: `$(play) ${t('Start Remote Chat')}`, command: 'deskrelay.start', when: !s.running },
+      { label: `$(copy) ${COPY_PAIRING()}`, command: 'deskrelay.copyPairing', when: s.running },
+      { label: `$(device-mobile) ${SHOW_QR()}`, command: 'deskrelay.showPairing', when: s.running },
+      { label: `$(globe) ${START_TUNNEL()}`, command: 'deskrelay.startTunnel', when: s.running && !tunnelOn },
+      { label: `$(circle-slash) ${t('Stop Tunnel')}`, command: 'deskrelay.stopTunnel', when: s.tunnel !== 'stopped' },
+      { label: `$(server) ${t('Select Provider')}`, command: 'deskrelay.selectProvider', when: true },
+      { label: `$(key) ${t('Set Provider API Key')}`, command: 'deskrelay.setApiKey', when: true },
+      { label: `$(refresh) ${t('Rotate Token')}`, command: 'deskrelay.rotateToken', when: s.running },
+      { label: `$(debug-stop) ${t('Stop Remote Chat')}`, command: 'deskrelay.stop', when: s.running },
+      { label: `$(output) ${SHOW_LOG()}`, command: 'deskrelay.showLog', when: true },
     ];
     const pick = await vscode.window.showQuickPick(
       actions.filter((a) => a.when),
-      { title: s.running ? `DeskRelay — running on ${s.url}${s.tunnelUrl ? ` · ${s.tunnelUrl}` : ''}` : 'DeskRelay — stopped' },
+      { title: s.running ? t('DeskRelay — running on {0}', `${s.url}${s.tunnelUrl ? ` · ${s.tunnelUrl}` : ''}`) : t('DeskRelay — stopped') },
     );
     if (pick) await vscode.commands.executeCommand(pick.command);
   }
@@ -281,14 +291,14 @@ export class Commands {
     this.warnIfPlaintextLan();
     if (!this.chat.status().running) return;
     const choice = await vscode.window.showInformationMessage(
-      'DeskRelay: the port or bind address changed. Restart the relay to use it? The phone must pair again.',
-      'Restart',
+      t('DeskRelay: the port or bind address changed. Restart the relay to use it? The phone must pair again.'),
+      t('Restart'),
     );
-    if (choice === 'Restart') {
+    if (choice === t('Restart')) {
       try {
         await this.chat.restart();
       } catch (err) {
-        void vscode.window.showErrorMessage(`DeskRelay could not restart: ${message(err)}`);
+        void vscode.window.showErrorMessage(t('DeskRelay could not restart: {0}', message(err)));
       }
     }
   }
@@ -302,12 +312,12 @@ export class Commands {
     if (this.context.globalState.get<string>(key) === host) return;
     void this.context.globalState.update(key, host);
     void vscode.window.showWarningMessage(
-      `DeskRelay binds to ${host}, reachable from the LAN over plain HTTP: anyone on the network can read the token and your chats. A tunnel (HTTPS) is the safe way to reach it.`,
+      t('DeskRelay binds to {0}, reachable from the LAN over plain HTTP: anyone on the network can read the token and your chats. A tunnel (HTTPS) is the safe way to reach it.', host),
     );
   }
 
   private offerStart(text: string): void {
-    void vscode.window.showWarningMessage(text, 'Start Remote Chat').then((choice) => {
+    void vscode.window.showWarningMessage(text, t('Start Remote Chat')).then((choice) => {
       if (choice) void vscode.commands.executeCommand('deskrelay.start');
     });
   }

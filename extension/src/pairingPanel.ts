@@ -21,9 +21,13 @@ export interface PanelState {
   warnings: string[];
 }
 
-const SECRET_WARNING =
-  'The pairing payload and the link hold the token: whoever has them can chat through your providers and spend their quota. Show them only to your own phone.';
-const LAN_WARNING = 'This is a direct LAN address over plain HTTP: anyone on the network can read the token and your chats. Prefer the tunnel.';
+const t = vscode.l10n.t;
+const SECRET_WARNING = () =>
+  t('The pairing payload and the link hold the token: whoever has them can chat through your providers and spend their quota. Show them only to your own phone.');
+const LAN_WARNING = () => t('This is a direct LAN address over plain HTTP: anyone on the network can read the token and your chats. Prefer the tunnel.');
+
+/** Text for the panel's HTML. */
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 async function qrDataUrl(text: string): Promise<string> {
   const svg = await QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
@@ -41,7 +45,7 @@ export class PairingPanel extends Disposable {
       void PairingPanel.current.update();
       return PairingPanel.current;
     }
-    const panel = vscode.window.createWebviewPanel(PairingPanel.viewType, 'DeskRelay Pairing', vscode.ViewColumn.Active, {
+    const panel = vscode.window.createWebviewPanel(PairingPanel.viewType, t('DeskRelay Pairing'), vscode.ViewColumn.Active, {
       enableScripts: true,
       localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media')],
       retainContextWhenHidden: false,
@@ -82,14 +86,14 @@ export class PairingPanel extends Disposable {
   async state(): Promise<PanelState> {
     const s = this.chat.status();
     const p = this.chat.pairing();
-    const warnings = [SECRET_WARNING];
-    if (p && !p.viaTunnel) warnings.push(isLoopbackUrl(p.url) ? LOOPBACK_WARNING : LAN_WARNING);
-    if (s.tunnel === 'down') warnings.push('The tunnel is down. Restart it: a restarted quick tunnel has a new URL, so pair again.');
+    const warnings = [SECRET_WARNING()];
+    if (p && !p.viaTunnel) warnings.push(isLoopbackUrl(p.url) ? LOOPBACK_WARNING : LAN_WARNING());
+    if (s.tunnel === 'down') warnings.push(t('The tunnel is down. Restart it: a restarted quick tunnel has a new URL, so pair again.'));
     return {
       running: s.running,
       url: p?.url,
       viaTunnel: p?.viaTunnel ?? false,
-      tunnel: s.tunnelUrl ? `up at ${s.tunnelUrl}` : s.tunnel,
+      tunnel: s.tunnelUrl ? t('up at {0}', s.tunnelUrl) : s.tunnel,
       payload: p?.payload,
       qr: p ? await qrDataUrl(p.payload) : undefined,
       link: p?.link,
@@ -114,41 +118,42 @@ export class PairingPanel extends Disposable {
       `style-src ${webview.cspSource}`,
       `script-src 'nonce-${nonce}'`,
     ].join('; ');
+    const h = (message: string) => escapeHtml(t(message));
     return `<!DOCTYPE html>
-<html lang="en">
+<html lang="${escapeHtml(vscode.env.language)}">
 <head>
   <meta charset="UTF-8">
   <meta http-equiv="Content-Security-Policy" content="${csp}">
   <meta name="viewport" content="width=device-width, initial-scale=1.0">
   <link href="${media('pairing.css')}" rel="stylesheet">
-  <title>DeskRelay Pairing</title>
+  <title>${h('DeskRelay Pairing')}</title>
 </head>
 <body>
   <main>
-    <h1>Pair your phone with DeskRelay</h1>
+    <h1>${h('Pair your phone with DeskRelay')}</h1>
     <section id="stopped" hidden>
-      <p>DeskRelay is not running.</p>
-      <button id="start" type="button">Start Remote Chat</button>
+      <p>${h('DeskRelay is not running.')}</p>
+      <button id="start" type="button">${h('Start Remote Chat')}</button>
     </section>
     <section id="running" hidden>
       <div class="qrs">
         <figure>
-          <div class="qr-wrap"><img id="qr" alt="QR code of the pairing JSON"></div>
-          <figcaption>Phone app: scan to pair</figcaption>
+          <div class="qr-wrap"><img id="qr" alt="${h('QR code of the pairing JSON')}"></div>
+          <figcaption>${h('Phone app: scan to pair')}</figcaption>
         </figure>
         <figure>
-          <div class="qr-wrap"><img id="link-qr" alt="QR code of the web client link"></div>
-          <figcaption>Phone browser: scan to open the DeskRelay web client</figcaption>
+          <div class="qr-wrap"><img id="link-qr" alt="${h('QR code of the web client link')}"></div>
+          <figcaption>${h('Phone browser: scan to open the DeskRelay web client')}</figcaption>
         </figure>
       </div>
       <dl>
-        <dt>URL</dt><dd><code id="url"></code></dd>
-        <dt>Tunnel</dt><dd id="tunnel"></dd>
+        <dt>${h('URL')}</dt><dd><code id="url"></code></dd>
+        <dt>${h('Tunnel')}</dt><dd id="tunnel"></dd>
       </dl>
       <div class="actions">
-        <button id="reveal" type="button" class="secondary">Reveal pairing JSON</button>
-        <button id="copy" type="button">Copy pairing JSON</button>
-        <button id="start-tunnel" type="button" class="secondary" hidden>Start Tunnel</button>
+        <button id="reveal" type="button" class="secondary" data-reveal="${h('Reveal pairing JSON and link')}" data-hide="${h('Hide pairing JSON and link')}">${h('Reveal pairing JSON and link')}</button>
+        <button id="copy" type="button">${h('Copy pairing JSON')}</button>
+        <button id="start-tunnel" type="button" class="secondary" hidden>${h('Start Tunnel')}</button>
       </div>
       <pre id="payload" hidden></pre>
       <pre id="link" hidden></pre>

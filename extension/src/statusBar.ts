@@ -3,6 +3,8 @@ import { Disposable } from './dispose';
 import type { RemoteChat, Status } from './remoteChat';
 import { SECTION } from './settings';
 
+const t = vscode.l10n.t;
+
 /** Stopped / running on :port / tunnel URL, plus the active provider; a click opens the actions. */
 export class StatusBar extends Disposable {
   private readonly item = this.register(vscode.window.createStatusBarItem('deskrelay.status', vscode.StatusBarAlignment.Right, 100));
@@ -34,18 +36,19 @@ function host(url: string): string {
 }
 
 function text(s: Status): string {
-  const provider = ` · ${s.activeProvider || 'no provider'}`;
-  if (!s.running) return `$(debug-disconnect) DeskRelay: stopped${provider}`;
+  const provider = ` · ${s.activeProvider || t('no provider')}`;
+  if (!s.running) return `$(debug-disconnect) ${t('DeskRelay: stopped')}${provider}`;
   if (s.tunnelUrl) return `$(globe) DeskRelay: ${host(s.tunnelUrl)}${provider}`;
   const tunnel = s.tunnel === 'starting' ? ' $(sync~spin)' : s.tunnel === 'down' ? ' $(warning)' : '';
-  return `$(radio-tower) DeskRelay: running on :${s.port}${tunnel}${provider}`;
+  return `$(radio-tower) ${t('DeskRelay: running on :{0}', String(s.port))}${tunnel}${provider}`;
 }
 
 function tooltip(s: Status): vscode.MarkdownString {
   const md = new vscode.MarkdownString(undefined, true);
-  md.appendMarkdown(`**DeskRelay** — ${s.running ? `running on \`${s.url}\`` : 'stopped'}\n\n`);
-  if (s.running) md.appendMarkdown(`Tunnel: ${s.tunnelUrl ? `\`${s.tunnelUrl}\`` : s.tunnel}\n\n`);
-  md.appendMarkdown(`Provider: \`${s.activeProvider || '(none)'}\`${s.providerReady ? '' : ' — not usable (missing, invalid or the cloud provider)'}\n\n`);
-  md.appendMarkdown('Click for DeskRelay actions.');
+  md.appendMarkdown(`**DeskRelay** — ${s.running ? t('running on {0}', `\`${s.url}\``) : t('stopped')}\n\n`);
+  if (s.running) md.appendMarkdown(`${t('Tunnel: {0}', s.tunnelUrl ? `\`${s.tunnelUrl}\`` : s.tunnel)}\n\n`);
+  const provider = t('Provider: {0}', `\`${s.activeProvider || t('(none)')}\``);
+  md.appendMarkdown(`${provider}${s.providerReady ? '' : ` — ${t('not usable (missing, invalid or the cloud provider)')}`}\n\n`);
+  md.appendMarkdown(t('Click for DeskRelay actions.'));
   return md;
 }

@@ -78,11 +78,11 @@ describe('serving the page', () => {
     expect(post.status).toBe(404);
   });
 
-  it('finds media/web beside the bundle (dist/) and beside the source (server/src/)', () => {
+  it('finds media/web beside the bundle (dist/) and beside the source (server/src/http/)', () => {
     const root = join(__dirname, '..', '..');
     const web = join(root, 'media', 'web');
     expect(findWebRoot(join(root, 'dist'))).toBe(web);
-    expect(findWebRoot(join(root, 'server', 'src'))).toBe(web);
+    expect(findWebRoot(join(root, 'server', 'src', 'http'))).toBe(web);
     expect(findWebRoot(join(root, 'server', 'src', 'nowhere', 'deeper'))).toBeUndefined();
     expect(findWebRoot()).toBe(web);
   });

@@ -1,5 +1,5 @@
 import type { DoorFactory } from './door';
-import { chatCancelRoute } from './resumable/cancel';
+import { resumableDoor } from './resumable';
 import { chatSocketRoute } from './ws/chatSocket';
 import { OPENAI_ROUTES } from './openai/routes';
 import { chatStreamRoute } from './spec/chatStream';
@@ -8,8 +8,9 @@ import { infoRoute } from './spec/info';
 
 /** Every door of the relay, in the order their routes are matched. A new door is one line here. */
 export const DOORS: readonly DoorFactory[] = [
+  // Before SPEC's stream: it serves the same path when the request carries an Idempotency-Key.
+  resumableDoor,
   () => ({ routes: [healthRoute, infoRoute, chatStreamRoute] }),
-  () => ({ routes: [chatCancelRoute] }),
   () => ({ routes: [chatSocketRoute] }),
   () => ({ routes: OPENAI_ROUTES }),
 ];

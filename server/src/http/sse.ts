@@ -1,11 +1,10 @@
 import type { ServerResponse } from 'node:http';
+import type { ChatEvent } from '../chat/events';
 
 export const KEEP_ALIVE_MS = 15_000;
 
-export type StreamEvent =
-  | { type: 'token'; delta: string }
-  | { type: 'done'; content: string }
-  | { type: 'error'; message: string };
+/** The SPEC events this writer frames (the vocabulary itself lives in chat/events.ts). */
+export type StreamEvent = ChatEvent;
 
 export interface SseOptions {
   keepAliveMs?: number;
@@ -24,9 +23,14 @@ export function sseStreamOf(res: ServerResponse): SseStream | undefined {
 
 /** The exact bytes of one event: `[id: n\n]data: <compact json>\n\n`. */
 export function frameEvent(event: StreamEvent, id?: number): string {
-  // Token events are most of a stream: stringify the delta alone (same bytes, a fraction of the work).
-  const json = event.type === 'token' ? `{"type":"token","delta":${JSON.stringify(event.delta)}}` : JSON.stringify(event);
-  const data = `data: ${json}\n\n`;
+  if (event.type === 'token') return frameToken(event.delta, id);
+  const data = `data: ${JSON.stringify(event)}\n\n`;
+  return id === undefined ? data : `id: ${id}\n${data}`;
+}
+
+/** A token event's bytes, without building the event object: tokens are most of a stream. */
+export function frameToken(delta: string, id?: number): string {
+  const data = `data: {"type":"token","delta":${JSON.stringify(delta)}}\n\n`;
   return id === undefined ? data : `id: ${id}\n${data}`;
 }
 
@@ -110,7 +114,18 @@ export class SseStream {
   }
 
   token(delta: string): boolean {
-    return this.send({ type: 'token', delta });
+    return delta === '' || this.write(frameToken(delta));
+  }
+
+  /**
+   * Sends what was written so far as one write (a provider read's tokens leave together) and,
+   * when the client is not keeping up, returns the wait for it: the chat service reads nothing
+   * more from the provider until it settles, so a slow reader paces the provider.
+   */
+  flush(): void | Promise<void> {
+    this.flushPending();
+    if (this.ended || !this.res.writableNeedDrain) return undefined;
+    return this.drained();
   }
 
   done(content: string): void {

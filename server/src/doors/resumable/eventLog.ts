@@ -1,4 +1,5 @@
-import { frameEvent, type StreamEvent } from '../../http/sse';
+import type { TerminalEvent } from '../../chat/events';
+import { frameEvent, frameToken } from '../../http/sse';
 
 /** One numbered event, already framed as `id: n\ndata: …\n\n`. */
 export interface Frame {
@@ -8,7 +9,12 @@ export interface Frame {
   terminal: boolean;
 }
 
-export type FrameListener = (frame: Frame) => void | Promise<void>;
+/** A client following a generation live: frames pushed synchronously, then one flush per provider read. */
+export interface FrameListener {
+  push(frame: Frame): void;
+  /** A promise means this client is not keeping up; the generation waits for it before reading on. */
+  flush(): void | Promise<void>;
+}
 
 export type Replay = { ok: true; frames: Frame[] } | { ok: false; message: string };
 
@@ -41,25 +47,31 @@ export class EventLog {
     return this.frames.at(-1)?.terminal ?? false;
   }
 
-  /** Numbers and keeps the event and hands it to every listener; a promise means a listener is not keeping up. */
-  append(event: StreamEvent): void | Promise<void> {
+  /** Bytes of framed events held for replay (what the registry's global budget counts). */
+  get heldBytes(): number {
+    return this.held;
+  }
+
+  appendToken(delta: string): void {
     if (this.finished) return;
     const id = this.nextId++;
-    const framed = frameEvent(event, id);
-    const frame: Frame = { id, framed, bytes: Buffer.byteLength(framed), terminal: event.type !== 'token' };
-    this.frames.push(frame);
-    this.held += frame.bytes;
-    while (this.held > this.capBytes && this.frames.length > 1) {
-      const old = this.frames.shift()!;
-      this.held -= old.bytes;
-      this.droppedThrough = old.id;
+    this.keep(id, frameToken(delta, id), false);
+  }
+
+  appendTerminal(event: TerminalEvent): void {
+    if (this.finished) return;
+    const id = this.nextId++;
+    this.keep(id, frameEvent(event, id), true);
+  }
+
+  /** Every listener's flush; the wait for the slowest, if any is behind. */
+  flush(): void | Promise<void> {
+    let waits: Promise<void>[] | undefined;
+    for (const listener of this.listeners) {
+      const wait = listener.flush();
+      if (wait) (waits ??= []).push(wait);
     }
-    const waits: Promise<void>[] = [];
-    for (const listener of [...this.listeners]) {
-      const wait = listener(frame);
-      if (wait) waits.push(wait);
-    }
-    if (waits.length > 0) return Promise.all(waits).then(() => undefined);
+    if (waits) return Promise.all(waits).then(() => undefined);
   }
 
   /**
@@ -84,5 +96,17 @@ export class EventLog {
   listen(listener: FrameListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  private keep(id: number, framed: string, terminal: boolean): void {
+    const frame: Frame = { id, framed, bytes: Buffer.byteLength(framed), terminal };
+    this.frames.push(frame);
+    this.held += frame.bytes;
+    while (this.held > this.capBytes && this.frames.length > 1) {
+      const old = this.frames.shift()!;
+      this.held -= old.bytes;
+      this.droppedThrough = old.id;
+    }
+    for (const listener of this.listeners) listener.push(frame);
   }
 }

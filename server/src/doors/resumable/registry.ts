@@ -1,30 +1,51 @@
 import { createHash } from 'node:crypto';
-import { CancelReason } from '../../chat/generation';
+import { CancelReason } from '../../chat/events';
+import type { ChatHandle } from '../../chat/service';
 import { EventLog, type FrameListener } from './eventLog';
 
 export const DEFAULT_RESUME_TTL_MS = 120_000;
+/** A reply that ended in an error is rarely resumed for long: it is kept for less. */
+export const DEFAULT_RESUME_ERROR_TTL_MS = 30_000;
+
+/** What all resumable generations together may hold; past it the oldest finished ones are forgotten first. */
+export interface ResumeBudget {
+  bytes: number;
+  entries: number;
+}
+
+export const DEFAULT_RESUME_BUDGET: ResumeBudget = { bytes: 64 * 1024 * 1024, entries: 256 };
 
 /** One resumable generation: its events, who is listening, and when it may be forgotten. */
 export class ResumableGeneration {
   readonly log: EventLog;
   /** Set while the provider runs; aborting it ends the generation. */
-  controller: AbortController | undefined;
+  chat: ChatHandle | undefined;
   private attached = 0;
   private timer: NodeJS.Timeout | undefined;
   private gone = false;
+  private lifeMs: number;
+  private ended = false;
+  /** Set by the registry that holds this generation. */
+  forget: () => void = () => {};
 
   constructor(
     readonly bodyHash: string,
     readonly providerId: string,
     capBytes: number,
     private readonly ttlMs: number,
-    private readonly forget: () => void,
+    private readonly errorTtlMs: number = ttlMs,
   ) {
     this.log = new EventLog(capBytes);
+    this.lifeMs = ttlMs;
     this.idle();
   }
 
-  /** A client listens from now on; returns its detach. Nobody listening for `ttlMs` ends and forgets the generation. */
+  /** The provider finished; finished generations are the ones a budget may evict. */
+  get finished(): boolean {
+    return this.ended;
+  }
+
+  /** A client listens from now on; returns its detach. Nobody listening for the TTL ends and forgets the generation. */
   attach(listener: FrameListener): () => void {
     this.attached++;
     this.clearTimer();
@@ -38,16 +59,18 @@ export class ResumableGeneration {
     };
   }
 
-  /** The provider finished: stays replayable for `ttlMs` from now (or from its last client leaving). */
-  finished(): void {
-    this.controller = undefined;
+  /** The provider finished: stays replayable for the TTL from now (or from its last client leaving); less after an error. */
+  finish(ok: boolean): void {
+    this.chat = undefined;
+    this.ended = true;
+    if (!ok) this.lifeMs = Math.min(this.ttlMs, this.errorTtlMs);
     if (this.attached === 0 && !this.gone) this.idle();
   }
 
   dispose(): void {
     this.gone = true;
     this.clearTimer();
-    this.controller?.abort(new CancelReason('The resumable generation was discarded.'));
+    this.chat?.abort(new CancelReason('The resumable generation was discarded.'));
   }
 
   private idle(): void {
@@ -56,8 +79,8 @@ export class ResumableGeneration {
       this.gone = true;
       this.forget();
       // Abandoned while running: stop spending quota on a reply nobody will fetch.
-      this.controller?.abort(new CancelReason('No client resumed the reply in time.'));
-    }, this.ttlMs);
+      this.chat?.abort(new CancelReason('No client resumed the reply in time.'));
+    }, this.lifeMs);
     this.timer.unref();
   }
 
@@ -70,6 +93,9 @@ export class ResumableGeneration {
 /**
  * Resumable generations by client key. Keys are scoped to the token in force: the scope is a
  * digest of token and key, so a rotated token cannot reach old generations and no token is kept.
+ * Besides each generation's own cap, all of them together stay within a budget of bytes and
+ * entries: finished generations are forgotten oldest first (a resume of one starts afresh, as
+ * an expired key does). Running ones are bounded by the concurrency limit.
  */
 export class ResumableRegistry {
   private readonly entries = new Map<string, ResumableGeneration>();
@@ -77,6 +103,8 @@ export class ResumableRegistry {
   constructor(
     private readonly ttlMs: number,
     private readonly capBytes: number,
+    private readonly budget: ResumeBudget = DEFAULT_RESUME_BUDGET,
+    private readonly errorTtlMs: number = DEFAULT_RESUME_ERROR_TTL_MS,
   ) {}
 
   scope(token: string, key: string): string {
@@ -87,20 +115,52 @@ export class ResumableRegistry {
     return this.entries.get(scope);
   }
 
-  create(scope: string, bodyHash: string, providerId: string): ResumableGeneration {
+  /** A generation not yet held: the door starts its chat first (which may be refused), then adds it. */
+  prepare(bodyHash: string, providerId: string): ResumableGeneration {
+    return new ResumableGeneration(bodyHash, providerId, this.capBytes, this.ttlMs, this.errorTtlMs);
+  }
+
+  add(scope: string, entry: ResumableGeneration): ResumableGeneration {
     this.entries.get(scope)?.dispose();
-    const entry: ResumableGeneration = new ResumableGeneration(bodyHash, providerId, this.capBytes, this.ttlMs, () => {
+    entry.forget = () => {
       if (this.entries.get(scope) === entry) this.entries.delete(scope);
-    });
+    };
+    // Re-inserted at the end: the map's order is the age order eviction follows.
+    this.entries.delete(scope);
     this.entries.set(scope, entry);
+    this.enforceBudget();
     return entry;
+  }
+
+  create(scope: string, bodyHash: string, providerId: string): ResumableGeneration {
+    return this.add(scope, this.prepare(bodyHash, providerId));
+  }
+
+  /** Forgets the oldest finished generations until the budget holds again. */
+  enforceBudget(): void {
+    let bytes = 0;
+    for (const entry of this.entries.values()) bytes += entry.log.heldBytes;
+    for (const [scope, entry] of this.entries) {
+      if (bytes <= this.budget.bytes && this.entries.size <= this.budget.entries) return;
+      if (!entry.finished) continue;
+      bytes -= entry.log.heldBytes;
+      this.entries.delete(scope);
+      entry.dispose();
+    }
   }
 
   get size(): number {
     return this.entries.size;
   }
 
-  /** On stop: running generations were already ended by the stream registry; forget everything. */
+  /** Bytes all held generations keep for replay. */
+  get heldBytes(): number {
+    let bytes = 0;
+    for (const entry of this.entries.values()) bytes += entry.log.heldBytes;
+    return bytes;
+  }
+
+  /** On stop: running generations were already ended by the chat service; forget everything. */
   clear(): void {
     for (const entry of this.entries.values()) entry.dispose();
     this.entries.clear();

@@ -1,13 +1,17 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { adapterFor, readChat, requireProvider, runInSlot } from '../../chat/accept';
+import type { ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import type { TerminalEvent } from '../../chat/events';
+import { parseChatRequest } from '../../chat/request';
+import { SpecReply, type SpecEventWriter } from '../../chat/specReply';
 import type { RelayContext } from '../../http/context';
 import { HttpError, serverStopping } from '../../http/errors';
-import { runGeneration } from '../../chat/generation';
-import type { ChatMessage, ProviderConfig } from '../../providers/types';
+import type { Route } from '../../http/route';
 import { SseStream } from '../../http/sse';
-import type { Frame } from './eventLog';
-import { lastEventIdTooHigh, type ResumeHeaders } from './headers';
-import { hashBody, type ResumableGeneration } from './registry';
+import type { ChatMessage } from '../../providers/types';
+import { readJsonBody } from '../read';
+import type { EventLog, Frame, FrameListener } from './eventLog';
+import { lastEventIdTooHigh, resumeHeaders } from './headers';
+import { hashBody, type ResumableGeneration, type ResumableRegistry } from './registry';
 
 const conflict = () =>
   new HttpError(409, 'chat.idempotency_conflict', 'This Idempotency-Key was already used with a different request body. Use a new key for a new message.');
@@ -15,47 +19,70 @@ const conflict = () =>
 /**
  * `POST /v1/chat/stream` with `Idempotency-Key`: numbered events, and a generation that outlives
  * its client. The same key and body attach to the running or finished generation (replaying
- * after `Last-Event-ID`, or from the start); an unknown or expired key starts a new one. The
- * provider is never asked twice for one key.
+ * after `Last-Event-ID`, or from the start); an unknown, expired or evicted key starts a new one.
+ * The provider is never asked twice for one key.
  */
-export async function serveResumable(req: IncomingMessage, res: ServerResponse, ctx: RelayContext, headers: ResumeHeaders): Promise<void> {
-  const { messages, raw } = await readChat(req, ctx);
-  const token = ctx.token;
-  if (token === undefined) throw serverStopping();
-  const scope = ctx.resumable.scope(token, headers.key);
-  const bodyHash = hashBody(raw);
+export function resumableStreamRoute(registry: ResumableRegistry): Route {
+  return {
+    method: 'POST',
+    path: '/v1/chat/stream',
+    auth: true,
+    // Without the header the request is exactly SPEC's stream (Last-Event-ID alone is ignored).
+    accepts: (req) => req.headers['idempotency-key'] !== undefined,
+    async handle(req, res, ctx) {
+      // Checked right after auth, before the body is read.
+      const headers = resumeHeaders(req)!;
+      const { json, raw } = await readJsonBody(req, ctx);
+      const messages = parseChatRequest(json);
+      const token = ctx.token;
+      if (token === undefined) throw serverStopping();
+      const scope = registry.scope(token, headers.key);
+      const bodyHash = hashBody(raw);
 
-  let entry = ctx.resumable.get(scope);
-  let after = 0;
-  if (entry) {
-    if (entry.bodyHash !== bodyHash) throw conflict();
-    after = headers.lastEventId ?? 0;
-    if (after > entry.log.lastId) throw lastEventIdTooHigh(after, entry.log.lastId);
-    ctx.state(req).provider = entry.providerId;
-  } else {
-    entry = start(ctx, scope, bodyHash, requireProvider(req, ctx), messages);
-  }
+      let entry = registry.get(scope);
+      let after = 0;
+      if (entry) {
+        if (entry.bodyHash !== bodyHash) throw conflict();
+        after = headers.lastEventId ?? 0;
+        if (after > entry.log.lastId) throw lastEventIdTooHigh(after, entry.log.lastId);
+        ctx.state(req).provider = entry.providerId;
+      } else {
+        entry = start(req, ctx, registry, scope, bodyHash, messages);
+      }
 
-  // Same tick as start(): the generation cannot have emitted yet, so the replay misses nothing.
-  const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
-  sse.open();
-  // One comment at once: a client can tell a slow model (bytes arrive) from a proxy that
-  // holds streamed responses back (nothing arrives) and switch to the WebSocket only then.
-  sse.comment();
-  deliver(entry, sse, res, after);
+      // Same tick as start(): the generation cannot have emitted yet, so the replay misses nothing.
+      const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
+      sse.open();
+      // One comment at once: a client can tell a slow model (bytes arrive) from a proxy that
+      // holds streamed responses back (nothing arrives) and switch to the WebSocket only then.
+      sse.comment();
+      deliver(entry, sse, res, after);
+    },
+  };
 }
 
-function start(ctx: RelayContext, scope: string, bodyHash: string, provider: ProviderConfig, messages: ChatMessage[]): ResumableGeneration {
-  let entry: ResumableGeneration | undefined;
-  const slot = runInSlot(ctx, (signal) => {
-    const created = ctx.resumable.create(scope, bodyHash, provider.id);
-    entry = created;
-    return runGeneration(adapterFor(provider, ctx), messages, signal, (event) => created.log.append(event), ctx.options.logger).finally(() =>
-      created.finished(),
-    );
+function start(req: IncomingMessage, ctx: RelayContext, registry: ResumableRegistry, scope: string, bodyHash: string, messages: ChatMessage[]): ResumableGeneration {
+  const provider = ctx.chat.provider();
+  ctx.state(req).provider = provider.id;
+  const entry = registry.prepare(bodyHash, provider.id);
+  // Refused (429) before the generation is held: a refused key stays unknown.
+  const chat = ctx.chat.start(provider, messages, new SpecReply(logWriter(entry.log)));
+  entry.chat = chat;
+  registry.add(scope, entry);
+  void chat.done.then((ending) => {
+    entry.finish(ending.ok);
+    registry.enforceBudget();
   });
-  entry!.controller = slot.controller;
-  return entry!;
+  return entry;
+}
+
+/** SPEC events into the generation's numbered log, which fans them out to the clients attached. */
+function logWriter(log: EventLog): SpecEventWriter {
+  return {
+    token: (delta) => log.appendToken(delta),
+    flush: () => log.flush(),
+    terminal: (event: TerminalEvent) => log.appendTerminal(event),
+  };
 }
 
 /** Replays what the client lacks, then forwards live events until the terminal one. */
@@ -63,12 +90,12 @@ function deliver(entry: ResumableGeneration, sse: SseStream, res: ServerResponse
   const replay = entry.log.since(after);
   // Unnumbered: this error is about the resume, not an event of the generation.
   if (!replay.ok) return sse.error(replay.message);
-  const forward = (frame: Frame): void | Promise<void> => {
-    if (frame.terminal) return sse.finish(frame.framed);
-    return sse.paced(frame.framed);
+  const listener: FrameListener = {
+    push: (frame: Frame) => (frame.terminal ? sse.finish(frame.framed) : void sse.write(frame.framed)),
+    flush: () => sse.flush(),
   };
-  for (const frame of replay.frames) void forward(frame);
+  for (const frame of replay.frames) listener.push(frame);
   if (sse.ended) return;
   // Leaving does not abort: the generation runs on for a later resume (the registry's TTL bounds it).
-  res.once('close', entry.attach(forward));
+  res.once('close', entry.attach(listener));
 }

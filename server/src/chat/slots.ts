@@ -20,10 +20,11 @@ export class StreamRegistry {
   tryRun<T>(limit: number, run: (signal: AbortSignal, controller: AbortController) => Promise<T>): { controller: AbortController; result: Promise<T> } | undefined {
     if (this.live.size >= limit) return undefined;
     const controller = new AbortController();
-    const result = run(controller.signal, controller);
-    const entry: LiveStream = { controller, finished: result.then(() => undefined, () => undefined) };
+    const entry: LiveStream = { controller, finished: Promise.resolve() };
     this.live.add(entry);
-    void entry.finished.then(() => this.live.delete(entry));
+    // Freed before the result settles, so whoever awaits it can start the next chat at once.
+    const result = run(controller.signal, controller).finally(() => this.live.delete(entry));
+    entry.finished = result.then(() => undefined, () => undefined);
     return { controller, result };
   }
 

@@ -17,7 +17,7 @@ let p: FaultProvider;
 
 beforeAll(async () => {
   p = await startFaultProvider();
-  // The slow-reader case streams a 48 MiB reply: past the default 16 MiB reply cap, which test/reliability/hostileProvider covers.
+  // The slow-reader case streams a 48 MiB reply: past the default 16 MiB reply cap, which test/reliability/boundedMemory.test.ts covers.
   t = await startRelay({ maxConcurrentStreams: () => 2_000, bodyTimeoutMs: 500, providerIdleMs: 20_000, maxReplyChars: 64 * 2 ** 20 });
   t.useProvider({ id: 'faulty', kind: 'ollama', baseUrl: p.url, model: 'm' });
 });

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import { errorBody } from './errors';
+import { writeJsonToSocket } from './json';
 import { newRequestId } from './requestId';
 
 /**
@@ -8,20 +9,16 @@ import { newRequestId } from './requestId';
  * read has a code and a request id.
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (!socket.writable || (err as { code?: string }).code === 'ECONNRESET') {
+  if (!socket.writable || err.code === 'ECONNRESET') {
     socket.destroy();
     return;
   }
   const id = newRequestId();
-  const [status, reason, code, message] =
+  const [status, code, message] =
     err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'Request Timeout', 'request.timeout', 'The request headers did not arrive in time.'] as const
+      ? ([408, 'request.timeout', 'The request did not arrive in time.'] as const)
       : err.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request Header Fields Too Large', 'request.malformed', 'The request headers are too large.'] as const
-        : [400, 'Bad Request', 'request.malformed', 'The request is not valid HTTP/1.1.'] as const;
-  const body = errorBody(code, message, id);
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nX-Request-Id: ${id}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+        ? ([431, 'request.malformed', 'The request headers are too large.'] as const)
+        : ([400, 'request.malformed', 'The request is not valid HTTP/1.1.'] as const);
+  writeJsonToSocket(socket, status, errorBody(code, message, id), { 'X-Request-Id': id });
 }

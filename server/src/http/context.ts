@@ -34,6 +34,10 @@ export interface RelayOptions {
   providerIdleMs?: number;
   /** How long a request body may take to arrive. */
   bodyTimeoutMs?: number;
+  /** How long a whole request (headers and body) may take to arrive before Node cuts the connection; default 60 s or more. */
+  requestTimeoutMs?: number;
+  /** Open connections at most; past it new ones are closed at once (512). */
+  maxConnections?: number;
   /** Resumable streams: how long a generation outlives its last client, and a finished one stays replayable (120 s). */
   resumeTtlMs?: number;
   /** Resumable streams: framed event bytes kept per generation for replay (1 MiB); older events are dropped. */

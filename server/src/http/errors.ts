@@ -1,4 +1,6 @@
 import type { ServerResponse } from 'node:http';
+import { sendJson } from './json';
+import type { Dialect } from './route';
 
 /** Every machine-readable code a DeskRelay response can carry (CONTRACT §3). */
 export type ErrorCode =
@@ -12,6 +14,7 @@ export type ErrorCode =
   | 'request.malformed'
   | 'request.invalid_json'
   | 'request.invalid_body'
+  /** 400: a header the relay cannot act on, a Host it does not answer for (DNS rebinding) included. */
   | 'request.invalid_header'
   | 'request.upgrade_required'
   | 'chat.no_provider'
@@ -34,8 +37,8 @@ export class HttpError extends Error {
   }
 }
 
-export function errorBody(code: ErrorCode, message: string, requestId: string): string {
-  return JSON.stringify({ error: { code, message, request_id: requestId } });
+export function errorBody(code: ErrorCode, message: string, requestId: string) {
+  return { error: { code, message, request_id: requestId } };
 }
 
 export function sendError(res: ServerResponse, requestId: string, err: HttpError): void {
@@ -43,15 +46,12 @@ export function sendError(res: ServerResponse, requestId: string, err: HttpError
     res.end();
     return;
   }
-  const body = errorBody(err.code, err.message, requestId);
-  res.statusCode = err.status;
-  for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.setHeader('Cache-Control', 'no-store');
   if (err.closeConnection) res.setHeader('Connection', 'close');
-  res.end(body);
+  sendJson(res, err.status, errorBody(err.code, err.message, requestId), err.headers);
 }
+
+/** CONTRACT's error body: every route's dialect unless it names its own. */
+export const contractDialect: Dialect = { sendError };
 
 export const notFound = () => new HttpError(404, 'route.not_found', 'No such endpoint. DeskRelay serves GET /v1/health, GET /v1/remote/info and POST /v1/chat/stream.');
 
@@ -61,3 +61,7 @@ export const methodNotAllowed = (allowed: readonly string[]) =>
 export const serverStopping = () => new HttpError(503, 'server.stopping', 'The desktop relay is shutting down. Try again once it has restarted.');
 
 export const internalError = () => new HttpError(500, 'server.internal_error', 'The desktop relay hit an unexpected error. See its log on the desktop.');
+
+/** The Host (or an absolute-form target's authority) names neither this machine nor an announced public hostname. */
+export const hostNotAllowed = () =>
+  new HttpError(400, 'request.invalid_header', 'The Host header does not name this relay. Use its loopback address, or the public URL it was paired with.', {}, true);

@@ -1,6 +1,7 @@
-import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBody, type HttpError } from './errors';
+import { writeJsonToSocket } from './json';
 
 /**
  * Hands an upgrade request we do not serve back to the plain HTTP pipeline. Once a server has an
@@ -34,18 +35,6 @@ export function declineUpgrade(server: Server, req: IncomingMessage, socket: Dup
 /** Refuses a handshake with the CONTRACT error body, as a plain HTTP response, and closes the socket. */
 export function refuseUpgrade(socket: Duplex, requestId: string, err: HttpError): void {
   if (!socket.writable) return void socket.destroy();
-  const body = errorBody(err.code, err.message, requestId);
-  const headers: Record<string, string | number> = {
-    ...err.headers,
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body),
-    'Cache-Control': 'no-store',
-    'X-Request-Id': requestId,
-    Connection: 'close',
-  };
-  const head = Object.entries(headers)
-    .map(([name, value]) => `${name}: ${value}`)
-    .join('\r\n');
-  socket.end(`HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\n${head}\r\n\r\n${body}`);
+  writeJsonToSocket(socket, err.status, errorBody(err.code, err.message, requestId), { ...err.headers, 'X-Request-Id': requestId });
   socket.once('finish', () => socket.destroy());
 }

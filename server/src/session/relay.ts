@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { createApp, requestState } from '../http/app';
+import { createFunnel, requestState } from '../http/funnel';
+import { HostPolicy } from '../http/host';
+import { RequestLog } from '../http/requestLog';
 import { answerClientError } from '../http/clientError';
 import type { RelayContext, RelayOptions, ResolvedOptions, Route } from '../http/context';
 import { STOPPING_MESSAGE } from '../chat/events';
@@ -11,7 +13,6 @@ import { DEFAULT_RESUME_BUFFER_BYTES } from '../doors/resumable/eventLog';
 import { DEFAULT_RESUME_TTL_MS, ResumableRegistry } from '../doors/resumable/registry';
 import { ChatService } from '../chat/service';
 import { StreamRegistry } from '../chat/slots';
-import { chatSocketUpgrade } from '../doors/ws/chatSocket';
 import type { Door } from '../doors/door';
 import { DOORS } from '../doors';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
@@ -36,10 +37,13 @@ function resolve(options: RelayOptions): ResolvedOptions {
     keepAliveMs: 15_000,
     providerIdleMs: 5 * 60_000,
     bodyTimeoutMs: 30_000,
+    maxConnections: 512,
     resumeTtlMs: DEFAULT_RESUME_TTL_MS,
     resumeBufferBytes: DEFAULT_RESUME_BUFFER_BYTES,
     logger: silentLogger,
     ...options,
+    // Past the body's own timeout, so a slow body gets that answer first; Node's check is the backstop.
+    requestTimeoutMs: options.requestTimeoutMs ?? Math.max(60_000, (options.bodyTimeoutMs ?? 30_000) + 10_000),
     configDir: options.configDir ?? configDir(),
   };
 }
@@ -74,11 +78,14 @@ export class RelayServer {
   private activeToken: string | undefined;
   private readonly extraRoutes: readonly Route[];
   private doors: Door[] = [];
+  private readonly hosts: HostPolicy;
+  private requestLog: RequestLog | undefined;
 
   constructor(options: RelayOptions, extraRoutes: readonly Route[] = []) {
     this.options = resolve(options);
     this.resumable = new ResumableRegistry(this.options.resumeTtlMs, this.options.resumeBufferBytes);
     this.extraRoutes = extraRoutes;
+    this.hosts = new HostPolicy(this.options.host);
     const { providers, keys, providerIdleMs, maxConcurrentStreams, logger } = this.options;
     this.chat = new ChatService({ providers, keys, providerIdleMs, maxConcurrentStreams, logger, slots: this.streams });
   }
@@ -101,6 +108,19 @@ export class RelayServer {
   get tokenFile(): string {
     return tokenPath(this.options.configDir);
   }
+  /**
+   * The public hostnames clients reach the relay by (a tunnel's), each a hostname or a URL;
+   * replaces the previous list, and stays in force across restarts. Requests naming any other
+   * Host than these or a loopback/bound address are refused (DNS rebinding).
+   */
+  setPublicHosts(hosts: readonly string[]): void {
+    this.hosts.setPublicHosts(hosts);
+  }
+
+  get publicHosts(): readonly string[] {
+    return this.hosts.announced;
+  }
+
   /** The underlying server while running, for upgrade handlers (WebSocket). */
   get httpServer(): Server | undefined {
     return this.server;
@@ -123,15 +143,31 @@ export class RelayServer {
       },
       state: requestState,
     };
-    // Node would answer a missing Host with a bare 400; the app answers it with the CONTRACT body instead.
     this.doors = DOORS.map((open) => open(ctx));
     const routes = [...this.doors.flatMap((door) => door.routes), ...this.extraRoutes];
-    const server = createServer({ requireHostHeader: false }, createApp(ctx, routes));
-    // A client that sends headers slowly cannot hold a connection open for long.
-    server.headersTimeout = 20_000;
-    server.on('upgrade', chatSocketUpgrade(server, ctx));
+    const { requestTimeoutMs, maxConnections } = this.options;
+    const server = createServer({
+      // Node would answer a missing Host with a bare 400; the funnel answers it with the CONTRACT body instead.
+      requireHostHeader: false,
+      // A client that sends headers or a body slowly cannot hold a connection open for long.
+      headersTimeout: Math.min(20_000, requestTimeoutMs),
+      requestTimeout: requestTimeoutMs,
+      // Node checks those timeouts on this period (30 s by default), so they would fire late.
+      connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
+    });
+    // Each connection costs memory and a file descriptor; past the cap new ones are closed at once.
+    server.maxConnections = maxConnections;
+    this.requestLog = new RequestLog(this.options.onRequestLog, this.options.logger);
+    const funnel = createFunnel(ctx, routes, { server, hosts: this.hosts, log: this.requestLog });
+    server.on('request', funnel.request);
+    // With this listener Node no longer answers `Expect: 100-continue` by itself: only an admitted request is invited to send its body.
+    server.on('checkContinue', funnel.checkContinue);
+    server.on('upgrade', funnel.upgrade);
     server.on('clientError', answerClientError);
-    server.on('connection', (socket) => {
+    server.on('connection', (socket: Socket) => {
+      // A declined upgrade hands its socket back as a new 'connection': one listener per socket,
+      // or a flood of refused upgrades on one connection would pile them up (O(n²) to remove).
+      if (this.sockets.has(socket)) return;
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
     });
@@ -186,6 +222,8 @@ export class RelayServer {
       await removeTokenFile(this.tokenFile);
       this.options.logger.info('relay stopped');
     } finally {
+      this.requestLog?.close();
+      this.requestLog = undefined;
       this.server = undefined;
       this.current = undefined;
       this.activeToken = undefined;

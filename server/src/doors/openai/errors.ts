@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { ErrorCode, HttpError } from '../../http/errors';
+import { sendJson } from '../../http/json';
 
 /** OpenAI's error object: what the `openai` SDKs parse into their typed errors. */
 export interface OpenAiError {
@@ -36,12 +37,5 @@ export function generationError(message: string): OpenAiError {
 
 export function sendOpenAiError(res: ServerResponse, requestId: string, status: number, error: OpenAiError, headers: Record<string, string> = {}): void {
   if (res.headersSent) return void res.end();
-  const body = JSON.stringify({ error });
-  res.statusCode = status;
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('X-Request-Id', requestId);
-  res.end(body);
+  sendJson(res, status, { error }, { ...headers, 'X-Request-Id': requestId });
 }

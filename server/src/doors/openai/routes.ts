@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { authenticate } from '../../http/auth';
 import { adapterFor, readChat, requireProvider, runInSlot } from '../../chat/accept';
 import type { RelayContext, Route } from '../../http/context';
-import { HttpError, internalError, serverStopping } from '../../http/errors';
+import type { Dialect } from '../../http/route';
 import { runPieces } from '../../chat/generation';
 import type { ChatMessage, ProviderConfig } from '../../providers/types';
 import { sendJson } from '../../http/json';
@@ -13,44 +12,30 @@ import { parseCompletionRequest } from './request';
 
 /**
  * An OpenAI-compatible door on the same relay, so OpenAI SDKs and tools can use the desktop's
- * provider with the pairing token as their API key. It authenticates itself (instead of the
- * app's pipeline) so even a bad key is answered in OpenAI's error shape.
+ * provider with the pairing token as their API key. The funnel admits its requests like any
+ * other; its dialect words every refusal (a bad key included) in OpenAI's error shape.
  */
-function door(route: Omit<Route, 'auth'>): Route {
-  return {
-    ...route,
-    auth: false,
-    async handle(req, res, ctx) {
-      try {
-        const token = ctx.token;
-        if (token === undefined) throw serverStopping();
-        authenticate(req, token);
-        await route.handle(req, res, ctx);
-      } catch (err) {
-        if (!(err instanceof HttpError)) {
-          ctx.options.logger.error(`request ${ctx.state(req).id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
-        }
-        const httpError = err instanceof HttpError ? err : internalError();
-        if (httpError.closeConnection) res.setHeader('Connection', 'close');
-        sendOpenAiError(res, ctx.state(req).id, httpError.status, openAiError(httpError), httpError.headers);
-      }
-    },
-  };
-}
+const openAiDialect: Dialect = {
+  sendError: (res, requestId, err) => sendOpenAiError(res, requestId, err.status, openAiError(err), err.headers),
+};
 
-export const modelsRoute = door({
+export const modelsRoute: Route = {
   method: 'GET',
   path: '/v1/models',
+  auth: true,
+  dialect: openAiDialect,
   handle(_req, res, ctx) {
     const active = ctx.options.providers.active();
     const data = active.ok ? [{ id: modelName(active.config), object: 'model', created: 0, owned_by: active.config.id }] : [];
     sendJson(res, 200, { object: 'list', data });
   },
-});
+};
 
-export const completionsRoute = door({
+export const completionsRoute: Route = {
   method: 'POST',
   path: '/v1/chat/completions',
+  auth: true,
+  dialect: openAiDialect,
   async handle(req, res, ctx) {
     let stream = false;
     const { messages } = await readChat(req, ctx, (body) => {
@@ -62,7 +47,7 @@ export const completionsRoute = door({
     const completion = new Completion(modelName(provider));
     await (stream ? streamCompletion : answerCompletion)(req, res, ctx, provider, messages, completion);
   },
-});
+};
 
 async function streamCompletion(
   _req: IncomingMessage,

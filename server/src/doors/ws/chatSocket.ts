@@ -1,16 +1,15 @@
-import type { IncomingMessage, Server } from 'node:http';
-import type { Duplex } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
-import { requestState } from '../../http/app';
+import { requestState } from '../../http/funnel';
 import { MAX_BODY_BYTES, parseJson } from '../../http/body';
 import { adapterFor, requireProvider, runInSlot } from '../../chat/accept';
 import { parseChatRequest } from '../../chat/request';
 import type { RelayContext, Route } from '../../http/context';
-import { HttpError, internalError, serverStopping } from '../../http/errors';
+import { HttpError, serverStopping } from '../../http/errors';
 import { CancelReason, runGeneration } from '../../chat/generation';
 import type { StreamEvent } from '../../http/sse';
 import { authenticateSocket, SOCKET_PROTOCOL } from './auth';
-import { declineUpgrade, refuseUpgrade } from '../../http/upgrade';
+import { refuseUpgrade } from '../../http/upgrade';
 
 export const CHAT_SOCKET_PATH = '/v1/chat/ws';
 
@@ -25,26 +24,46 @@ const CLOSE_POLICY = 1008;
 /** Above this many unsent bytes the provider waits for the client (as the SSE writer's drain does). */
 const HIGH_WATER_BYTES = 64 * 1024;
 
-/** In the route table so a plain GET gets a clear 426 and other methods a 405. */
+/**
+ * `GET /v1/chat/ws`. The funnel admits the handshake like any request (Host, stopping, the
+ * token by header or subprotocol) and calls `upgrade`; a plain GET gets a clear 426 and other
+ * methods a 405.
+ */
 export const chatSocketRoute: Route = {
   method: 'GET',
   path: CHAT_SOCKET_PATH,
-  auth: true,
+  auth: authenticateSocket,
   handle() {
     throw new HttpError(426, 'request.upgrade_required', `${CHAT_SOCKET_PATH} is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket).`, {
       Upgrade: 'websocket',
     });
   },
+  upgrade(req, socket, head, ctx) {
+    const state = ctx.state(req);
+    const log = (status: number) =>
+      ctx.options.onRequestLog?.({ method: 'GET', path: CHAT_SOCKET_PATH, status, durationMs: Date.now() - state.startedAt, provider: state.provider });
+    // The concurrency limit applies at the handshake: its 429 is thrown to the funnel as a refusal.
+    runInSlot(
+      ctx,
+      (signal) =>
+        new Promise<void>((resolve) => {
+          // Also settles when the handshake fails, so the slot is never kept.
+          socket.once('close', () => resolve());
+          socketServer().handleUpgrade(req, socket, head, (ws) => {
+            ws.once('close', () => log(101));
+            void serveChatSocket(ws, req, ctx, signal).then(resolve);
+          });
+        }),
+    );
+  },
 };
 
-/**
- * The server's `upgrade` listener: `GET /v1/chat/ws` with `Upgrade: websocket` becomes a chat
- * socket; anything else goes back to the HTTP pipeline. The handshake does what the HTTP
- * pipeline does before a handler (stopping, auth) plus the concurrency check, answering
- * refusals with the CONTRACT error body, so a wrong token never reaches a provider.
- */
-export function chatSocketUpgrade(server: Server, ctx: RelayContext): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
-  const wss = new WebSocketServer({
+let wss: WebSocketServer | undefined;
+
+/** One handshake engine for every relay: it keeps no per-relay state (no server, no client list). */
+function socketServer(): WebSocketServer {
+  if (wss) return wss;
+  wss = new WebSocketServer({
     noServer: true,
     clientTracking: false,
     maxPayload: MAX_BODY_BYTES,
@@ -54,39 +73,7 @@ export function chatSocketUpgrade(server: Server, ctx: RelayContext): (req: Inco
   wss.on('headers', (headers, req) => headers.push(`X-Request-Id: ${requestState(req).id}`));
   // A malformed handshake (no Sec-WebSocket-Key, bad version…) also gets the CONTRACT body.
   wss.on('wsClientError', (err, socket, req) => refuseUpgrade(socket, requestState(req).id, new HttpError(400, 'request.invalid_header', `${err.message}.`)));
-
-  return (req, socket, head) => {
-    const path = (req.url ?? '').split('?', 1)[0];
-    const wantsSocket = req.method === 'GET' && path === CHAT_SOCKET_PATH && req.headers.upgrade?.toLowerCase() === 'websocket';
-    if (!wantsSocket) return declineUpgrade(server, req, socket, head);
-
-    const state = requestState(req);
-    socket.on('error', () => socket.destroy());
-    const log = (status: number) =>
-      ctx.options.onRequestLog?.({ method: 'GET', path, status, durationMs: Date.now() - state.startedAt, provider: state.provider });
-    try {
-      const token = ctx.token;
-      if (ctx.stopping || token === undefined) throw serverStopping();
-      authenticateSocket(req, token);
-      runInSlot(
-        ctx,
-        (signal) =>
-          new Promise<void>((resolve) => {
-            // Also settles when the handshake fails, so the slot is never kept.
-            socket.once('close', () => resolve());
-            wss.handleUpgrade(req, socket, head, (ws) => {
-              ws.once('close', () => log(101));
-              void serveChatSocket(ws, req, ctx, signal).then(resolve);
-            });
-          }),
-      );
-    } catch (err) {
-      const refusal = err instanceof HttpError ? err : internalError();
-      if (!(err instanceof HttpError)) ctx.options.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);
-      refuseUpgrade(socket, state.id, refusal);
-      log(refusal.status);
-    }
-  };
+  return wss;
 }
 
 type FirstMessage = { kind: 'message'; data: RawData; isBinary: boolean } | { kind: 'closed' } | { kind: 'aborted' } | { kind: 'timeout' };

@@ -1,0 +1,211 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { authenticate } from './auth';
+import type { RelayContext, RequestState } from './context';
+import { contractDialect, HttpError, internalError, methodNotAllowed, notFound, serverStopping } from './errors';
+import type { HostPolicy } from './host';
+import { newRequestId } from './requestId';
+import type { RequestLog } from './requestLog';
+import type { Dialect, Route } from './route';
+import { sseStreamOf } from './sse';
+import { webClient } from './static';
+import { declineUpgrade, refuseUpgrade } from './upgrade';
+
+/** The server's three ways in: a request, a request with `Expect: 100-continue`, an upgrade. */
+export interface Funnel {
+  request(req: IncomingMessage, res: ServerResponse): void;
+  checkContinue(req: IncomingMessage, res: ServerResponse): void;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+}
+
+export interface FunnelParts {
+  server: Server;
+  hosts: HostPolicy;
+  log: RequestLog;
+}
+
+const requestStates = new WeakMap<IncomingMessage, RequestState>();
+
+export function requestState(req: IncomingMessage): RequestState {
+  let state = requestStates.get(req);
+  if (!state) {
+    state = { id: newRequestId(), startedAt: Date.now() };
+    requestStates.set(req, state);
+  }
+  return state;
+}
+
+/** A new id per request, fixed before anything can fail, so every answer carries it. */
+function freshState(req: IncomingMessage): RequestState {
+  const state = { id: newRequestId(), startedAt: Date.now() };
+  requestStates.set(req, state);
+  return state;
+}
+
+/**
+ * The one admission funnel. Every request and every WebSocket upgrade goes through the same
+ * steps: request id → Host → route (404, 405) → stopping (503) → auth (401) → the route. Every
+ * failure is rendered by one function in the route's dialect, so no door admits a request its
+ * own way. Routes match their path exactly (no case folding, no trailing slash), so a path that
+ * is not one of ours is a 404 rather than a guess.
+ */
+export function createFunnel(ctx: RelayContext, routes: readonly Route[], { server, hosts, log }: FunnelParts): Funnel {
+  const byPath = new Map<string, Route[]>();
+  for (const route of routes) {
+    const list = byPath.get(route.path) ?? [];
+    list.push(route);
+    byPath.set(route.path, list);
+  }
+  const web = webClient();
+
+  function fail(req: IncomingMessage, res: ServerResponse, dialect: Dialect, err: unknown): void {
+    const { id } = requestState(req);
+    if (!(err instanceof HttpError)) {
+      ctx.options.logger.error(`request ${id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+    }
+    if (res.headersSent && dialect === contractDialect) {
+      // A stream already under way can only end with its one terminal event, never a stack trace.
+      const stream = sseStreamOf(res);
+      if (stream) stream.error(err instanceof HttpError ? err.message : internalError().message);
+      else res.end();
+      return;
+    }
+    const httpError = err instanceof HttpError ? err : internalError();
+    // Whatever body the client still sends is not read: a connection that stayed open would let
+    // a client without the token push data (or trickle it) for as long as the server allows.
+    if (httpError.closeConnection || bodyUnread(req)) res.setHeader('Connection', 'close');
+    dialect.sendError(res, id, httpError);
+  }
+
+  /** Route, stopping and auth for one request; returns the route and whether a token was checked. */
+  function admit(req: IncomingMessage, route: Route): boolean {
+    if (ctx.stopping) throw serverStopping();
+    if (!route.auth) return false;
+    const token = ctx.token;
+    if (token === undefined) throw serverStopping();
+    (typeof route.auth === 'function' ? route.auth : authenticate)(req, token);
+    return true;
+  }
+
+  function serve(req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void {
+    const state = freshState(req);
+    res.setHeader('X-Request-Id', state.id);
+    const target = targetOf(req);
+    let authenticated = false;
+    res.once('close', () =>
+      log.line(
+        { method: req.method ?? '', path: target.path, status: res.statusCode, durationMs: Date.now() - state.startedAt, provider: state.provider },
+        authenticated,
+      ),
+    );
+    let dialect: Dialect = contractDialect;
+    try {
+      checkHost(req, target, hosts);
+      const route = match(byPath, req, target.path);
+      if (!route) {
+        // The phone web client at `/` (GET/HEAD outside /v1 only; what it lacks is the 404).
+        if (web) return web(req, res, () => fail(req, res, dialect, notFound()));
+        throw notFound();
+      }
+      dialect = route.dialect ?? contractDialect;
+      authenticated = admit(req, route);
+      // Only an admitted request is invited to send its body.
+      if (expectsContinue) res.writeContinue();
+      const handled = route.handle(req, res, ctx);
+      if (handled) handled.then(undefined, (err: unknown) => fail(req, res, dialect, err));
+    } catch (err) {
+      fail(req, res, dialect, err);
+    }
+  }
+
+  return {
+    request: (req, res) => serve(req, res, false),
+    checkContinue: (req, res) => serve(req, res, true),
+    upgrade(req, socket, head) {
+      const target = targetOf(req);
+      const wantsSocket = req.method === 'GET' && req.headers.upgrade?.toLowerCase() === 'websocket';
+      const route = wantsSocket ? byPath.get(target.path)?.find((r) => r.method === 'GET' && r.upgrade && (!r.accepts || r.accepts(req))) : undefined;
+      // An Upgrade we do not serve (h2c on a POST…) is answered as the plain request it also is.
+      if (!route?.upgrade) return declineUpgrade(server, req, socket, head);
+
+      const state = freshState(req);
+      socket.on('error', () => socket.destroy());
+      let authenticated = false;
+      try {
+        checkHost(req, target, hosts);
+        authenticated = admit(req, route);
+        route.upgrade(req, socket, head, ctx);
+      } catch (err) {
+        const refusal = err instanceof HttpError ? err : internalError();
+        if (!(err instanceof HttpError)) ctx.options.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);
+        refuseUpgrade(socket, state.id, refusal);
+        log.line({ method: 'GET', path: target.path, status: refusal.status, durationMs: Date.now() - state.startedAt }, authenticated);
+      }
+    },
+  };
+}
+
+/** True while the request announced a body that has not fully arrived. */
+function bodyUnread(req: IncomingMessage): boolean {
+  if (req.complete) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * The route serving a request, undefined for a path that is not an API route, or the 405. HEAD
+ * on a route that needs no token (the health probe) is answered like GET: Node leaves the body
+ * out. Every other HEAD under /v1 stays a wrong method.
+ */
+function match(byPath: ReadonlyMap<string, readonly Route[]>, req: IncomingMessage, path: string): Route | undefined {
+  const candidates = byPath.get(path);
+  if (!candidates) return undefined;
+  const method = req.method;
+  const same = candidates.filter((r) => r.method === method);
+  if (same.length === 0) throw methodNotAllowed([...new Set(candidates.map((r) => r.method))]);
+  const route = same.find((r) => !r.accepts || r.accepts(req));
+  if (!route) throw notFound();
+  return route;
+}
+
+interface Target {
+  path: string;
+  /** The authority of an absolute-form target (`GET http://host/path`), which stands in for Host. */
+  authority?: string;
+}
+
+/**
+ * The path of the request target in any of its forms. An absolute-form target is rewritten to
+ * origin-form, so the web client and handlers see one shape, and its authority is checked
+ * instead of Host (RFC 9112 §3.2.2). `OPTIONS *` keeps `*`, a path no route has.
+ */
+function targetOf(req: IncomingMessage): Target {
+  const url = req.url ?? '/';
+  const absolute = /^https?:\/\/([^/?#]*)(.*)$/is.exec(url);
+  if (!absolute) return { path: pathOf(url) };
+  const rest = absolute[2].startsWith('/') ? absolute[2] : `/${absolute[2]}`;
+  req.url = rest;
+  return { path: pathOf(rest), authority: absolute[1] };
+}
+
+function pathOf(url: string): string {
+  let end = url.length;
+  for (const mark of ['#', '?']) {
+    const at = url.indexOf(mark, 1);
+    if (at !== -1 && at < end) end = at;
+  }
+  return url.slice(0, end);
+}
+
+function checkHost(req: IncomingMessage, target: Target, hosts: HostPolicy): void {
+  let count = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') count++;
+  if (count > 1) throw new HttpError(400, 'request.malformed', 'The request has more than one Host header.', {}, true);
+  const authority = target.authority ?? req.headers.host;
+  if (authority === undefined) {
+    // HTTP/1.1 requires Host (RFC 9112 §3.2); Node lets it through so the answer carries our error body.
+    if (req.httpVersion === '1.1') throw new HttpError(400, 'request.malformed', 'The request has no Host header.', {}, true);
+    return;
+  }
+  void hosts;
+}

@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../logger';
 import type { KeySource, ProviderSource } from '../providers/types';
-import type { ResumableRegistry } from '../doors/resumable/registry';
 import type { ChatService } from '../chat/service';
 import type { StreamRegistry } from '../chat/slots';
 
@@ -38,8 +37,12 @@ export interface RelayOptions {
   requestTimeoutMs?: number;
   /** Open connections at most; past it new ones are closed at once (512). */
   maxConnections?: number;
+  /** One reply at most this long (UTF-16 code units, 16 MiB); past it the stream ends with an error naming the provider. */
+  maxReplyChars?: number;
   /** Resumable streams: how long a generation outlives its last client, and a finished one stays replayable (120 s). */
   resumeTtlMs?: number;
+  /** Resumable streams: how long a generation that ended in an error stays replayable (30 s, never longer than resumeTtlMs). */
+  resumeErrorTtlMs?: number;
   /** Resumable streams: framed event bytes kept per generation for replay (1 MiB); older events are dropped. */
   resumeBufferBytes?: number;
 }
@@ -59,8 +62,6 @@ export interface RelayContext {
   /** The one chat pipeline every door uses. */
   readonly chat: ChatService;
   readonly streams: StreamRegistry;
-  /** Generations started with an Idempotency-Key, by key. */
-  readonly resumable: ResumableRegistry;
   /** The token in force; undefined while stopped. */
   readonly token: string | undefined;
   readonly stopping: boolean;

@@ -10,8 +10,8 @@ import { STOPPING_MESSAGE } from '../chat/events';
 import { silentLogger } from '../logger';
 import { configDir, tokenPath } from './paths';
 import { DEFAULT_RESUME_BUFFER_BYTES } from '../doors/resumable/eventLog';
-import { DEFAULT_RESUME_TTL_MS, ResumableRegistry } from '../doors/resumable/registry';
-import { ChatService } from '../chat/service';
+import { DEFAULT_RESUME_ERROR_TTL_MS, DEFAULT_RESUME_TTL_MS } from '../doors/resumable/registry';
+import { ChatService, MAX_REPLY_CHARS } from '../chat/service';
 import { StreamRegistry } from '../chat/slots';
 import type { Door } from '../doors/door';
 import { DOORS } from '../doors';
@@ -39,7 +39,9 @@ function resolve(options: RelayOptions): ResolvedOptions {
     bodyTimeoutMs: 30_000,
     maxConnections: 512,
     resumeTtlMs: DEFAULT_RESUME_TTL_MS,
+    resumeErrorTtlMs: DEFAULT_RESUME_ERROR_TTL_MS,
     resumeBufferBytes: DEFAULT_RESUME_BUFFER_BYTES,
+    maxReplyChars: MAX_REPLY_CHARS,
     logger: silentLogger,
     ...options,
     // Past the body's own timeout, so a slow body gets that answer first; Node's check is the backstop.
@@ -69,7 +71,6 @@ export class RelayServer {
   readonly options: ResolvedOptions;
   private server: Server | undefined;
   private readonly streams = new StreamRegistry();
-  private readonly resumable: ResumableRegistry;
   private readonly chat: ChatService;
   private readonly sockets = new Set<Socket>();
   private current: { token: string; url: string; port: number } | undefined;
@@ -83,11 +84,10 @@ export class RelayServer {
 
   constructor(options: RelayOptions, extraRoutes: readonly Route[] = []) {
     this.options = resolve(options);
-    this.resumable = new ResumableRegistry(this.options.resumeTtlMs, this.options.resumeBufferBytes);
     this.extraRoutes = extraRoutes;
     this.hosts = new HostPolicy(this.options.host);
-    const { providers, keys, providerIdleMs, maxConcurrentStreams, logger } = this.options;
-    this.chat = new ChatService({ providers, keys, providerIdleMs, maxConcurrentStreams, logger, slots: this.streams });
+    const { providers, keys, providerIdleMs, maxConcurrentStreams, maxReplyChars, logger } = this.options;
+    this.chat = new ChatService({ providers, keys, providerIdleMs, maxConcurrentStreams, maxReplyChars, logger, slots: this.streams });
   }
 
   get running(): boolean {
@@ -134,7 +134,6 @@ export class RelayServer {
       options: this.options,
       chat: this.chat,
       streams: this.streams,
-      resumable: this.resumable,
       get token() {
         return self.activeToken;
       },
@@ -209,7 +208,6 @@ export class RelayServer {
     try {
       // Detached resumable generations hold stream slots too, so this ends them as well.
       await this.chat.cancelAll(STOPPING_MESSAGE, 2_000);
-      this.resumable.clear();
       for (const door of this.doors) door.stop?.();
       const closed = new Promise((r) => server.close(r));
       server.closeIdleConnections();

@@ -9,5 +9,15 @@ export { DEFAULT_HOST, DEFAULT_PORT, RelayServer, RelayStartError } from './sess
 export { isLoopbackHost, isLoopbackUrl, LOOPBACK_WARNING, pairingPayload, webClientLink } from './session/pairing';
 export { describeProvider, validateProviderConfig } from './providers';
 export type { ActiveProvider, KeySource, ProviderConfig, ProviderKind, ProviderSource } from './providers/types';
-export { findCloudflared, installCloudflared, QuickTunnel, stopAllTunnelsSync, TunnelError } from './tunnel';
-export type { ProbeOptions, TunnelState } from './tunnel';
+export { RelaySession } from './session/relaySession';
+export type { Pairing, RelaySessionOptions, SessionStatus } from './session/relaySession';
+export {
+  cloudflareQuickTunnel,
+  findCloudflared,
+  forwardUrl,
+  installCloudflared,
+  QuickTunnel,
+  stopAllTunnelsSync,
+  TunnelError,
+} from './tunnel';
+export type { ProbeOptions, Tunnel, TunnelAgent, TunnelErrorCode, TunnelHealth, TunnelKind, TunnelOptions, TunnelState } from './tunnel';

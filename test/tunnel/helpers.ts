@@ -41,22 +41,37 @@ export interface StandinInfo {
   url?: string;
   hostname?: string;
   metrics?: string;
+  /** The stand-in's whole environment, with STANDIN_CLOUDFLARED_DUMP_ENV set. */
+  env?: Record<string, string>;
 }
 
 export function readInfo(file: string): StandinInfo {
   return JSON.parse(readFileSync(file, 'utf8')) as StandinInfo;
 }
 
+/**
+ * The environment a DeskRelay process (or a tunnel's `env` option) gets so the stand-in knows what
+ * to do. A tunnel agent only sees an allow-listed environment, so the stand-in's own variables
+ * are named in DESKRELAY_TUNNEL_PASS_ENV, the user's way to pass a variable on purpose.
+ */
 export function standinEnv(t: Tls, infoFile: string, mode: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
+  const own: Record<string, string> = {
     STANDIN_CLOUDFLARED_MODE: mode,
     STANDIN_CLOUDFLARED_INFO: infoFile,
     STANDIN_CLOUDFLARED_TLS_KEY: t.keyFile,
     STANDIN_CLOUDFLARED_TLS_CERT: t.certFile,
     ...extra,
   };
+  return { ...process.env, ...own, DESKRELAY_TUNNEL_PASS_ENV: standinNames(own).join(',') };
 }
+
+/** The stand-in's own variables among `env` (STANDIN_CLOUDFLARED_*). */
+export function standinNames(env: NodeJS.ProcessEnv): string[] {
+  return Object.keys(env).filter((n) => n.startsWith('STANDIN_CLOUDFLARED_'));
+}
+
+/** Where the stand-in relay (and the real one) answers the tunnel's health probe. */
+export const HEALTH_PATH = '/v1/health';
 
 /**
  * The one test-only piece of the probe: `<words>.trycloudflare.com` cannot resolve here, so this

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { connectionSignal, LineSplitter, tunnelUrlFrom } from '../../server/src/tunnel/output';
+import { connectionSignal, tunnelUrlFrom } from '../../server/src/tunnel/cloudflared/output';
+import { LineSplitter } from '../../server/src/tunnel/lines';
 
 // Lines as cloudflared prints them (cmd/cloudflared/tunnel/quick_tunnel.go, connection/*.go).
 const banner = [

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import path from 'node:path';
-import { CloudflaredProcess } from '../../server/src/tunnel/process';
+import { AgentProcess as CloudflaredProcess } from '../../server/src/tunnel/process';
 import { isAlive, makeTls, STANDIN, standinEnv, waitFor, type Tls } from './helpers';
 
 let tls: Tls;

@@ -4,7 +4,7 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { QuickTunnel, stopAllTunnelsSync, TunnelError, type QuickTunnelOptions, type TunnelState } from '../../server/src/tunnel';
-import { EdgeAgent, isAlive, makeTls, readInfo, startRelay, STANDIN, standinEnv, waitFor, type Relay, type Tls } from './helpers';
+import { EdgeAgent, HEALTH_PATH, isAlive, makeTls, readInfo, startRelay, STANDIN, standinEnv, waitFor, type Relay, type Tls } from './helpers';
 
 let tlsFiles: Tls;
 let relay: Relay;
@@ -32,6 +32,7 @@ function tunnel(mode: string, extra: Record<string, string> = {}, opts: Partial<
   const t = new QuickTunnel({
     binary: STANDIN,
     localUrl: relay.url,
+    healthPath: HEALTH_PATH,
     env: standinEnv(tlsFiles, infoFile, mode, extra),
     probe: { agent: new EdgeAgent(infoFile, tlsFiles.cert), intervalMs: 200 },
     stopGraceMs: 2000,

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { consoleLogger, type Logger } from '../logger';
-import { isLoopbackUrl, LOOPBACK_WARNING, pairingPayload, webClientLink } from '../session/pairing';
+import { isLoopbackUrl, LOOPBACK_WARNING } from '../session/pairing';
 import { configDir, standaloneConfigPath } from '../session/paths';
 import { describeProvider } from '../providers';
-import { DEFAULT_HOST, DEFAULT_PORT, RelayServer, RelayStartError } from '../session/relay';
+import { DEFAULT_HOST, DEFAULT_PORT, RelayStartError } from '../session/relay';
+import { RelaySession, type Pairing } from '../session/relaySession';
 import { ConfigError, ConfigFile, envKeySource } from './config';
-import { findCloudflared, QuickTunnel, stopAllTunnelsSync, TunnelError } from '../tunnel';
+import { cloudflareQuickTunnel, TunnelError } from '../tunnel';
 import { parseCommand, type ServeArgs, USAGE, UsageError } from './args';
 import { terminalQr } from './qr';
 
@@ -28,12 +29,10 @@ function fail(message: string): never {
 const out = (text = ''): void => void process.stdout.write(`${text}\n`);
 
 /** The payload and its QR go to the user's terminal once, never into a log. */
-async function printPairing(url: string, token: string): Promise<void> {
-  const payload = pairingPayload(url, token);
+async function printPairing({ payload, link, url }: Pairing): Promise<void> {
   out('Pairing JSON (a secret: whoever holds it can use your models):');
   out(payload);
   out(await terminalQr(payload));
-  const link = webClientLink(url, token);
   out("Open in the phone's browser (also a secret: the link carries the token):");
   out(link);
   out(await terminalQr(link));
@@ -51,59 +50,62 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     throw err;
   }
   const host = args.host ?? DEFAULT_HOST;
-  const relay = new RelayServer({
-    host,
-    port: args.port ?? DEFAULT_PORT,
-    version: packageVersion(),
-    providers: config,
-    keys: envKeySource(),
-    workspaces: () => config.current().workspaces,
-    maxConcurrentStreams: () => config.current().maxConcurrentStreams,
+  // The same session the extension runs: relay, tunnel (always to loopback) and pairing.
+  const session = new RelaySession({
+    relay: () => ({
+      host,
+      port: args.port ?? DEFAULT_PORT,
+      version: packageVersion(),
+      providers: config,
+      keys: envKeySource(),
+      workspaces: () => config.current().workspaces,
+      maxConcurrentStreams: () => config.current().maxConcurrentStreams,
+      logger,
+      onRequestLog: (e) =>
+        logger.info(`${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.provider ? ` provider=${e.provider}` : ''}`),
+    }),
+    tunnel: () => cloudflareQuickTunnel({ explicitPath: args.cloudflared }),
     logger,
-    onRequestLog: (e) =>
-      logger.info(`${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.provider ? ` provider=${e.provider}` : ''}`),
   });
 
   let started;
   try {
-    started = await relay.start();
+    started = await session.start();
   } catch (err) {
     if (err instanceof RelayStartError) fail(err.code === 'EADDRINUSE' ? `${err.message} Pass --port to pick another.` : err.message);
     throw err;
   }
 
-  let tunnel: QuickTunnel | undefined;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info(`${signal}: stopping`);
-    await Promise.all([relay.stop(), tunnel?.stop()]);
+    await session.stop();
     process.exit(0);
   };
-  // Whatever way we exit, cloudflared goes with us.
-  process.on('exit', stopAllTunnelsSync);
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
-  out(`DeskRelay ${relay.options.version} listening on ${started.url}`);
+  const url = started.url!;
+  out(`DeskRelay ${packageVersion()} listening on ${url}`);
   const active = config.active();
   out(active.ok ? `Active provider: ${active.config.id} (${describeProvider(active.config)})` : `No usable provider is active (${active.reason}); chats will get 412 until config.json names one.`);
-  if (host !== DEFAULT_HOST && !isLoopbackUrl(started.url)) {
+  if (host !== DEFAULT_HOST && !isLoopbackUrl(url)) {
     out(`Warning: listening on ${host}: traffic on your network is plain HTTP, readable by anyone on it. Prefer the tunnel.`);
   }
-  await printPairing(started.url, started.token);
-  if (args.tunnel) await startTunnel(args, started.url, started.token, logger, (t) => (tunnel = t));
+  await printPairing(session.pairing()!);
+  if (args.tunnel) await startTunnel(session);
 }
 
 /**
- * Starts the user's cloudflared and prints the pairing payload again with the public URL,
- * once that URL really answers. A tunnel failure is reported, but the local relay keeps serving.
+ * Starts the tunnel and prints the pairing payload again with the public URL, once that URL
+ * really answers. A tunnel failure is reported, but the local relay keeps serving.
  */
-async function startTunnel(args: ServeArgs, localUrl: string, token: string, logger: Logger, created: (t: QuickTunnel) => void): Promise<void> {
-  let binary: string;
+async function startTunnel(session: RelaySession): Promise<void> {
+  let located;
   try {
-    binary = findCloudflared({ explicitPath: args.cloudflared });
+    located = session.locateTunnelAgent();
   } catch (err) {
     if (err instanceof TunnelError) {
       out(`Tunnel not started: ${err.message}`);
@@ -111,24 +113,22 @@ async function startTunnel(args: ServeArgs, localUrl: string, token: string, log
     }
     throw err;
   }
-  const tunnel = new QuickTunnel({ binary, localUrl, logger });
-  // Known before start() resolves, so Ctrl+C during start-up stops cloudflared in order.
-  created(tunnel);
-  tunnel.on('progress', (message) => out(`Tunnel: ${message}`));
+  session.on('tunnel-progress', (message) => out(`Tunnel: ${message}`));
   let wasDown = false;
-  tunnel.on('down', (message) => {
+  session.on('tunnel-down', (message) => {
     wasDown = true;
     out(`Tunnel down: ${message}`);
   });
-  tunnel.on('state', (state) => {
-    // cloudflared reconnected by itself: same URL, the phone's pairing still holds.
-    if (state === 'up' && wasDown && tunnel.url) out(`Tunnel up again: ${tunnel.url}`);
+  session.on('tunnel-state', (state, url) => {
+    // The agent reconnected by itself: same URL, the phone's pairing still holds.
+    if (state === 'up' && wasDown && url) out(`Tunnel up again: ${url}`);
   });
-  out(`Starting the cloudflared quick tunnel (${binary})…`);
+  out(`Starting ${located.agent.title} (${located.program})…`);
   try {
-    const url = await tunnel.start();
+    const url = await session.startTunnel();
     out(`Tunnel up: ${url}`);
-    await printPairing(url, token);
+    const pairing = session.pairing();
+    if (pairing) await printPairing(pairing);
   } catch (err) {
     if (!(err instanceof TunnelError)) throw err;
     out(`Tunnel not started: ${err.message}`);

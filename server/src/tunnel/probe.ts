@@ -15,15 +15,19 @@ export interface ProbeOptions {
 }
 
 export interface WaitOptions extends ProbeOptions {
+  /** What must answer 200 (the relay's health endpoint): the tunnel knows the relay only through it. */
+  path: string;
   timeoutMs: number;
+  /** Appended to the give-up message: what the agent's running yet not reaching us usually means. */
+  hint?: string;
   signal?: AbortSignal;
   /** Called after every failed attempt with the seconds waited so far and what happened. */
   onProgress?: (elapsedSeconds: number, last: string) => void;
 }
 
-/** One GET `<base>/v1/health`: the status code, or the error code when no response came. */
-export function probeOnce(baseUrl: string, opts: ProbeOptions & { signal?: AbortSignal } = {}): Promise<number | string> {
-  const url = new URL('/v1/health', baseUrl);
+/** One GET `<base><path>`: the status code, or the error code when no response came. */
+export function probeOnce(baseUrl: string, path: string, opts: ProbeOptions & { signal?: AbortSignal } = {}): Promise<number | string> {
+  const url = new URL(path, baseUrl);
   const options: https.RequestOptions = {
     agent: opts.agent,
     timeout: opts.requestTimeoutMs ?? 10_000,
@@ -47,8 +51,8 @@ export function probeOnce(baseUrl: string, opts: ProbeOptions & { signal?: Abort
 }
 
 /**
- * Polls `<base>/v1/health` until it answers 200. A fresh quick tunnel answers 530 (or does not
- * resolve yet) for a few seconds after its URL is printed; every such answer is retried.
+ * Polls `<base><path>` until it answers 200. A fresh tunnel answers an error (a quick tunnel 530)
+ * or does not resolve yet for a few seconds after its URL is known; every such answer is retried.
  */
 export async function waitForHealth(baseUrl: string, opts: WaitOptions): Promise<void> {
   const started = Date.now();
@@ -57,14 +61,15 @@ export async function waitForHealth(baseUrl: string, opts: WaitOptions): Promise
   for (;;) {
     if (opts.signal?.aborted) throw new TunnelError('The tunnel was stopped while waiting for it to answer.');
     const remaining = Math.max(1000, opts.timeoutMs - (Date.now() - started));
-    const result = await probeOnce(baseUrl, { ...opts, requestTimeoutMs: Math.min(opts.requestTimeoutMs ?? 10_000, remaining) });
+    const result = await probeOnce(baseUrl, opts.path, { ...opts, requestTimeoutMs: Math.min(opts.requestTimeoutMs ?? 10_000, remaining) });
     if (result === 200) return;
     if (opts.signal?.aborted) throw new TunnelError('The tunnel was stopped while waiting for it to answer.');
     last = typeof result === 'number' ? `HTTP ${result}` : result;
     const elapsed = Date.now() - started;
     if (elapsed + interval > opts.timeoutMs) {
+      const probed = new URL(opts.path, baseUrl).href;
       throw new TunnelError(
-        `The tunnel ${baseUrl} did not answer ${baseUrl}/v1/health within ${Math.round(opts.timeoutMs / 1000)} s (last answer: ${last}). cloudflared is running but Cloudflare does not reach DeskRelay through it.`,
+        `The tunnel ${baseUrl} did not answer ${probed} within ${Math.round(opts.timeoutMs / 1000)} s (last answer: ${last}).${opts.hint ? ` ${opts.hint}` : ''}`,
       );
     }
     opts.onProgress?.(Math.round(elapsed / 1000), last);

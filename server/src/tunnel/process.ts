@@ -1,42 +1,44 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
-import { LineSplitter } from './output';
+import { LineSplitter } from './lines';
 import { WATCHDOG_SOURCE, type WatchdogConfig, type WatchdogMessage } from './watchdog';
 
 export interface Exit {
   code: number | null;
   signal: string | null;
-  /** Set when cloudflared could not be started at all (ENOENT, EACCES…). */
+  /** Set when the agent could not be started at all (ENOENT, EACCES…). */
   spawnError?: { code?: string; message: string };
 }
 
-export interface CloudflaredProcessOptions {
+export interface AgentProcessOptions {
+  /** The agent's whole environment, already allow-listed (env.ts): passed on as given. */
   env?: NodeJS.ProcessEnv;
-  /** SIGTERM → SIGKILL delay. cloudflared waits up to its own 30 s grace period for requests in flight. */
+  /** SIGTERM → SIGKILL delay. cloudflared, for one, waits up to its own 30 s grace period for requests in flight. */
   graceMs?: number;
 }
 
 /** Processes still running, for `stopAllTunnelsSync` on process exit. */
-const live = new Set<CloudflaredProcess>();
+const live = new Set<AgentProcess>();
 
 /**
- * One cloudflared run behind the watchdog. Emits `line` (each stdout/stderr line), `spawned`
+ * One run of a tunnel agent (cloudflared, …) behind the watchdog. Emits `line` (each stdout/stderr line), `spawned`
  * (pid) and `exit` (Exit) once, after every line it printed has been emitted.
  */
-export class CloudflaredProcess extends EventEmitter {
+export class AgentProcess extends EventEmitter {
   private readonly watchdog: ChildProcess;
-  private cloudflaredPid?: number;
+  private agentPid?: number;
   private exitInfo?: Exit;
   private readonly exited: Promise<Exit>;
   private readonly graceMs: number;
 
-  constructor(binary: string, args: string[], opts: CloudflaredProcessOptions = {}) {
+  constructor(binary: string, args: string[], opts: AgentProcessOptions = {}) {
     super();
     this.graceMs = opts.graceMs ?? 3000;
     const env = { ...(opts.env ?? process.env) };
     // The watchdog is Node: inside the editor process.execPath is Electron, which only acts as
-    // Node with ELECTRON_RUN_AS_NODE; NODE_OPTIONS could load the host's preloads into it.
+    // Node with ELECTRON_RUN_AS_NODE; NODE_OPTIONS could load the host's preloads into it. Both
+    // are put back as they were for the agent (an allow-listed env has neither).
     const restoreEnv: Record<string, string | null> = {
       ELECTRON_RUN_AS_NODE: env.ELECTRON_RUN_AS_NODE ?? null,
       NODE_OPTIONS: env.NODE_OPTIONS ?? null,
@@ -54,7 +56,7 @@ export class CloudflaredProcess extends EventEmitter {
       stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
       env,
       // Own process group: a Ctrl+C in the CLI's terminal reaches the CLI, which stops the
-      // tunnel in order, instead of killing cloudflared behind its back (reported as a crash).
+      // tunnel in order, instead of killing the agent behind its back (reported as a crash).
       detached: process.platform !== 'win32',
       windowsHide: true,
     });
@@ -70,7 +72,7 @@ export class CloudflaredProcess extends EventEmitter {
           continue;
         }
         if (message.type === 'spawned') {
-          this.cloudflaredPid = message.pid;
+          this.agentPid = message.pid;
           this.emit('spawned', message.pid);
         } else if (message.type === 'error') {
           this.exitInfo = { code: null, signal: null, spawnError: { code: message.code, message: message.message } };
@@ -92,10 +94,10 @@ export class CloudflaredProcess extends EventEmitter {
         this.emit('exit', exit);
         resolve(exit);
       };
-      // 'close' waits for every stdio stream to end, so all of cloudflared's lines are in.
+      // 'close' waits for every stdio stream to end, so all of the agent's lines are in.
       this.watchdog.on('close', finish);
-      // The watchdog only exits after cloudflared did; gone without saying so, it was killed
-      // from outside and cloudflared may still hold our pipes: kill it ourselves.
+      // The watchdog only exits after the agent did; gone without saying so, it was killed
+      // from outside and the agent may still hold our pipes: kill it ourselves.
       this.watchdog.on('exit', () => {
         if (!this.exitInfo) this.killSync();
       });
@@ -117,9 +119,9 @@ export class CloudflaredProcess extends EventEmitter {
     });
   }
 
-  /** cloudflared's own pid, once started. */
+  /** The agent's own pid, once started. */
   get pid(): number | undefined {
-    return this.cloudflaredPid;
+    return this.agentPid;
   }
 
   get watchdogPid(): number | undefined {
@@ -134,7 +136,7 @@ export class CloudflaredProcess extends EventEmitter {
     return this.exited;
   }
 
-  /** Stops cloudflared (SIGTERM, SIGKILL after the grace period) and waits until it is gone. */
+  /** Stops the agent (SIGTERM, SIGKILL after the grace period) and waits until it is gone. */
   async stop(): Promise<Exit> {
     if (!live.has(this)) return this.exited;
     this.watchdog.stdin!.end();
@@ -147,9 +149,9 @@ export class CloudflaredProcess extends EventEmitter {
     }
   }
 
-  /** Synchronous, for process exit handlers: SIGKILL cloudflared and its watchdog. */
+  /** Synchronous, for process exit handlers: SIGKILL the agent and its watchdog. */
   killSync(): void {
-    for (const pid of [this.cloudflaredPid, this.watchdog.pid]) {
+    for (const pid of [this.agentPid, this.watchdog.pid]) {
       if (pid === undefined) continue;
       try {
         process.kill(pid, 'SIGKILL');
@@ -160,7 +162,7 @@ export class CloudflaredProcess extends EventEmitter {
   }
 }
 
-/** Kills every cloudflared this process started. Safe to register on `process.on('exit')`. */
-export function killAllCloudflaredSync(): void {
+/** Kills every agent this process started. Safe to register on `process.on('exit')`. */
+export function killAllAgentsSync(): void {
   for (const p of live) p.killSync();
 }

@@ -1,11 +1,11 @@
-// cloudflared must never outlive us, even when we die without running any cleanup (SIGKILL, a
-// crash of the editor's extension host). Node cannot set PR_SET_PDEATHSIG and Windows has no
-// equivalent short of job objects, so cloudflared is started by a tiny Node watchdog whose stdin
+// A tunnel agent (cloudflared, …) must never outlive us, even when we die without running any
+// cleanup (SIGKILL, a crash of the editor's extension host). Node cannot set PR_SET_PDEATHSIG and Windows has no
+// equivalent short of job objects, so the agent is started by a tiny Node watchdog whose stdin
 // is a pipe from us: the OS closes that pipe when our process ends, however it ends, and the
-// watchdog then stops cloudflared (SIGTERM, SIGKILL after a grace period) and exits. Orderly
-// stops use the same path: we end the pipe. cloudflared writes straight into our stdout/stderr
+// watchdog then stops the agent (SIGTERM, SIGKILL after a grace period) and exits. Orderly
+// stops use the same path: we end the pipe. The agent writes straight into our stdout/stderr
 // pipes (inherited through the watchdog), so nothing is relayed or buffered; the watchdog
-// reports cloudflared's pid and exit on fd 3 as JSON lines.
+// reports the agent's pid and exit on fd 3 as JSON lines.
 //
 // The source is a string run with `node -e` because the server is bundled into one file per
 // entry point (dist/cli.js, dist/extension.js): a separate .js file would not ship.
@@ -17,7 +17,7 @@ export interface WatchdogConfig {
   graceMs: number;
   /** Windows wrapper scripts (.cmd/.bat) only start through the shell. */
   shell: boolean;
-  /** Variables the watchdog needed changed for itself, restored for cloudflared (null: unset). */
+  /** Variables the watchdog needed changed for itself, restored for the agent (null: unset). */
   restoreEnv: Record<string, string | null>;
 }
 

@@ -2,7 +2,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_CLOUDFLARED_BIN, install } from 'cloudflared';
-import { TunnelError } from './errors';
+import { TunnelError } from '../errors';
 
 export interface FindOptions {
   /** The `deskrelay.cloudflaredPath` setting or `--cloudflared`: used as given, never replaced by another binary. */
@@ -61,6 +61,8 @@ export function findCloudflared(opts: FindOptions = {}): string {
 
   throw new TunnelError(
     `cloudflared was not found (looked in ${searched.join(' and ')}). DeskRelay opens the tunnel with your own cloudflared.\n${INSTALL_HELP}`,
+    [],
+    'agent-missing',
   );
 }
 
@@ -73,20 +75,30 @@ export async function installCloudflared(dir: string): Promise<string> {
   try {
     return await install(target);
   } catch (err) {
-    throw new TunnelError(`Installing cloudflared into ${dir} failed: ${(err as Error).message}\n${INSTALL_HELP}`);
+    throw new TunnelError(`Installing cloudflared into ${dir} failed: ${(err as Error).message}\n${INSTALL_HELP}`, [], 'agent-missing');
   }
 }
 
+/**
+ * A path the user chose. A path that does not exist most often means cloudflared was never
+ * installed (or was uninstalled) rather than a typo, so the message carries the same install
+ * steps as when PATH has none (SPEC: names cloudflared, says the path was not found, says how to
+ * install it).
+ */
 function checkChosen(file: string, source: string, platform: NodeJS.Platform): string {
   let stat;
   try {
     stat = statSync(file);
   } catch {
-    throw new TunnelError(`cloudflared not found at ${file} (from ${source}). Fix the path or clear it.`);
+    throw new TunnelError(
+      `cloudflared was not found at ${file} (the path given by ${source}): no such file. Fix or clear the path, or install cloudflared there.\n${INSTALL_HELP}`,
+      [],
+      'agent-missing',
+    );
   }
-  if (!stat.isFile()) throw new TunnelError(`${file} (from ${source}) is not a file; it should be the cloudflared binary.`);
+  if (!stat.isFile()) throw new TunnelError(`${file} (from ${source}) is not a file; it should be the cloudflared binary.`, [], 'agent-missing');
   if (!isExecutableFile(file, platform)) {
-    throw new TunnelError(`${file} (from ${source}) is not executable (chmod +x it).`);
+    throw new TunnelError(`${file} (from ${source}) is not executable (chmod +x it).`, [], 'agent-missing');
   }
   return file;
 }

@@ -7,7 +7,6 @@
 // `failed to request quick Tunnel: Post "https://api.trycloudflare.com/tunnel": …`, which the
 // package's bare regex would report as the tunnel.
 const BOX_URL = /\|\s+(https:\/\/[a-z0-9]+(?:-[a-z0-9]+)*\.trycloudflare\.com)\/?\s+\|/;
-const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
 
 /** The quick tunnel's public URL if this line is the box line that announces it. */
 export function tunnelUrlFrom(line: string): string | undefined {
@@ -28,44 +27,7 @@ export function connectionSignal(line: string): 'connected' | 'lost' | undefined
   return undefined;
 }
 
-/** Splits a byte stream into lines; a chunk may end in the middle of one. */
-export class LineSplitter {
-  private rest = '';
-
-  push(chunk: string): string[] {
-    const text = this.rest + chunk;
-    const parts = text.split(/\r?\n/);
-    this.rest = parts.pop() ?? '';
-    return parts.map(clean).filter((l) => l.length > 0);
-  }
-
-  flush(): string[] {
-    const last = clean(this.rest);
-    this.rest = '';
-    return last ? [last] : [];
-  }
-}
-
-function clean(line: string): string {
-  return line.replace(ANSI, '').trimEnd();
-}
-
-/** The last `size` lines, for error messages. */
-export class LastLines {
-  private lines: string[] = [];
-
-  constructor(private readonly size = 20) {}
-
-  add(line: string): void {
-    this.lines.push(line);
-    if (this.lines.length > this.size) this.lines.shift();
-  }
-
-  clear(): void {
-    this.lines = [];
-  }
-
-  get(): string[] {
-    return [...this.lines];
-  }
+/** cloudflared's error levels (ERR, FTL, PNC): worth a warning in the host's log. */
+export function isErrorLine(line: string): boolean {
+  return /\s(ERR|FTL|PNC)\s/.test(line);
 }

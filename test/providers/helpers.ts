@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import type { AdapterDeps, ChatAdapter, ChatMessage, Piece, ProviderConfig } from '../../server/src/providers/types';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, Piece, ProviderConfig } from '../../server/src/providers/types';
 
 /** A key no real provider would issue, easy to spot if it leaks into a message. */
 export const FAKE_KEY = 'sk-test-DESKRELAY-LEAK-CANARY-0123456789abcdef';
@@ -22,15 +22,27 @@ export interface Outcome {
   pieces: Piece[];
   text: string;
   reasoning: string;
+  /** How the reply ended, when it ended normally. */
+  finish?: FinishReason;
   error?: Error;
+  /** Provider reads flushed (sink.flush calls). */
+  flushes: number;
 }
 
-/** Runs one stream to its end or its failure; never throws, so tests can look at both. */
+/** Runs one reply through run() to its end or its failure; never throws, so tests can look at both. */
 export async function run(adapter: ChatAdapter, messages: ChatMessage[] = HELLO, signal: AbortSignal = new AbortController().signal): Promise<Outcome> {
   const pieces: Piece[] = [];
   let error: Error | undefined;
+  let finish: FinishReason | undefined;
+  let flushes = 0;
   try {
-    for await (const p of adapter.stream(messages, signal)) pieces.push(p);
+    finish = await adapter.run(messages, signal, {
+      piece: (kind, text) => {
+        if (text === '') throw new Error('the adapter handed over an empty piece');
+        pieces.push({ kind, text });
+      },
+      flush: () => void flushes++,
+    });
   } catch (e) {
     error = e as Error;
   }
@@ -38,7 +50,9 @@ export async function run(adapter: ChatAdapter, messages: ChatMessage[] = HELLO,
     pieces,
     text: pieces.filter((p) => p.kind === 'text').map((p) => p.text).join(''),
     reasoning: pieces.filter((p) => p.kind === 'reasoning').map((p) => p.text).join(''),
+    finish,
     error,
+    flushes,
   };
 }
 

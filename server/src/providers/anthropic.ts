@@ -1,8 +1,10 @@
-import { baseUrlOf, describeProvider } from './config';
-import { saidIn } from './http';
+import type { ProviderCall } from './call';
+import { apiUrl, baseUrlOf, describeProvider } from './config';
+import type { EventHandler } from './framing';
 import { keyedCall, requireKey } from './keys';
 import { toConversation } from './turns';
-import type { AdapterDeps, PullAdapter, ChatMessage, Piece, ProviderConfig } from './types';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig } from './types';
+import { saidIn, statusText, type HttpFailure } from './wording';
 
 /** Anthropic requires max_tokens; this fits any current Claude model's output limit. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 8192;
@@ -10,23 +12,35 @@ const API_VERSION = '2023-06-01';
 
 interface AnthropicEvent {
   type?: unknown;
-  delta?: { type?: unknown; text?: unknown; thinking?: unknown };
+  delta?: { type?: unknown; text?: unknown; thinking?: unknown; stop_reason?: unknown };
   error?: { type?: unknown; message?: unknown };
 }
 
+/** Anthropic answers 529 when its API is overloaded (docs: "Errors", HTTP errors). */
+export function anthropicOverloaded(label: string, f: HttpFailure): string | undefined {
+  return f.status === 529 ? `${label} is overloaded (${statusText(f)}); try again shortly` : undefined;
+}
+
+/**
+ * How a Messages API reply ended, from `message_delta.delta.stop_reason`: `end_turn` and
+ * `stop_sequence` are a normal stop, `max_tokens` the token limit, `refusal` the safety filter;
+ * anything else (`tool_use`, `pause_turn`, …) as Anthropic says it.
+ */
+const STOP_REASONS: Record<string, FinishReason> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', refusal: 'content_filter' };
+
 /** The Messages API with `stream: true`; the end marker is the `message_stop` event. */
-export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): PullAdapter {
+export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): Pick<ChatAdapter, 'label' | 'run'> {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
 
   return {
     label,
-    async *stream(messages: ChatMessage[], signal: AbortSignal): AsyncGenerator<Piece> {
+    async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink): Promise<FinishReason> {
       const key = await requireKey(config, deps, label);
-      const call = keyedCall(config, deps, label, signal, key);
+      const call = keyedCall(config, deps, label, signal, key, { explain: (f) => anthropicOverloaded(label, f) });
       try {
         const { system, turns } = toConversation(messages);
-        const res = await call.send(`${base}/v1/messages`, {
+        const res = await call.send(apiUrl(base, '/v1/messages'), {
           method: 'POST',
           headers: { 'x-api-key': key, 'anthropic-version': API_VERSION, accept: 'text/event-stream' },
           body: {
@@ -37,30 +51,47 @@ export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): Pul
             stream: true,
           },
         });
-
-        for await (const ev of call.events(res)) {
-          const data = call.parseObject<AnthropicEvent>(ev.data);
-          const type = data.type ?? ev.event;
-          if (type === 'content_block_delta') {
-            const d = data.delta;
-            if (d?.type === 'text_delta' && typeof d.text === 'string' && d.text !== '') yield { kind: 'text', text: d.text };
-            if (d?.type === 'thinking_delta' && typeof d.thinking === 'string' && d.thinking !== '') {
-              yield { kind: 'reasoning', text: d.thinking };
-            }
-          } else if (type === 'error') {
-            const kind = typeof data.error?.type === 'string' ? data.error.type : 'error';
-            const said = saidIn(ev.data);
-            throw kind === 'overloaded_error'
-              ? call.fail(`${label} is overloaded: ${said}; try again shortly`)
-              : call.streamError(`${said} (${kind})`);
-          } else if (type === 'message_stop') {
-            return;
-          }
-        }
-        throw call.truncated();
+        const reader = new AnthropicReader(call, sink, label);
+        await call.events(res, reader, sink);
+        if (reader.finish === undefined) throw call.truncated();
+        return reader.finish;
       } finally {
         call.close();
       }
     },
   };
+}
+
+class AnthropicReader implements EventHandler {
+  finish: FinishReason | undefined;
+  private stopReason: string | undefined;
+
+  constructor(
+    private readonly call: ProviderCall,
+    private readonly sink: PieceSink,
+    private readonly label: string,
+  ) {}
+
+  event(type: string | undefined, raw: string): boolean {
+    const data = this.call.parseObject<AnthropicEvent>(raw);
+    const kind = data.type ?? type;
+    if (kind === 'content_block_delta') {
+      const d = data.delta;
+      if (d?.type === 'text_delta' && typeof d.text === 'string' && d.text !== '') this.sink.piece('text', d.text);
+      else if (d?.type === 'thinking_delta' && typeof d.thinking === 'string' && d.thinking !== '') this.sink.piece('reasoning', d.thinking);
+    } else if (kind === 'message_delta') {
+      const reason = data.delta?.stop_reason;
+      if (typeof reason === 'string' && reason !== '') this.stopReason = reason;
+    } else if (kind === 'error') {
+      const errorType = typeof data.error?.type === 'string' ? data.error.type : 'error';
+      const said = saidIn(raw);
+      throw errorType === 'overloaded_error'
+        ? this.call.fail(`${this.label} is overloaded: ${this.call.redact(said)}; try again shortly`)
+        : this.call.streamError(`${said} (${errorType})`);
+    } else if (kind === 'message_stop') {
+      this.finish = this.stopReason === undefined ? 'stop' : (STOP_REASONS[this.stopReason] ?? this.stopReason);
+      return true;
+    }
+    return false;
+  }
 }

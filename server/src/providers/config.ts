@@ -17,16 +17,62 @@ const KIND_NAME: Record<ProviderKind, string> = {
 /** Kinds that can list their models, so `model: "auto"` (or no model) means "the first one". */
 const LISTS_MODELS: readonly ProviderKind[] = ['ollama', 'openai-compatible'];
 
-/** The base URL in use, without trailing slashes, so adapters can append their own paths. */
+/**
+ * The base URL in use, without trailing slashes, so adapters can append their own paths (with
+ * apiUrl). It keeps any credentials written into it: they are sent, never shown.
+ */
 export function baseUrlOf(config: ProviderConfig): string {
   const url = config.baseUrl ?? DEFAULT_BASE_URL[config.kind] ?? '';
   return url.replace(/\/+$/, '');
 }
 
-/** `Ollama at http://127.0.0.1:11434`: how every message names a provider. */
+/**
+ * `base` + `path`, the path going before any query string of the base URL (`?api-version=…`
+ * stays at the end, where a server reads it).
+ */
+export function apiUrl(base: string, path: string): string {
+  const q = base.search(/[?#]/);
+  if (q === -1) return base + path;
+  return base.slice(0, q).replace(/\/+$/, '') + path + base.slice(q);
+}
+
+/**
+ * `Ollama at http://127.0.0.1:11434`: how every message names a provider. Credentials in the
+ * base URL (`user:password@`, a query string such as `?api-key=…`, a fragment) are left out:
+ * the label reaches the phone (security review, issue 18 #6).
+ */
 export function describeProvider(config: ProviderConfig): string {
-  const url = baseUrlOf(config);
+  const url = shownUrl(baseUrlOf(config));
   return url ? `${KIND_NAME[config.kind]} at ${url}` : KIND_NAME[config.kind];
+}
+
+/** The URL as the user wrote it when it carries nothing secret; otherwise scheme, host and path only. */
+function shownUrl(url: string): string {
+  if (!/[@?#]/.test(url)) return url;
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`.replace(/\/+$/, '');
+  } catch {
+    // Not a URL (validateProviderConfig refuses those): show none of it rather than a secret.
+    return '(an invalid base URL)';
+  }
+}
+
+/**
+ * What the base URL holds that must never reach a message: the user name and password (as
+ * written and decoded) and every query value. Redacted from provider text that echoes them.
+ */
+export function baseUrlSecrets(config: ProviderConfig): string[] {
+  const url = baseUrlOf(config);
+  if (!/[@?#]/.test(url)) return [];
+  try {
+    const u = new URL(url);
+    const out = [u.username, u.password, decodeURIComponent(u.username), decodeURIComponent(u.password)];
+    for (const [, value] of u.searchParams) out.push(value);
+    return [...new Set(out.filter((s) => s.length >= 4))];
+  } catch {
+    return [];
+  }
 }
 
 /** True when the adapter has to ask the runner which model to use. */

@@ -19,9 +19,50 @@ export function abortError(): Error {
 }
 
 const REDACTED = '[redacted]';
+/**
+ * A run of at least this many characters of a secret's start counts as the secret: providers
+ * echo keys cut short ("Incorrect API key provided: sk-proj-abc…"), and a cut text may end
+ * inside one.
+ */
+const MIN_PREFIX = 8;
 
-/** Providers sometimes echo the key they were sent; take it out of anything we pass on. */
-export function redact(text: string, secret: string | undefined): string {
-  if (!secret || secret.length < 4) return text;
-  return text.split(secret).join(REDACTED);
+/**
+ * Providers sometimes echo the key they were sent; take it out of anything we pass on: the key
+ * as sent, URL-encoded, base64 (Basic auth) and JSON-escaped, and any run of MIN_PREFIX or more
+ * characters that opens one of those forms. Redact before cutting a text short, never after: a
+ * cut through the key would leave the part before the cut.
+ */
+export function redact(text: string, ...secrets: (string | undefined)[]): string {
+  for (const secret of secrets) {
+    if (!secret || secret.length < 4) continue;
+    for (const form of formsOf(secret)) text = redactForm(text, form);
+  }
+  return text;
+}
+
+function formsOf(secret: string): string[] {
+  const forms = new Set([secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1)]);
+  const b64 = Buffer.from(secret, 'utf8').toString('base64');
+  forms.add(b64);
+  forms.add(b64.replace(/=+$/, ''));
+  forms.add(b64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''));
+  return [...forms];
+}
+
+/** Replaces `form` and every run of at least MIN_PREFIX characters of its start. */
+function redactForm(text: string, form: string): string {
+  const min = Math.min(MIN_PREFIX, form.length);
+  const head = form.slice(0, min);
+  let at = text.indexOf(head);
+  if (at === -1) return text;
+  let out = '';
+  let from = 0;
+  while (at !== -1) {
+    let end = at + min;
+    while (end - at < form.length && end < text.length && text.charCodeAt(end) === form.charCodeAt(end - at)) end++;
+    out += text.slice(from, at) + REDACTED;
+    from = end;
+    at = text.indexOf(head, end);
+  }
+  return out + text.slice(from);
 }

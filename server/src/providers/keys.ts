@@ -1,4 +1,6 @@
-import { ProviderCall } from './http';
+import { ProviderCall } from './call';
+import { baseUrlSecrets } from './config';
+import type { Explain } from './wording';
 import { ProviderError } from './errors';
 import type { AdapterDeps, ProviderConfig } from './types';
 
@@ -22,9 +24,25 @@ export async function requireKey(config: ProviderConfig, deps: AdapterDeps, labe
 }
 
 /**
- * The call of a provider that takes a key: the key is redacted from every message the call
- * produces, and a refused key is answered with how to set it.
+ * The call of a provider: the key (if any) and the base URL's credentials are redacted from
+ * every message the call produces, and a refused key is answered with how to set it.
  */
-export function keyedCall(config: ProviderConfig, deps: AdapterDeps, label: string, signal: AbortSignal, key: string | undefined, model = config.model): ProviderCall {
-  return new ProviderCall({ label, idleTimeoutMs: deps.idleTimeoutMs, signal, secret: key, keyHint: deps.keys.howToSet(config), model });
+export function keyedCall(
+  config: ProviderConfig,
+  deps: AdapterDeps,
+  label: string,
+  signal: AbortSignal,
+  key: string | undefined,
+  opts: { model?: string; explain?: Explain; keyHint?: boolean } = {},
+): ProviderCall {
+  return new ProviderCall({
+    label,
+    idleTimeoutMs: deps.idleTimeoutMs,
+    signal,
+    secret: key,
+    hidden: baseUrlSecrets(config),
+    keyHint: opts.keyHint === false ? undefined : deps.keys.howToSet(config),
+    model: opts.model ?? config.model,
+    explain: opts.explain,
+  });
 }

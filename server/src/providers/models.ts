@@ -1,5 +1,5 @@
 import { wantsAutoModel } from './config';
-import type { ProviderCall } from './http';
+import type { ProviderCall } from './call';
 import type { ProviderConfig } from './types';
 
 const CACHE_MS = 30_000;

@@ -1,36 +1,34 @@
-import { baseUrlOf, describeProvider } from './config';
-import { ProviderCall } from './http';
+import type { ProviderCall } from './call';
+import { apiUrl, baseUrlOf, describeProvider } from './config';
+import type { LineHandler } from './framing';
+import { keyedCall } from './keys';
 import { pluck, resolveModel } from './models';
-import type { AdapterDeps, PullAdapter, ChatMessage, Piece, ProviderConfig } from './types';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig } from './types';
 
 interface OllamaLine {
   message?: { content?: unknown; thinking?: unknown };
   done?: unknown;
+  done_reason?: unknown;
   error?: unknown;
 }
 
-/** Ollama's native `/api/chat`, NDJSON; the end marker is a line with `"done":true`. */
-export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): PullAdapter {
+/** Ollama's native `/api/chat`, NDJSON; the end marker is a line with `"done":true` and its `done_reason`. */
+export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): Pick<ChatAdapter, 'label' | 'run'> {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
 
   return {
     label,
-    async *stream(messages: ChatMessage[], signal: AbortSignal): AsyncGenerator<Piece> {
-      const call: ProviderCall = new ProviderCall({
-        label,
-        idleTimeoutMs: deps.idleTimeoutMs,
-        signal,
-        model: config.model,
+    async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink): Promise<FinishReason> {
+      const call: ProviderCall = keyedCall(config, deps, label, signal, undefined, {
+        keyHint: false,
         // A JSON 404 is Ollama's "model not found"; its router's own 404 (wrong base URL) is plain text.
         explain: ({ status, body }) =>
-          status === 404 && body !== undefined && call.model
-            ? `model "${call.model}" not found on ${label}; run "ollama pull ${call.model}"`
-            : undefined,
+          status === 404 && body !== undefined && call.model ? `model "${call.model}" not found on ${label}; run "ollama pull ${call.model}"` : undefined,
       });
       try {
         call.model = await resolveModel(call, config, {
-          url: `${base}/api/tags`,
+          url: apiUrl(base, '/api/tags'),
           headers: {},
           names: (doc) => pluck((doc as { models?: unknown } | null)?.models, 'name'),
           emptyMessage: `no models are installed on ${label}; run "ollama pull <model>"`,
@@ -38,21 +36,40 @@ export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): PullAd
         const body: Record<string, unknown> = { model: call.model, messages, stream: true };
         // No `think` field: Ollama answers 400 to it for models without thinking (CONTRACT §6).
         if (config.maxTokens !== undefined) body.options = { num_predict: config.maxTokens };
-        const res = await call.send(`${base}/api/chat`, { method: 'POST', headers: { accept: 'application/x-ndjson' }, body });
-
-        for await (const line of call.lines(res)) {
-          const chunk = call.parseObject<OllamaLine>(line);
-          if (chunk.error !== undefined) throw call.streamError(String(chunk.error));
-          const thinking = chunk.message?.thinking;
-          const content = chunk.message?.content;
-          if (typeof thinking === 'string' && thinking !== '') yield { kind: 'reasoning', text: thinking };
-          if (typeof content === 'string' && content !== '') yield { kind: 'text', text: content };
-          if (chunk.done === true) return;
-        }
-        throw call.truncated();
+        const res = await call.send(apiUrl(base, '/api/chat'), { method: 'POST', headers: { accept: 'application/x-ndjson' }, body });
+        const reader = new OllamaReader(call, sink);
+        await call.lines(res, reader, sink);
+        if (reader.finish === undefined) throw call.truncated();
+        return reader.finish;
       } finally {
         call.close();
       }
     },
   };
+}
+
+class OllamaReader implements LineHandler {
+  finish: FinishReason | undefined;
+
+  constructor(
+    private readonly call: ProviderCall,
+    private readonly sink: PieceSink,
+  ) {}
+
+  line(text: string): boolean {
+    const chunk = this.call.parseObject<OllamaLine>(text);
+    if (chunk.error !== undefined) throw this.call.streamError(String(chunk.error));
+    const message = chunk.message;
+    if (message !== undefined) {
+      // Thinking first: Ollama can put the end of the thinking and the start of the answer on one line.
+      const thinking = message.thinking;
+      const content = message.content;
+      if (typeof thinking === 'string' && thinking !== '') this.sink.piece('reasoning', thinking);
+      if (typeof content === 'string' && content !== '') this.sink.piece('text', content);
+    }
+    if (chunk.done !== true) return false;
+    // `stop`, `length` (num_predict reached), or Ollama's own word (`load`, `unload`).
+    this.finish = typeof chunk.done_reason === 'string' && chunk.done_reason !== '' ? chunk.done_reason : 'stop';
+    return true;
+  }
 }

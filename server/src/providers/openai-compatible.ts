@@ -1,8 +1,12 @@
-import { baseUrlOf, describeProvider } from './config';
-import { providerMessage, saidIn } from './http';
+import type { ProviderCall } from './call';
+import { anthropicOverloaded } from './anthropic';
+import { apiUrl, baseUrlOf, describeProvider } from './config';
+import type { EventHandler } from './framing';
+import { geminiKeyRefusal } from './gemini';
 import { keyedCall, readKey } from './keys';
 import { pluck, resolveModel } from './models';
-import type { AdapterDeps, PullAdapter, ChatMessage, Piece, ProviderConfig } from './types';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig } from './types';
+import { providerMessage, saidIn } from './wording';
 
 interface Chunk {
   object?: unknown;
@@ -13,52 +17,77 @@ interface Chunk {
 
 /**
  * `/chat/completions` SSE as served by OpenAI, LM Studio, llama.cpp, vLLM, Jan, OpenRouter, Groq,
- * DeepSeek… The end marker is `data: [DONE]` or a chunk with a non-null `finish_reason`.
+ * DeepSeek… The end marker is a chunk with a non-null `finish_reason` (`stop`, `length`,
+ * `content_filter`, `tool_calls` or the server's own word), or `data: [DONE]`.
  */
-export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDeps): PullAdapter {
+export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDeps): Pick<ChatAdapter, 'label' | 'run'> {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
 
   return {
     label,
-    async *stream(messages: ChatMessage[], signal: AbortSignal): AsyncGenerator<Piece> {
+    async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink): Promise<FinishReason> {
       // Local servers (LM Studio, llama.cpp) take no key; send one only when the user set one.
       const key = await readKey(config, deps, label);
       const auth: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
-      const call = keyedCall(config, deps, label, signal, key);
+      const ctx = { label, keyed: Boolean(key), keyHint: deps.keys.howToSet(config) };
+      // Gateways speak for the providers behind them: Google's OpenAI-compatible endpoint refuses
+      // a bad key the Gemini way, and a gateway in front of Anthropic passes its 529 on.
+      const call = keyedCall(config, deps, label, signal, key, { explain: (f) => geminiKeyRefusal(ctx, f) ?? anthropicOverloaded(label, f) });
       try {
         call.model = await resolveModel(call, config, {
-          url: `${base}/models`,
+          url: apiUrl(base, '/models'),
           headers: auth,
           names: (doc) => pluck((doc as { data?: unknown } | null)?.data, 'id'),
           emptyMessage: `no models are loaded on ${label}; load or download one in the server first`,
         });
         const body: Record<string, unknown> = { model: call.model, messages, stream: true };
         if (config.maxTokens !== undefined) body.max_tokens = config.maxTokens;
-        const res = await call.send(`${base}/chat/completions`, {
+        const res = await call.send(apiUrl(base, '/chat/completions'), {
           method: 'POST',
           headers: { ...auth, accept: 'text/event-stream' },
           body,
         });
-
-        for await (const ev of call.events(res)) {
-          // Old llama.cpp servers report failures in an `error:` SSE field.
-          if (ev.event === 'error') throw call.streamError(saidIn(ev.data));
-          if (ev.data.trim() === '[DONE]') return;
-          const chunk = call.parseObject<Chunk>(ev.data);
-          // `{"error":{…}}` (OpenAI, OpenRouter) or vLLM's `{"object":"error","message":…}`.
-          if (chunk.error !== undefined || chunk.object === 'error') throw call.streamError(providerMessage(chunk) ?? ev.data);
-          const choice = chunk.choices?.[0];
-          const delta = choice?.delta;
-          const reasoning = delta?.reasoning_content ?? delta?.reasoning;
-          if (typeof reasoning === 'string' && reasoning !== '') yield { kind: 'reasoning', text: reasoning };
-          if (typeof delta?.content === 'string' && delta.content !== '') yield { kind: 'text', text: delta.content };
-          if (choice?.finish_reason !== undefined && choice.finish_reason !== null) return;
-        }
-        throw call.truncated();
+        const reader = new OpenAiReader(call, sink);
+        await call.events(res, reader, sink);
+        if (reader.finish === undefined) throw call.truncated();
+        return reader.finish;
       } finally {
         call.close();
       }
     },
   };
+}
+
+class OpenAiReader implements EventHandler {
+  finish: FinishReason | undefined;
+
+  constructor(
+    private readonly call: ProviderCall,
+    private readonly sink: PieceSink,
+  ) {}
+
+  event(type: string | undefined, data: string): boolean {
+    // Old llama.cpp servers report failures in an `error:` SSE field.
+    if (type === 'error') throw this.call.streamError(saidIn(data));
+    if (data.trim() === '[DONE]') {
+      this.finish = 'stop';
+      return true;
+    }
+    const chunk = this.call.parseObject<Chunk>(data);
+    // `{"error":{…}}` (OpenAI, OpenRouter) or vLLM's `{"object":"error","message":…}`.
+    if (chunk.error !== undefined || chunk.object === 'error') throw this.call.streamError(providerMessage(chunk) ?? data);
+    const choice = chunk.choices?.[0];
+    if (choice === undefined) return false;
+    const delta = choice.delta;
+    if (delta !== undefined) {
+      const reasoning = delta.reasoning_content ?? delta.reasoning;
+      if (typeof reasoning === 'string' && reasoning !== '') this.sink.piece('reasoning', reasoning);
+      if (typeof delta.content === 'string' && delta.content !== '') this.sink.piece('text', delta.content);
+    }
+    const finish = choice.finish_reason;
+    if (finish === undefined || finish === null) return false;
+    this.finish = typeof finish === 'string' && finish !== '' ? finish : 'stop';
+    return true;
+  }
 }

@@ -86,12 +86,6 @@ export interface ChatAdapter {
    * arrived; rejects with a ProviderError (or an AbortError once `signal` aborted).
    */
   run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink): Promise<FinishReason>;
-  /** @deprecated pull-based view kept while callers move to run(); to be removed. */
-  stream(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<Piece>;
-}
-
-/** @deprecated transition: the adapters' pull-based shape, wrapped into ChatAdapter by createAdapter. */
-export interface PullAdapter {
-  readonly label: string;
+  /** @deprecated pull-based view of run() (providers/index.ts), kept while the chat core still calls it; to be removed. */
   stream(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<Piece>;
 }

@@ -1,0 +1,180 @@
+/**
+ * One call of a provider, as its adapter sees it: the exchange (transport.ts), its body framed
+ * (framing.ts), and every failure turned into a ProviderError a person can act on (wording.ts),
+ * with the API key and any credentials of the base URL redacted first.
+ */
+import { abortError, ProviderError, redact } from './errors';
+import { BodyFramer, FrameTooLong, MAX_ERROR_BODY, MAX_JSON_BYTES, NdjsonFramer, SseFramer, type EventHandler, type LineHandler } from './framing';
+import { Exchange, TransportFailure, type Flushable, type ProviderResponse } from './transport';
+import {
+  describeHttpFailure,
+  describeNetworkFailure,
+  idleMessage,
+  notJson,
+  notObject,
+  providerMessage,
+  streamErrorMessage,
+  tooLongMessage,
+  truncatedMessage,
+  clip,
+  type Explain,
+  type HttpFailure,
+} from './wording';
+
+export type { ProviderResponse } from './transport';
+
+export interface CallOptions {
+  /** `Ollama at http://127.0.0.1:11434`: every message starts with it. */
+  label: string;
+  idleTimeoutMs: number;
+  /** The caller's signal: the phone went away, stop at once. */
+  signal: AbortSignal;
+  /** The API key in use, so that no echo of it reaches a message. */
+  secret?: string;
+  /** Credentials written into the base URL (user, password, query values): never in a message either. */
+  hidden?: string[];
+  /** How the user sets the key (KeySource.howToSet), for 401/403; absent when the kind needs none. */
+  keyHint?: string;
+  /** The model asked for, named when the provider answers 404. */
+  model?: string;
+  /** Provider-specific wording for an HTTP failure, tried before the shared wording. */
+  explain?: Explain;
+}
+
+export class ProviderCall {
+  private readonly exchange: Exchange;
+  /** The model in use, once known (`auto` resolves after the call starts). */
+  model: string | undefined;
+
+  constructor(private readonly opts: CallOptions) {
+    this.model = opts.model === 'auto' ? undefined : opts.model;
+    this.exchange = new Exchange(opts.idleTimeoutMs, opts.signal);
+  }
+
+  get label(): string {
+    return this.opts.label;
+  }
+
+  /** Sends the request; resolves with a 2xx response whose body is still unread. */
+  async send(url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: unknown }): Promise<ProviderResponse> {
+    if (this.opts.signal.aborted) throw abortError();
+    let res: ProviderResponse;
+    try {
+      res = await this.exchange.send(url, init.method, init.headers, init.body === undefined ? undefined : JSON.stringify(init.body));
+    } catch (e) {
+      throw this.translate(e);
+    }
+    if (res.status < 200 || res.status >= 300) throw await this.httpFailure(res);
+    return res;
+  }
+
+  /** GET a small JSON document (model lists), at most MAX_JSON_BYTES. */
+  async getJson(url: string, headers: Record<string, string>): Promise<unknown> {
+    const res = await this.send(url, { method: 'GET', headers });
+    const body = new BodyFramer(MAX_JSON_BYTES, 'fail');
+    await this.read(res, body, NO_FLUSH);
+    return this.parseJson(body.text);
+  }
+
+  /** Reads an NDJSON body into `handler`, flushing `sink` once per read; resolves at its end marker or the body's end. */
+  lines(res: ProviderResponse, handler: LineHandler, sink: Flushable): Promise<void> {
+    return this.read(res, new NdjsonFramer(handler), sink);
+  }
+
+  /** Reads an SSE body into `handler`, flushing `sink` once per read; resolves at its end marker or the body's end. */
+  events(res: ProviderResponse, handler: EventHandler, sink: Flushable): Promise<void> {
+    return this.read(res, new SseFramer(handler), sink);
+  }
+
+  parseJson(text: string): unknown {
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw this.fail(notJson(this.label, this.redact(text)));
+    }
+  }
+
+  /** One JSON object from a stream line or event; anything else means the stream is corrupt. */
+  parseObject<T extends object>(text: string): T {
+    const value = this.parseJson(text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw this.fail(notObject(this.label, this.redact(text)));
+    return value as T;
+  }
+
+  /** An error the provider reported inside an otherwise good stream. */
+  streamError(said: string): ProviderError {
+    return this.fail(streamErrorMessage(this.label, this.redact(said)));
+  }
+
+  /** The body closed before the provider's end marker. */
+  truncated(): ProviderError {
+    return this.fail(truncatedMessage(this.label));
+  }
+
+  fail(message: string): ProviderError {
+    return new ProviderError(this.redact(message));
+  }
+
+  /** Provider text with the key and the base URL's credentials taken out; do this before cutting it. */
+  redact(text: string): string {
+    return redact(text, this.opts.secret, ...(this.opts.hidden ?? []));
+  }
+
+  /** Ends the call (see Exchange.close). */
+  close(): void {
+    this.exchange.close();
+  }
+
+  private async read(res: ProviderResponse, framer: BodyFramer | NdjsonFramer | SseFramer, sink: Flushable): Promise<void> {
+    try {
+      await this.exchange.pump(res, framer, sink);
+    } catch (e) {
+      throw this.translate(e);
+    }
+  }
+
+  /**
+   * Words a failure: the caller's abort stays an abort, the idle limit and transport failures
+   * become ProviderErrors; anything else (the adapter's own ProviderError, an error the sink
+   * threw) passes unchanged.
+   */
+  private translate(e: unknown): unknown {
+    if (this.opts.signal.aborted) return abortError();
+    if (this.exchange.idle) return this.fail(idleMessage(this.label, this.opts.idleTimeoutMs));
+    if (e instanceof FrameTooLong) return this.fail(tooLongMessage(this.label, e.what, e.limit));
+    if (e instanceof TransportFailure) return this.fail(describeNetworkFailure(this.label, e.raw, e.phase));
+    return e;
+  }
+
+  private async httpFailure(res: ProviderResponse): Promise<ProviderError> {
+    const text = await this.readErrorBody(res);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    const said = clip(this.redact(body === undefined ? text : (providerMessage(body) ?? text)));
+    const failure: HttpFailure = { status: res.status, said, body };
+    const custom = this.opts.explain?.(failure);
+    if (custom) return this.fail(custom);
+    const retryAfter = res.headers['retry-after'];
+    const ctx = { label: this.label, keyed: Boolean(this.opts.secret), keyHint: this.opts.keyHint, model: this.model };
+    return this.fail(describeHttpFailure(ctx, failure, retryAfter === undefined ? null : String(retryAfter)));
+  }
+
+  /** The error body, bounded in size and time: a failing provider should not hang us either. */
+  private async readErrorBody(res: ProviderResponse): Promise<string> {
+    const body = new BodyFramer(MAX_ERROR_BODY, 'stop');
+    try {
+      await this.exchange.pump(res, body, NO_FLUSH);
+    } catch {
+      if (this.opts.signal.aborted) throw abortError();
+    } finally {
+      if (!res.body.readableEnded) res.body.destroy();
+    }
+    return body.text;
+  }
+}
+
+const NO_FLUSH: Flushable = { flush: () => undefined };

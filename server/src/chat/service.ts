@@ -16,8 +16,6 @@ export interface ChatServiceOptions {
   maxConcurrentStreams: () => number;
   logger: Logger;
   maxReplyChars?: number;
-  /** The slots to count against (default: its own). */
-  slots?: StreamRegistry;
 }
 
 /** How a reply ended: normally with the provider's finish reason, or a failure worded for the client. */
@@ -35,6 +33,15 @@ export interface ChatHandle {
   abort(reason?: unknown): void;
   /** Settles (never rejects) once the sink got its end and the slot is free. */
   readonly done: Promise<Ending>;
+}
+
+/** A slot taken ahead of its chat (ChatService.reserve). */
+export interface ChatSlot {
+  /** Aborted when the relay stops: a door still waiting for its request says so and releases. */
+  readonly signal: AbortSignal;
+  start(provider: ProviderConfig, messages: ChatMessage[], sink: ReplySink): ChatHandle;
+  /** Gives the slot back unused (no-op once a chat started in it). */
+  release(): void;
 }
 
 const SWITCH_HINT = 'Switch to a local provider on the desktop (DeskRelay: Select Provider, or "activeProvider" in config.json).';
@@ -58,11 +65,9 @@ export const tooManyStreams = (limit: number) =>
  * request shape before it and write their wire format from the sink.
  */
 export class ChatService {
-  private readonly slots: StreamRegistry;
+  private readonly slots = new StreamRegistry();
 
-  constructor(private readonly options: ChatServiceOptions) {
-    this.slots = options.slots ?? new StreamRegistry();
-  }
+  constructor(private readonly options: ChatServiceOptions) {}
 
   /** Chats holding a slot right now (detached resumable ones included). */
   get active(): number {
@@ -82,11 +87,35 @@ export class ChatService {
    * after this call shows a live stream even while a cold model loads.
    */
   start(provider: ProviderConfig, messages: ChatMessage[], sink: ReplySink): ChatHandle {
+    return this.reserve().start(provider, messages, sink);
+  }
+
+  /**
+   * Takes a slot now (429 when all are taken) for a chat whose request comes later: the
+   * WebSocket counts at its handshake, before its first message. The slot is freed when the
+   * chat started in it ends, or by release(); stop() aborts its signal either way.
+   */
+  reserve(): ChatSlot {
     const limit = this.options.maxConcurrentStreams();
-    const slot = this.slots.tryRun(limit, (signal, controller) => this.run(provider, messages, sink, signal, controller));
+    let settle!: (outcome: Promise<Ending> | undefined) => void;
+    const slot = this.slots.tryRun(limit, () => new Promise<Ending | undefined>((resolve) => (settle = resolve)));
     if (!slot) throw tooManyStreams(limit);
-    const { controller } = slot;
-    return { provider, signal: controller.signal, abort: (reason) => controller.abort(reason), done: slot.result };
+    const { controller, result } = slot;
+    let used = false;
+    return {
+      signal: controller.signal,
+      start: (provider, messages, sink) => {
+        if (used) throw new Error('ChatSlot.start: this slot was already used');
+        used = true;
+        settle(this.run(provider, messages, sink, controller.signal, controller));
+        return { provider, signal: controller.signal, abort: (reason) => controller.abort(reason), done: result as Promise<Ending> };
+      },
+      release: () => {
+        if (used) return;
+        used = true;
+        settle(undefined);
+      },
+    };
   }
 
   /** Cancels every live chat (the relay is stopping) and waits, bounded, for them to end. */

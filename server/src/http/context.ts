@@ -2,7 +2,6 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../logger';
 import type { KeySource, ProviderSource } from '../providers/types';
 import type { ChatService } from '../chat/service';
-import type { StreamRegistry } from '../chat/slots';
 
 export interface RequestLogEntry {
   method: string;
@@ -61,7 +60,6 @@ export interface RelayContext {
   readonly options: ResolvedOptions;
   /** The one chat pipeline every door uses. */
   readonly chat: ChatService;
-  readonly streams: StreamRegistry;
   /** The token in force; undefined while stopped. */
   readonly token: string | undefined;
   readonly stopping: boolean;

@@ -12,7 +12,6 @@ import { configDir, tokenPath } from './paths';
 import { DEFAULT_RESUME_BUFFER_BYTES } from '../doors/resumable/eventLog';
 import { DEFAULT_RESUME_ERROR_TTL_MS, DEFAULT_RESUME_TTL_MS } from '../doors/resumable/registry';
 import { ChatService, MAX_REPLY_CHARS } from '../chat/service';
-import { StreamRegistry } from '../chat/slots';
 import type { Door } from '../doors/door';
 import { DOORS } from '../doors';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
@@ -70,7 +69,6 @@ function baseUrl(host: string, port: number): string {
 export class RelayServer {
   readonly options: ResolvedOptions;
   private server: Server | undefined;
-  private readonly streams = new StreamRegistry();
   private readonly chat: ChatService;
   private readonly sockets = new Set<Socket>();
   private current: { token: string; url: string; port: number } | undefined;
@@ -87,7 +85,7 @@ export class RelayServer {
     this.extraRoutes = extraRoutes;
     this.hosts = new HostPolicy(this.options.host);
     const { providers, keys, providerIdleMs, maxConcurrentStreams, maxReplyChars, logger } = this.options;
-    this.chat = new ChatService({ providers, keys, providerIdleMs, maxConcurrentStreams, maxReplyChars, logger, slots: this.streams });
+    this.chat = new ChatService({ providers, keys, providerIdleMs, maxConcurrentStreams, maxReplyChars, logger });
   }
 
   get running(): boolean {
@@ -133,7 +131,6 @@ export class RelayServer {
     const ctx: RelayContext = {
       options: this.options,
       chat: this.chat,
-      streams: this.streams,
       get token() {
         return self.activeToken;
       },

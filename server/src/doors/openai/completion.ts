@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Piece, ProviderConfig } from '../../providers/types';
+import type { FinishReason, PieceKind, ProviderConfig } from '../../providers/types';
 
 /**
  * The shapes OpenAI's chat completions API answers with. Reasoning goes out separately as
@@ -25,23 +25,25 @@ export class Completion {
     return this.chunk({ role: 'assistant', content: '' }, null);
   }
 
-  /** The chunk for one piece ('' for an empty piece), also kept for the non-stream answer. */
-  pieceChunk(piece: Piece): string {
-    if (piece.text === '') return '';
-    if (piece.kind === 'reasoning') {
-      this.reasoning += piece.text;
-      return this.chunk({ reasoning_content: piece.text }, null);
-    }
-    this.content += piece.text;
-    return this.chunk({ content: piece.text }, null);
+  /** The chunk for one piece ('' for an empty piece). */
+  pieceChunk(kind: PieceKind, text: string): string {
+    if (text === '') return '';
+    return kind === 'reasoning' ? this.chunk({ reasoning_content: text }, null) : this.chunk({ content: text }, null);
   }
 
-  lastChunk(): string {
-    return `${this.chunk({}, 'stop')}data: [DONE]\n\n`;
+  /** Keeps a piece for the non-stream answer. */
+  keep(kind: PieceKind, text: string): void {
+    if (kind === 'reasoning') this.reasoning += text;
+    else this.content += text;
   }
 
-  /** The non-stream answer, from the pieces seen. */
-  message(): object {
+  /** How the reply ended, as `finish_reason`: OpenAI's words where the provider's mean the same, else the provider's own. */
+  lastChunk(finish: FinishReason): string {
+    return `${this.chunk({}, finish)}data: [DONE]\n\n`;
+  }
+
+  /** The non-stream answer, from the pieces kept. */
+  message(finish: FinishReason): object {
     const message: Record<string, string> = { role: 'assistant', content: this.content };
     if (this.reasoning !== '') message.reasoning_content = this.reasoning;
     return {
@@ -49,11 +51,11 @@ export class Completion {
       object: 'chat.completion',
       created: this.created,
       model: this.model,
-      choices: [{ index: 0, message, logprobs: null, finish_reason: 'stop' }],
+      choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
     };
   }
 
-  private chunk(delta: object, finishReason: 'stop' | null): string {
+  private chunk(delta: object, finishReason: FinishReason | null): string {
     const chunk = {
       id: this.id,
       object: 'chat.completion.chunk',

@@ -1,14 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { adapterFor, readChat, requireProvider, runInSlot } from '../../chat/accept';
 import type { RelayContext, Route } from '../../http/context';
 import type { Dialect } from '../../http/route';
-import { runPieces } from '../../chat/generation';
 import type { ChatMessage, ProviderConfig } from '../../providers/types';
 import { sendJson } from '../../http/json';
 import { SseStream } from '../../http/sse';
 import { Completion, errorChunk, modelName } from './completion';
 import { generationError, openAiError, sendOpenAiError } from './errors';
 import { parseCompletionRequest } from './request';
+import { readJsonBody } from '../read';
 
 /**
  * An OpenAI-compatible door on the same relay, so OpenAI SDKs and tools can use the desktop's
@@ -37,37 +36,30 @@ export const completionsRoute: Route = {
   auth: true,
   dialect: openAiDialect,
   async handle(req, res, ctx) {
-    let stream = false;
-    const { messages } = await readChat(req, ctx, (body) => {
-      const parsed = parseCompletionRequest(body);
-      stream = parsed.stream;
-      return parsed.messages;
-    });
-    const provider = requireProvider(req, ctx);
+    const { messages, stream } = parseCompletionRequest((await readJsonBody(req, ctx)).json);
+    const provider = ctx.chat.provider();
+    ctx.state(req).provider = provider.id;
     const completion = new Completion(modelName(provider));
-    await (stream ? streamCompletion : answerCompletion)(req, res, ctx, provider, messages, completion);
+    if (stream) await streamCompletion(res, ctx, provider, messages, completion);
+    else await answerCompletion(req, res, ctx, provider, messages, completion);
   },
 };
 
-async function streamCompletion(
-  _req: IncomingMessage,
-  res: ServerResponse,
-  ctx: RelayContext,
-  provider: ProviderConfig,
-  messages: ChatMessage[],
-  completion: Completion,
-): Promise<void> {
+/** `stream: true`: chat.completion.chunk events, then the finish reason and `[DONE]`, or an error chunk and no `[DONE]`. */
+async function streamCompletion(res: ServerResponse, ctx: RelayContext, provider: ProviderConfig, messages: ChatMessage[], completion: Completion): Promise<void> {
   const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
-  const slot = runInSlot(ctx, async (signal) => {
-    sse.open();
-    sse.write(completion.firstChunk());
-    const outcome = await runPieces(adapterFor(provider, ctx), messages, signal, { piece: (p) => sse.paced(completion.pieceChunk(p)) }, ctx.options.logger);
-    sse.finish(outcome.ok ? completion.lastChunk() : errorChunk(generationError(outcome.message)));
+  const chat = ctx.chat.start(provider, messages, {
+    piece: (kind, text) => void sse.write(completion.pieceChunk(kind, text)),
+    flush: () => sse.flush(),
+    end: (ending) => sse.finish(ending.ok ? completion.lastChunk(ending.finish) : errorChunk(generationError(ending.message))),
   });
-  res.once('close', () => slot.controller.abort());
-  await slot.result;
+  sse.open();
+  sse.write(completion.firstChunk());
+  res.once('close', () => chat.abort());
+  await chat.done;
 }
 
+/** `stream: false`: one chat.completion once the reply is whole; a provider failure is a 502. */
 async function answerCompletion(
   req: IncomingMessage,
   res: ServerResponse,
@@ -76,15 +68,13 @@ async function answerCompletion(
   messages: ChatMessage[],
   completion: Completion,
 ): Promise<void> {
-  const slot = runInSlot(ctx, (signal) =>
-    runPieces(adapterFor(provider, ctx), messages, signal, { piece: (p) => void completion.pieceChunk(p) }, ctx.options.logger),
-  );
-  res.once('close', () => slot.controller.abort());
-  const outcome = await slot.result;
+  const chat = ctx.chat.start(provider, messages, { piece: (kind, text) => completion.keep(kind, text), flush: () => undefined, end: () => undefined });
+  res.once('close', () => chat.abort());
+  const ending = await chat.done;
   if (res.destroyed) return;
-  if (outcome.ok) return sendJson(res, 200, completion.message());
+  if (ending.ok) return sendJson(res, 200, completion.message(ending.finish));
   // The provider failed: a gateway error. Retrying would spend quota on the same failure, so SDKs are told not to.
-  sendOpenAiError(res, ctx.state(req).id, 502, generationError(outcome.message), { 'x-should-retry': 'false' });
+  sendOpenAiError(res, ctx.state(req).id, 502, generationError(ending.message), { 'x-should-retry': 'false' });
 }
 
 export const OPENAI_ROUTES: readonly Route[] = [modelsRoute, completionsRoute];

@@ -2,12 +2,12 @@ import type { IncomingMessage } from 'node:http';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import { requestState } from '../../http/funnel';
 import { MAX_BODY_BYTES, parseJson } from '../../http/body';
-import { adapterFor, requireProvider, runInSlot } from '../../chat/accept';
 import { parseChatRequest } from '../../chat/request';
 import type { RelayContext, Route } from '../../http/context';
 import { HttpError, serverStopping } from '../../http/errors';
-import { CancelReason, runGeneration } from '../../chat/generation';
-import type { StreamEvent } from '../../http/sse';
+import { CancelReason, type ChatEvent } from '../../chat/events';
+import type { ChatHandle, ChatSlot } from '../../chat/service';
+import { SpecReply } from '../../chat/specReply';
 import { authenticateSocket, SOCKET_PROTOCOL } from './auth';
 import { refuseUpgrade } from '../../http/upgrade';
 
@@ -43,18 +43,13 @@ export const chatSocketRoute: Route = {
     const log = (status: number) =>
       ctx.options.onRequestLog?.({ method: 'GET', path: CHAT_SOCKET_PATH, status, durationMs: Date.now() - state.startedAt, provider: state.provider });
     // The concurrency limit applies at the handshake: its 429 is thrown to the funnel as a refusal.
-    runInSlot(
-      ctx,
-      (signal) =>
-        new Promise<void>((resolve) => {
-          // Also settles when the handshake fails, so the slot is never kept.
-          socket.once('close', () => resolve());
-          socketServer().handleUpgrade(req, socket, head, (ws) => {
-            ws.once('close', () => log(101));
-            void serveChatSocket(ws, req, ctx, signal).then(resolve);
-          });
-        }),
-    );
+    const slot = ctx.chat.reserve();
+    // A handshake that fails (or a socket that closes before its request) gives the slot back.
+    socket.once('close', () => slot.release());
+    socketServer().handleUpgrade(req, socket, head, (ws) => {
+      ws.once('close', () => log(101));
+      void serveChatSocket(ws, req, ctx, slot);
+    });
   },
 };
 
@@ -79,31 +74,33 @@ function socketServer(): WebSocketServer {
 type FirstMessage = { kind: 'message'; data: RawData; isBinary: boolean } | { kind: 'closed' } | { kind: 'aborted' } | { kind: 'timeout' };
 
 /** One chat over one socket: the first text message is the request, then the SPEC events, then close. */
-async function serveChatSocket(ws: WebSocket, req: IncomingMessage, ctx: RelayContext, slotSignal: AbortSignal): Promise<void> {
-  // The generation stops when the client leaves or the slot is cancelled (stop()).
-  const controller = new AbortController();
-  const onSlotAbort = () => controller.abort(slotSignal.reason);
-  slotSignal.addEventListener('abort', onSlotAbort, { once: true });
-  ws.once('close', () => controller.abort());
+async function serveChatSocket(ws: WebSocket, req: IncomingMessage, ctx: RelayContext, slot: ChatSlot): Promise<void> {
+  let chat: ChatHandle | undefined;
+  // A client that leaves ends the chat at once; the slot's signal is the relay stopping.
+  ws.once('close', () => chat?.abort());
   // Pings keep tunnels and proxies from timing out a quiet socket, like the SSE keep-alive.
   const ping = setInterval(() => ws.readyState === WebSocket.OPEN && ws.ping(), ctx.options.keepAliveMs);
   ping.unref();
 
-  const send = (event: StreamEvent): void | Promise<void> => {
+  /** Set when the client is not keeping up: the chat reads nothing more from the provider until it drains. */
+  let behind: Promise<void> | undefined;
+  const send = (json: string): void => {
     if (ws.readyState !== WebSocket.OPEN) return;
-    if (ws.bufferedAmount < HIGH_WATER_BYTES) return ws.send(JSON.stringify(event));
-    return new Promise((resolve) => ws.send(JSON.stringify(event), () => resolve()));
+    if (ws.bufferedAmount < HIGH_WATER_BYTES) return ws.send(json);
+    behind = new Promise((resolve) => ws.send(json, () => resolve()));
   };
+  const event = (e: ChatEvent) => send(JSON.stringify(e));
   const refuse = (code: number, err: HttpError) => {
-    void send({ type: 'error', message: err.message });
+    slot.release();
+    event({ type: 'error', message: err.message });
     ws.close(code, err.code);
   };
 
   try {
-    const first = await firstMessage(ws, controller.signal, ctx.options.bodyTimeoutMs);
-    if (first.kind === 'closed') return;
+    const first = await firstMessage(ws, slot.signal, ctx.options.bodyTimeoutMs);
+    if (first.kind === 'closed') return slot.release();
     if (first.kind === 'aborted') {
-      const reason: unknown = slotSignal.reason;
+      const reason: unknown = slot.signal.reason;
       return refuse(CLOSE_GOING_AWAY, reason instanceof CancelReason ? new HttpError(503, 'server.stopping', reason.message) : serverStopping());
     }
     if (first.kind === 'timeout') {
@@ -116,16 +113,32 @@ async function serveChatSocket(ws: WebSocket, req: IncomingMessage, ctx: RelayCo
     let provider;
     try {
       messages = parseChatRequest(parseJson(toBuffer(first.data)));
-      provider = requireProvider(req, ctx);
+      provider = ctx.chat.provider();
+      ctx.state(req).provider = provider.id;
     } catch (err) {
       if (err instanceof HttpError) return refuse(CLOSE_POLICY, err);
       throw err;
     }
-    await runGeneration(adapterFor(provider, ctx), messages, controller.signal, send, ctx.options.logger);
-    if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE_NORMAL);
+    chat = slot.start(
+      provider,
+      messages,
+      new SpecReply({
+        token: (delta) => event({ type: 'token', delta }),
+        flush: () => {
+          const wait = behind;
+          behind = undefined;
+          return wait;
+        },
+        terminal: (e) => {
+          event(e);
+          if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE_NORMAL);
+        },
+      }),
+    );
+    await chat.done;
   } finally {
+    slot.release();
     clearInterval(ping);
-    slotSignal.removeEventListener('abort', onSlotAbort);
   }
 }
 

@@ -86,7 +86,7 @@ describe('deskrelay serve', () => {
   it('SIGTERM during a stream: the stream gets a terminal error event, the token file goes, exit 0', async () => {
     const ollama = await startOllamaStandIn({ mode: 'hang-after-headers' });
     const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ providers: [{ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'm' }] }));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ activeProvider: 'local', providers: [{ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'm' }] }));
     try {
       const r = run(['serve', '--port', '0'], { DESKRELAY_CONFIG_DIR: dir });
       const { url, token } = await started(r);
@@ -128,6 +128,80 @@ describe('deskrelay serve', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+});
+
+describe('no active provider', () => {
+  it('a config file with providers but no activeProvider: says so at start, info says false, chat gets 412, naming a provider fixes it', async () => {
+    const ollama = await startOllamaStandIn({ reply: ['hi'] });
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+    const file = join(dir, 'config.json');
+    const providers = [
+      { id: 'ollama', kind: 'ollama', baseUrl: ollama.url, model: 'm' },
+      { id: 'deskrelay-cloud', kind: 'cloud' },
+    ];
+    writeFileSync(file, JSON.stringify({ providers }));
+    try {
+      const r = run(['serve', '--port', '0'], { DESKRELAY_CONFIG_DIR: dir });
+      const { url, token } = await started(r);
+      // At start: that no provider is active, and how to pick one (the usable ids, the file).
+      const notice = r.stdout().split('\n').find((l) => l.startsWith('No provider is active'));
+      expect(notice).toBeDefined();
+      expect(notice).toContain(`${file} names no "activeProvider"`);
+      expect(notice).toContain(`set "activeProvider" in ${file} to one of "ollama"`);
+      expect(notice).not.toContain('"deskrelay-cloud"');
+      expect(notice).toContain('412 chat.no_provider');
+      expect(r.stdout()).not.toContain('Active provider:');
+
+      const info = await send(url, '/v1/remote/info', { headers: bearer(token) });
+      expect(info.status).toBe(200);
+      expect(info.json.providerConfigured).toBe(false);
+      const chat = await send(url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(token), body: chatBody() });
+      expect(chat.status).toBe(412);
+      expect(chat.json.error.code).toBe('chat.no_provider');
+      expect(chat.json.error.message).toMatch(/No provider is active on the desktop/);
+      expect(ollama.requests).toHaveLength(0);
+
+      // Following the notice: name one, and the next message uses it without a restart.
+      writeFileSync(file, JSON.stringify({ activeProvider: 'ollama', providers }));
+      const again = await send(url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(token), body: chatBody() });
+      expect(again.status).toBe(200);
+      expect(parseEvents(again.body).at(-1)).toEqual({ type: 'done', content: 'hi' });
+      expect((await send(url, '/v1/remote/info', { headers: bearer(token) })).json.providerConfigured).toBe(true);
+      r.child.kill('SIGTERM');
+      expect(await r.exited).toBe(0);
+    } finally {
+      await ollama.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('no config file at all keeps the built-in default: local Ollama, providerConfigured true', async () => {
+    const r = run(['serve', '--port', '0']);
+    const { url, token } = await started(r);
+    expect(r.stdout()).toContain('Active provider: local (Ollama at http://127.0.0.1:11434)');
+    expect(r.stdout()).not.toContain('No provider is active');
+    const info = await send(url, '/v1/remote/info', { headers: bearer(token) });
+    expect(info.json.providerConfigured).toBe(true);
+    r.child.kill('SIGTERM');
+    expect(await r.exited).toBe(0);
+  });
+
+  it('an activeProvider naming no configured provider: the notice says which and lists the choices', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+    const file = join(dir, 'config.json');
+    writeFileSync(file, JSON.stringify({ activeProvider: 'gone', providers: [{ id: 'a', kind: 'ollama' }, { id: 'b', kind: 'ollama' }] }));
+    try {
+      const r = run(['serve', '--port', '0', '--config', file]);
+      const { url, token } = await started(r);
+      expect(r.stdout()).toContain(`No provider is active: "activeProvider" is "gone", which is not among the providers. Chats get 412 chat.no_provider until you set "activeProvider" in ${file} to one of "a", "b"`);
+      const chat = await send(url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(token), body: chatBody() });
+      expect(chat.status).toBe(412);
+      r.child.kill('SIGTERM');
+      expect(await r.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

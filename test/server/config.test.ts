@@ -3,7 +3,7 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigFile, defaultConfig, parseConfig } from '../../server/src/cli/config';
+import { activeOf, ConfigFile, defaultConfig, noProviderNotice, parseConfig } from '../../server/src/cli/config';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { bearer, chatBody, chatHeaders, parseEvents, send } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
@@ -38,6 +38,28 @@ describe('parseConfig', () => {
       providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
     });
     expect(parseConfig('{}').maxConcurrentStreams).toBe(8);
+  });
+
+  it('providers without activeProvider means no active provider (no guessing the first one)', () => {
+    const config = parseConfig(JSON.stringify({ providers: [{ id: 'a', kind: 'ollama' }, { id: 'b', kind: 'ollama' }] }));
+    expect(config.activeProvider).toBe('');
+    expect(activeOf(config)).toEqual({ ok: false, reason: 'none', id: '' });
+    expect(noProviderNotice(config, '/cfg/config.json')).toBe(
+      'No provider is active: /cfg/config.json names no "activeProvider". Chats get 412 chat.no_provider until you set "activeProvider" in /cfg/config.json to one of "a", "b"; the relay picks the change up without a restart.',
+    );
+    // Also with an empty list: the notice says to add one.
+    expect(noProviderNotice(parseConfig('{"providers":[]}'), 'c.json')).toContain('add a provider to "providers" in c.json and name it in "activeProvider"');
+  });
+
+  it('a file without providers keeps the built-in local provider active', () => {
+    const config = parseConfig('{"workspaces":1}');
+    expect(config.activeProvider).toBe('local');
+    expect(activeOf(config)).toMatchObject({ ok: true, config: { id: 'local', kind: 'ollama' } });
+  });
+
+  it('the cloud provider as the active one: the notice says why and offers the local ones', () => {
+    const config = parseConfig(JSON.stringify({ activeProvider: 'c', providers: [{ id: 'c', kind: 'cloud' }, { id: 'l', kind: 'ollama' }] }));
+    expect(noProviderNotice(config, 'f.json')).toMatch(/^No provider is active: "activeProvider" is "c", the cloud provider, .* to one of "l";/);
   });
 
   it.each([

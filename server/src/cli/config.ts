@@ -50,7 +50,9 @@ export function parseConfig(text: string): StandaloneConfig {
     if (ids.has(p.id)) throw new ConfigError(`two providers share the id "${p.id}"`);
     ids.add(p.id);
   }
-  const activeProvider = raw.activeProvider ?? (providers[0]?.id ?? defaults.activeProvider);
+  // A file that lists its providers but names none active means "no active provider": the
+  // relay answers 412 rather than guess. A file without "providers" keeps the built-in one.
+  const activeProvider = raw.activeProvider ?? (raw.providers === undefined ? defaults.activeProvider : '');
   if (typeof activeProvider !== 'string') throw new ConfigError('"activeProvider" must be a string naming a provider id');
   const workspaces = raw.workspaces ?? 0;
   if (typeof workspaces !== 'number' || !Number.isInteger(workspaces) || workspaces < 0) {
@@ -69,6 +71,27 @@ export function activeOf(config: StandaloneConfig): ActiveProvider {
   if (!record) return { ok: false, reason: config.activeProvider ? 'missing' : 'none', id: config.activeProvider };
   if (record.kind === 'cloud') return { ok: false, reason: 'cloud', id: record.id };
   return { ok: true, config: record };
+}
+
+/**
+ * What `deskrelay serve` says at start when no usable provider is active: why, and how to pick
+ * one (the relay re-reads the file, so no restart is needed).
+ */
+export function noProviderNotice(config: StandaloneConfig, path: string): string {
+  const usable = config.providers.filter((p) => p.kind !== 'cloud').map((p) => `"${p.id}"`);
+  const pick = usable.length
+    ? `set "activeProvider" in ${path} to one of ${usable.join(', ')}`
+    : `add a provider to "providers" in ${path} and name it in "activeProvider"`;
+  const active = activeOf(config);
+  const why =
+    active.ok
+      ? ''
+      : active.reason === 'none'
+        ? `${path} names no "activeProvider"`
+        : active.reason === 'missing'
+          ? `"activeProvider" is "${active.id}", which is not among the providers`
+          : `"activeProvider" is "${active.id}", the cloud provider, which the phone uses directly`;
+  return `No provider is active: ${why}. Chats get 412 chat.no_provider until you ${pick}; the relay picks the change up without a restart.`;
 }
 
 type Stamp = string;

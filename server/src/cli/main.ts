@@ -6,7 +6,7 @@ import { configDir, standaloneConfigPath } from '../session/paths';
 import { describeProvider } from '../providers';
 import { DEFAULT_HOST, DEFAULT_PORT, RelayStartError } from '../session/relay';
 import { RelaySession, type Pairing } from '../session/relaySession';
-import { ConfigError, ConfigFile, envKeySource } from './config';
+import { ConfigError, ConfigFile, envKeySource, noProviderNotice } from './config';
 import { cloudflareQuickTunnel, TunnelError } from '../tunnel';
 import { parseCommand, type ServeArgs, USAGE, UsageError } from './args';
 import { terminalQr } from './qr';
@@ -90,7 +90,7 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
   const url = started.url!;
   out(`DeskRelay ${packageVersion()} listening on ${url}`);
   const active = config.active();
-  out(active.ok ? `Active provider: ${active.config.id} (${describeProvider(active.config)})` : `No usable provider is active (${active.reason}); chats will get 412 until config.json names one.`);
+  out(active.ok ? `Active provider: ${active.config.id} (${describeProvider(active.config)})` : noProviderNotice(config.current(), config.path));
   if (host !== DEFAULT_HOST && !isLoopbackUrl(url)) {
     out(`Warning: listening on ${host}: traffic on your network is plain HTTP, readable by anyone on it. Prefer the tunnel.`);
   }

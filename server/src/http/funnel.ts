@@ -58,6 +58,28 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
   }
   const web = webClient();
 
+  /**
+   * Responses not yet finished, per connection. Node queues a pipelined request's response on
+   * the connection's current parser state; a declined upgrade starts the connection over with a
+   * new one, so it waits until every earlier response is out, or the next answer would wait
+   * behind a queue nobody drains (a second pipelined Upgrade got no answer).
+   */
+  const unfinished = new WeakMap<Duplex, { count: number; waiting: (() => void)[] }>();
+  function track(req: IncomingMessage, res: ServerResponse): void {
+    let entry = unfinished.get(req.socket);
+    if (!entry) unfinished.set(req.socket, (entry = { count: 0, waiting: [] }));
+    const mine = entry;
+    mine.count++;
+    res.once('close', () => {
+      if (--mine.count === 0) for (const run of mine.waiting.splice(0)) run();
+    });
+  }
+  function whenAnswered(socket: Duplex, run: () => void): void {
+    const entry = unfinished.get(socket);
+    if (!entry || entry.count === 0) return run();
+    entry.waiting.push(run);
+  }
+
   function fail(req: IncomingMessage, res: ServerResponse, dialect: Dialect, err: unknown): void {
     const { id } = requestState(req);
     if (!(err instanceof HttpError)) {
@@ -89,6 +111,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
 
   function serve(req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void {
     const state = freshState(req);
+    track(req, res);
     res.setHeader('X-Request-Id', state.id);
     const target = targetOf(req);
     let authenticated = false;
@@ -126,7 +149,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       const wantsSocket = req.method === 'GET' && req.headers.upgrade?.toLowerCase() === 'websocket';
       const route = wantsSocket ? byPath.get(target.path)?.find((r) => r.method === 'GET' && r.upgrade && (!r.accepts || r.accepts(req))) : undefined;
       // An Upgrade we do not serve (h2c on a POST…) is answered as the plain request it also is.
-      if (!route?.upgrade) return declineUpgrade(server, req, socket, head);
+      if (!route?.upgrade) return whenAnswered(socket, () => declineUpgrade(server, req, socket, head));
 
       const state = freshState(req);
       socket.on('error', () => socket.destroy());

@@ -12,6 +12,7 @@ import { writeJsonToSocket } from './json';
  * HTTP connection.
  */
 export function declineUpgrade(server: Server, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  if (socket.destroyed) return;
   const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i];

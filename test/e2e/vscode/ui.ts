@@ -362,6 +362,30 @@ export const tests: UiTest[] = [
       }
     },
   },
+  {
+    title: 'walkthrough: Welcome lists it, its four steps show, and its first button starts the relay',
+    async run({ page, open, settings, artifactsDir }) {
+      const port = await freePort();
+      settings({ 'deskrelay.port': port, 'deskrelay.bindAddress': '127.0.0.1', 'deskrelay.autoStart': false });
+      await open();
+      await runCommand(page, 'Welcome: Open Walkthrough');
+      const input = page.locator('.quick-input-widget input.input');
+      await input.fill('Chat from your phone');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Chat from your phone with DeskRelay' }).first().waitFor({ timeout: 20_000 });
+      await page.keyboard.press('Enter');
+      const walkthrough = page.locator('.gettingStartedContainer');
+      for (const step of ['Start the relay', 'Pick a provider', 'Start the tunnel', 'Scan the QR code']) {
+        await walkthrough.locator('.getting-started-step', { hasText: step }).first().waitFor({ timeout: 20_000 });
+      }
+      mkdirSync(artifactsDir, { recursive: true });
+      await page.screenshot({ path: join(artifactsDir, 'walkthrough.png') });
+      // The first step is open; its button runs DeskRelay: Start Remote Chat.
+      await walkthrough.locator('.getting-started-step', { hasText: 'Start the relay' }).locator('a, button', { hasText: 'Start Remote Chat' }).first().click();
+      await page.locator('.statusbar-item', { hasText: `DeskRelay: running on :${port}` }).first().waitFor({ timeout: 20_000 });
+      await runCommand(page, 'DeskRelay: Stop Remote Chat');
+      await waitUntil('the relay port to close', async () => !(await portOpen(port)), 10_000);
+    },
+  },
 ];
 
 /** Used by the launcher: merges settings into a VS Code settings.json. */

@@ -39,7 +39,12 @@ export type FaultMode =
   /** 200 headers (chunked), then silence with the socket open. */
   | 'headers-then-stall'
   /** `lines` lines of `lineBytes` content as fast as the relay takes them (waits for drain), then done. */
-  | 'firehose';
+  | 'firehose'
+  /**
+   * One line that never ends: after a good line, bytes without a newline as fast as the relay
+   * takes them, up to 1 GiB (issue 18 #2: this took the relay to 3.1 GB and an out-of-memory crash).
+   */
+  | 'endless-line';
 
 export const MULTIBYTE_REPLY = ['Grüße ', '🌍🚀 ', 'naïve ', '日本語', ' ∑'];
 
@@ -53,6 +58,8 @@ export interface FaultProvider {
   lineBytes: number;
   /** Bytes handed to the kernel so far by `firehose` answers (never more than it accepted plus one line). */
   readonly firehoseBytes: number;
+  /** Bytes handed to the kernel so far by `endless-line` answers. */
+  readonly endlessBytes: number;
   readonly openRequests: number;
   readonly served: number;
   readonly completed: number;
@@ -79,7 +86,7 @@ export async function startFaultProvider(initial: FaultMode = 'ok'): Promise<Fau
   let served = 0;
   let completed = 0;
   const state = { mode: initial, lines: 5, delayMs: 0, lineBytes: 1024 };
-  const counters = { firehoseBytes: 0 };
+  const counters = { firehoseBytes: 0, endlessBytes: 0 };
 
   const server = createServer((socket) => {
     sockets.add(socket);
@@ -137,6 +144,9 @@ export async function startFaultProvider(initial: FaultMode = 'ok'): Promise<Fau
     get firehoseBytes() {
       return counters.firehoseBytes;
     },
+    get endlessBytes() {
+      return counters.endlessBytes;
+    },
     get openRequests() {
       return withRequest.size;
     },
@@ -154,6 +164,19 @@ export async function startFaultProvider(initial: FaultMode = 'ok'): Promise<Fau
   };
 }
 
+/** Resolves true on 'drain', false once the socket closed. */
+function drained(socket: Socket): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const done = (ok: boolean) => () => {
+      socket.off('drain', onDrain).off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = done(true);
+    const onClose = done(false);
+    socket.once('drain', onDrain).once('close', onClose);
+  });
+}
+
 /** Writes unless the relay already hung up; false once it has. */
 function put(socket: Socket, data: string | Buffer): boolean {
   if (socket.destroyed || !socket.writable) return false;
@@ -161,8 +184,20 @@ function put(socket: Socket, data: string | Buffer): boolean {
   return true;
 }
 
-async function answer(socket: Socket, s: { mode: FaultMode; lines: number; delayMs: number; lineBytes: number }, counters: { firehoseBytes: number }): Promise<boolean> {
+async function answer(socket: Socket, s: { mode: FaultMode; lines: number; delayMs: number; lineBytes: number }, counters: { firehoseBytes: number; endlessBytes: number }): Promise<boolean> {
   switch (s.mode) {
+    case 'endless-line': {
+      put(socket, HEADERS);
+      put(socket, chunk(contentLine('before ')));
+      const filler = chunk(`{"model":"m","message":{"role":"assistant","content":"${'x'.repeat(64 * 1024)}`);
+      for (let sent = 0; sent < 1024 * 1024 * 1024; sent += filler.length) {
+        if (socket.destroyed || !socket.writable) return false;
+        counters.endlessBytes += filler.length;
+        if (!socket.write(filler) && !(await drained(socket))) return false;
+      }
+      socket.end(LAST_CHUNK);
+      return true;
+    }
     case 'firehose': {
       put(socket, HEADERS);
       const filler = 'x'.repeat(Math.max(0, s.lineBytes - 8));

@@ -86,6 +86,27 @@ describe('provider faults', () => {
     }
   });
 
+  it('the endless provider line: bounded in time and memory, one error each, provider connections dropped, /v1/health within 1 s', async () => {
+    const rss0 = process.memoryUsage().rss;
+    const started = Date.now();
+    const sent0 = p.endlessBytes;
+    p.mode = 'endless-line';
+    const terminals = await underFault('endless-line');
+    const tookMs = Date.now() - started;
+    for (const terminal of terminals) {
+      expect(terminal.type).toBe('error');
+      expect(terminal.message).toMatch(/^Ollama at http:\/\/127\.0\.0\.1:\d+ sent a line longer than 1 MiB$/);
+    }
+    expect(tookMs).toBeLessThan(15_000);
+    // Each request was read to about its cap (plus what the sockets held), not to the provider's 1 GiB.
+    expect((p.endlessBytes - sent0) / CONCURRENT).toBeLessThan(32 * 1024 * 1024);
+    expect(process.memoryUsage().rss - rss0).toBeLessThan(300 * 1024 * 1024);
+    const t0 = Date.now();
+    const health = await request(t.url, '/v1/health', { timeoutMs: 1_000 });
+    expect(health.status).toBe(200);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+  });
+
   it('after every fault the relay still serves a healthy stream', async () => {
     p.mode = 'ok';
     const events = await chat();

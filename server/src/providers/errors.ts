@@ -33,11 +33,31 @@ const MIN_PREFIX = 8;
  * cut through the key would leave the part before the cut.
  */
 export function redact(text: string, ...secrets: (string | undefined)[]): string {
-  for (const secret of secrets) {
-    if (!secret || secret.length < 4) continue;
-    for (const form of formsOf(secret)) text = redactForm(text, form);
+  const forms: string[] = [];
+  for (const secret of secrets) if (secret && secret.length >= 4) forms.push(...formsOf(secret));
+  if (forms.length === 0) return text;
+  let out = '';
+  let from = 0;
+  for (;;) {
+    // The earliest place any form starts at, and there the longest run of any form (the key's
+    // plain and JSON-escaped forms share a start; the longer match must win).
+    let at = -1;
+    let end = -1;
+    for (const form of forms) {
+      const min = Math.min(MIN_PREFIX, form.length);
+      const i = text.indexOf(form.slice(0, min), from);
+      if (i === -1 || (at !== -1 && i > at)) continue;
+      let e = i + min;
+      while (e - i < form.length && e < text.length && text.charCodeAt(e) === form.charCodeAt(e - i)) e++;
+      if (i < at || at === -1 || e > end) {
+        at = i;
+        end = e;
+      }
+    }
+    if (at === -1) return out + text.slice(from);
+    out += text.slice(from, at) + REDACTED;
+    from = end;
   }
-  return text;
 }
 
 function formsOf(secret: string): string[] {
@@ -47,22 +67,4 @@ function formsOf(secret: string): string[] {
   forms.add(b64.replace(/=+$/, ''));
   forms.add(b64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''));
   return [...forms];
-}
-
-/** Replaces `form` and every run of at least MIN_PREFIX characters of its start. */
-function redactForm(text: string, form: string): string {
-  const min = Math.min(MIN_PREFIX, form.length);
-  const head = form.slice(0, min);
-  let at = text.indexOf(head);
-  if (at === -1) return text;
-  let out = '';
-  let from = 0;
-  while (at !== -1) {
-    let end = at + min;
-    while (end - at < form.length && end < text.length && text.charCodeAt(end) === form.charCodeAt(end - at)) end++;
-    out += text.slice(from, at) + REDACTED;
-    from = end;
-    at = text.indexOf(head, end);
-  }
-  return out + text.slice(from);
 }

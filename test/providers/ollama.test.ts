@@ -185,12 +185,19 @@ describe('ollama adapter', () => {
     expect(out.error).not.toBeInstanceOf(ProviderError);
   });
 
-  it('closes the connection when the consumer stops reading mid-reply', async () => {
+  it('closes the connection when the consumer stops taking pieces mid-reply, passing its error on unchanged', async () => {
     ollama.set({ chunkDelayMs: 200, reply: ['a', 'b', 'c', 'd', 'e', 'f'] });
-    for await (const piece of createAdapter(config, deps()).stream(HELLO, new AbortController().signal)) {
-      expect(piece.text).toBe('a');
-      break;
-    }
+    const stop = new Error('the consumer stops here');
+    const texts: string[] = [];
+    const ended = createAdapter(config, deps()).run(HELLO, new AbortController().signal, {
+      piece: (_kind, text) => {
+        texts.push(text);
+        if (text === 'b') throw stop;
+      },
+      flush: () => undefined,
+    });
+    await expect(within(ended, 1_000, 'ending the reply')).rejects.toBe(stop);
+    expect(texts).toEqual(['a', 'b']);
     await within(ollama.lastRequestClosed, 1_000, 'closing the provider connection');
     expect(ollama.lastRequestAborted).toBe(true);
   });

@@ -29,7 +29,7 @@ export function anthropicOverloaded(label: string, f: HttpFailure): string | und
 const STOP_REASONS: Record<string, FinishReason> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', refusal: 'content_filter' };
 
 /** The Messages API with `stream: true`; the end marker is the `message_stop` event. */
-export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): Pick<ChatAdapter, 'label' | 'run'> {
+export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
 

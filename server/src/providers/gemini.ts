@@ -27,7 +27,7 @@ export function geminiKeyRefusal(ctx: WordingContext, f: HttpFailure): string | 
 }
 
 /** `streamGenerateContent?alt=sse`; the end marker is a candidate carrying `finishReason`. */
-export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): Pick<ChatAdapter, 'label' | 'run'> {
+export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
   const model = (config.model ?? '').replace(/^models\//, '');

@@ -13,7 +13,7 @@ interface OllamaLine {
 }
 
 /** Ollama's native `/api/chat`, NDJSON; the end marker is a line with `"done":true` and its `done_reason`. */
-export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): Pick<ChatAdapter, 'label' | 'run'> {
+export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
 

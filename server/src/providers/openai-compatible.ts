@@ -20,7 +20,7 @@ interface Chunk {
  * DeepSeek… The end marker is a chunk with a non-null `finish_reason` (`stop`, `length`,
  * `content_filter`, `tool_calls` or the server's own word), or `data: [DONE]`.
  */
-export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDeps): Pick<ChatAdapter, 'label' | 'run'> {
+export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
 

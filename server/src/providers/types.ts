@@ -86,6 +86,4 @@ export interface ChatAdapter {
    * arrived; rejects with a ProviderError (or an AbortError once `signal` aborted).
    */
   run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink): Promise<FinishReason>;
-  /** @deprecated pull-based view of run() (providers/index.ts), kept while the chat core still calls it; to be removed. */
-  stream(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<Piece>;
 }

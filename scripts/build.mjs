@@ -2,6 +2,9 @@
 // `--production` (what `vsce package` runs through vscode:prepublish): minified, no source maps.
 // Otherwise: readable, with source maps beside the bundles for debugging and the tests' traces.
 // `--outdir DIR` builds the bundles somewhere else than dist/.
+// undici (the provider transport, over half of the code) is its own file, dist/undici.js, which
+// the relay loads on its first provider request: activating the extension or starting the CLI
+// never loads or parses it.
 import { build } from 'esbuild';
 import { chmod, copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -23,15 +26,29 @@ const common = {
 };
 
 // A production build leaves no stale maps from an earlier development build behind.
-if (production) await Promise.all(['extension.js.map', 'cli.js.map'].map((f) => rm(out(f), { force: true })));
+if (production) await Promise.all(['extension.js.map', 'cli.js.map', 'undici.js.map'].map((f) => rm(out(f), { force: true })));
+/**
+ * `import('undici')` in the bundles becomes a lazy `require('./undici.js')`, the bundle beside
+ * them (a require, not a native import(), so it behaves the same in every extension host).
+ */
+const undiciBeside = {
+  name: 'undici-beside',
+  setup(b) {
+    b.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici', namespace: 'undici-beside' }));
+    b.onLoad({ filter: /.*/, namespace: 'undici-beside' }, () => ({ contents: "module.exports = require('./undici.js');", loader: 'js' }));
+    b.onResolve({ filter: /^\.\/undici\.js$/, namespace: 'undici-beside' }, () => ({ path: './undici.js', external: true }));
+  },
+};
 await Promise.all([
-  build({ ...common, entryPoints: ['extension/src/extension.ts'], outfile: out('extension.js'), external: ['vscode'] }),
+  build({ ...common, entryPoints: ['extension/src/extension.ts'], outfile: out('extension.js'), external: ['vscode'], plugins: [undiciBeside] }),
   build({
     ...common,
     entryPoints: ['server/src/cli/main.ts'],
     outfile: out('cli.js'),
     banner: { js: '#!/usr/bin/env node' },
+    plugins: [undiciBeside],
   }),
+  build({ ...common, entryPoints: ['node_modules/undici/index.js'], outfile: out('undici.js') }),
 ]);
 await chmod(out('cli.js'), 0o755);
 

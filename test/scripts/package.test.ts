@@ -79,13 +79,17 @@ describe('the package', () => {
 
   it('production build: minified, no source maps', () => {
     execFileSync(process.execPath, ['scripts/build.mjs', '--production', '--outdir', out], { cwd: root, stdio: 'pipe' });
-    expect(readdirSync(out).sort()).toEqual(['cli.js', 'extension.js']);
+    expect(readdirSync(out).sort()).toEqual(['cli.js', 'extension.js', 'undici.js']);
     const ext = readFileSync(join(out, 'extension.js'), 'utf8');
     expect(ext).not.toContain('sourceMappingURL');
     // Minified: long lines (only template literals keep their newlines).
     expect(ext.length / ext.split('\n').length).toBeGreaterThan(500);
     expect(statSync(join(out, 'extension.js')).size).toBeLessThan(350_000);
     expect(ext).toContain('deskrelay.start');
+    // undici stays out of what activation loads: one lazy require of the bundle beside it.
+    expect(ext.match(/require\("\.\/undici\.js"\)/g)).toHaveLength(1);
+    expect(ext).not.toContain('UndiciError');
+    expect(readFileSync(join(out, 'undici.js'), 'utf8')).toContain('UndiciError');
   }, 60_000);
 
   it('vsce ls lists only what ships: the bundle, media, manifest, README, CHANGELOG, LICENSE', () => {
@@ -94,12 +98,13 @@ describe('the package', () => {
       .map((l) => l.trim())
       .filter(Boolean);
     expect(files).toContain('dist/extension.js');
+    expect(files).toContain('dist/undici.js');
     expect(files).toContain('media/icon.png');
     expect(files).toContain('package.nls.json');
     expect(files).toContain('CHANGELOG.md');
     for (const f of ['media/walkthrough/start.md', 'media/walkthrough/provider.md', 'media/walkthrough/tunnel.md', 'media/walkthrough/scan.md']) expect(files).toContain(f);
     for (const f of files) {
-      expect(f).toMatch(/^(dist\/extension\.js|media\/.+|package\.json|package\.nls\.json|README\.md|CHANGELOG\.md|LICENSE)$/);
+      expect(f).toMatch(/^(dist\/(extension|undici)\.js|media\/.+|package\.json|package\.nls\.json|README\.md|CHANGELOG\.md|LICENSE)$/);
       expect(f).not.toMatch(/\.(map|ts|mts)$|^test\/|^node_modules\/|^scripts\/|^docs\//);
     }
   }, 60_000);

@@ -4,7 +4,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isAlive, makeTls, readInfo, STANDIN, standinEnv, type Tls } from './helpers';
+import { INSTALL_HELP } from '../../server/src/tunnel';
+import { isAlive, makeTls, readInfo, STANDIN, standinEnv, standinNames, type Tls } from './helpers';
 
 const CLI = path.resolve(__dirname, '../../dist/cli.js');
 const PRELOAD = path.resolve(__dirname, '../fixtures/cloudflared/edge-preload.cjs');
@@ -24,12 +25,12 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function serveWithTunnel(mode: string, extraArgs: string[] = []) {
+function serveWithTunnel(mode: string, extraArgs: string[] = [], extraEnv: Record<string, string> = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'deskrelay-cli-tunnel-'));
   dirs.push(dir);
   const infoFile = path.join(dir, 'standin.json');
   const child = spawn(process.execPath, ['--require', PRELOAD, CLI, 'serve', '--port', '0', '--tunnel', '--cloudflared', STANDIN, ...extraArgs], {
-    env: { ...standinEnv(cert, infoFile, mode), DESKRELAY_CONFIG_DIR: dir },
+    env: { ...standinEnv(cert, infoFile, mode, extraEnv), DESKRELAY_CONFIG_DIR: dir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -87,5 +88,51 @@ describe('deskrelay serve --tunnel', () => {
     await expect.poll(() => run.stdout(), { timeout: 10_000 }).toMatch(/Tunnel down: .*cloudflared/);
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(0);
+  });
+
+  it('--host 0.0.0.0: cloudflared still forwards to 127.0.0.1, not to the LAN address the relay prints', async () => {
+    const run = serveWithTunnel('normal', ['--host', '0.0.0.0']);
+    await expect.poll(() => run.stdout(), { timeout: 20_000 }).toMatch(PAYLOAD);
+    const port = /listening on http:\/\/[^\s]+:(\d+)/.exec(run.stdout())![1];
+    const argv = readInfo(run.infoFile).argv;
+    expect(argv[argv.indexOf('--url') + 1]).toBe(`http://127.0.0.1:${port}`);
+    // The probe went through the tunnel to the relay itself, which answered the tunnel's Host.
+    expect(run.stderr()).toMatch(/GET \/v1\/health 200/);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
+  it("cloudflared gets PATH, HOME, proxy and certificate variables from the CLI's environment, and no TUNNEL_* or provider key", async () => {
+    const hostile = { TUNNEL_BASTION: 'true', TUNNEL_EDGE: 'evil.example:7844', TUNNEL_CACERT: '/tmp/evil.pem', OPENAI_API_KEY: 'sk-test-0123456789', ANTHROPIC_API_KEY: 'sk-ant-test' };
+    const wanted = { HOME: '/home/deskrelay-cli-test', HTTPS_PROXY: 'http://proxy.test:3128', https_proxy: 'http://proxy.test:3128', NO_PROXY: 'localhost', SSL_CERT_FILE: '/etc/ssl/test.pem' };
+    const run = serveWithTunnel('normal', [], { STANDIN_CLOUDFLARED_DUMP_ENV: '1', ...hostile, ...wanted });
+    await expect.poll(() => run.stdout(), { timeout: 20_000 }).toMatch(PAYLOAD);
+    const seen = readInfo(run.infoFile).env!;
+    for (const name of Object.keys(hostile)) expect(seen, name).not.toHaveProperty(name);
+    expect(seen).toMatchObject({ ...wanted, PATH: process.env.PATH });
+    const allowed = new Set(['PATH', 'HOME', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'all_proxy', 'SSL_CERT_FILE', 'SSL_CERT_DIR', ...standinNames(seen)]);
+    expect(Object.keys(seen).filter((k) => !allowed.has(k))).toEqual([]);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
+  it('--cloudflared naming a missing file: names cloudflared, says the path was not found, gives the install steps', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'deskrelay-cli-tunnel-'));
+    dirs.push(dir);
+    const missing = path.join(dir, 'bin', 'cloudflared');
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--tunnel', '--cloudflared', missing], {
+      env: { PATH: process.env.PATH, DESKRELAY_CONFIG_DIR: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    await expect.poll(() => out, { timeout: 10_000 }).toContain(INSTALL_HELP);
+    expect(out).toContain(`Tunnel not started: cloudflared was not found at ${missing}`);
+    expect(out).toMatch(/the path given by the cloudflared path you set \(deskrelay\.cloudflaredPath \/ --cloudflared\)/);
+    expect(out).toContain('brew install cloudflared');
+    expect(out).toContain('winget install --id Cloudflare.cloudflared');
+    expect(child.exitCode).toBe(null);
+    child.kill('SIGTERM');
   });
 });

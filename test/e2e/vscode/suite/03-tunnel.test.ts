@@ -29,15 +29,18 @@ describe('tunnel (stand-in cloudflared through the tunnel module)', function () 
   let deskrelay: DeskRelayApi;
   let agent: EdgeAgent;
   let base: string;
-  const envKeys = ['STANDIN_CLOUDFLARED_MODE', 'STANDIN_CLOUDFLARED_INFO', 'STANDIN_CLOUDFLARED_TLS_KEY', 'STANDIN_CLOUDFLARED_TLS_CERT', 'STANDIN_CLOUDFLARED_DIE_AFTER_MS'];
+  const standinKeys = ['STANDIN_CLOUDFLARED_MODE', 'STANDIN_CLOUDFLARED_INFO', 'STANDIN_CLOUDFLARED_TLS_KEY', 'STANDIN_CLOUDFLARED_TLS_CERT', 'STANDIN_CLOUDFLARED_DIE_AFTER_MS'];
+  const envKeys = [...standinKeys, 'DESKRELAY_TUNNEL_PASS_ENV'];
   const standin = () => join(extension().extensionPath, 'test', 'fixtures', 'cloudflared', 'cloudflared');
 
   before(async () => {
     deskrelay = await api();
     tls = makeTls();
     infoFile = join(tls.dir, 'standin-info.json');
-    // cloudflared inherits the extension host's environment.
+    // cloudflared gets the extension host's environment through DeskRelay's allow-list, which
+    // passes the stand-in's own variables only when named in DESKRELAY_TUNNEL_PASS_ENV.
     Object.assign(process.env, {
+      DESKRELAY_TUNNEL_PASS_ENV: standinKeys.join(','),
       STANDIN_CLOUDFLARED_MODE: 'normal',
       STANDIN_CLOUDFLARED_INFO: infoFile,
       STANDIN_CLOUDFLARED_TLS_KEY: tls.keyFile,

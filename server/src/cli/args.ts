@@ -17,6 +17,10 @@ export const USAGE = `Usage: deskrelay serve [--port N] [--host ADDR] [--config 
   --config FILE      provider config (default <config dir>/config.json)
   --tunnel           start your cloudflared quick tunnel and pair through it
   --cloudflared PATH the cloudflared binary to use (default: CLOUDFLARED_BIN, then PATH)
+
+cloudflared always forwards to the relay on loopback, and runs with only PATH, HOME, the proxy
+and certificate variables of your environment; name any other it needs in
+DESKRELAY_TUNNEL_PASS_ENV (comma-separated).
 `;
 
 export type Command = { command: 'serve'; args: ServeArgs } | { command: 'help' } | { command: 'version' };

@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { authenticate } from './auth';
 import type { RelayContext, RequestState } from './context';
-import { contractDialect, HttpError, internalError, methodNotAllowed, notFound, serverStopping } from './errors';
+import { contractDialect, HttpError, hostNotAllowed, internalError, methodNotAllowed, notFound, serverStopping } from './errors';
 import type { HostPolicy } from './host';
 import { newRequestId } from './requestId';
 import type { RequestLog } from './requestLog';
@@ -183,7 +183,7 @@ function bodyUnread(req: IncomingMessage): boolean {
 function match(byPath: ReadonlyMap<string, readonly Route[]>, req: IncomingMessage, path: string): Route | undefined {
   const candidates = byPath.get(path);
   if (!candidates) return undefined;
-  const method = req.method;
+  const method = req.method === 'HEAD' && candidates.some((r) => r.method === 'GET' && r.auth === false) ? 'GET' : req.method;
   const same = candidates.filter((r) => r.method === method);
   if (same.length === 0) throw methodNotAllowed([...new Set(candidates.map((r) => r.method))]);
   const route = same.find((r) => !r.accepts || r.accepts(req));
@@ -230,5 +230,5 @@ function checkHost(req: IncomingMessage, target: Target, hosts: HostPolicy): voi
     if (req.httpVersion === '1.1') throw new HttpError(400, 'request.malformed', 'The request has no Host header.', {}, true);
     return;
   }
-  void hosts;
+  if (!hosts.allows(authority)) throw hostNotAllowed();
 }

@@ -2,6 +2,7 @@ import type { DoorFactory } from './door';
 import { resumableDoor } from './resumable';
 import { chatSocketRoute } from './ws/chatSocket';
 import { OPENAI_ROUTES } from './openai/routes';
+import { ollamaDoor } from './ollama/routes';
 import { chatStreamRoute } from './spec/chatStream';
 import { healthRoute } from './spec/health';
 import { infoRoute } from './spec/info';
@@ -13,4 +14,5 @@ export const DOORS: readonly DoorFactory[] = [
   () => ({ routes: [healthRoute, infoRoute, chatStreamRoute] }),
   () => ({ routes: [chatSocketRoute] }),
   () => ({ routes: OPENAI_ROUTES }),
+  ollamaDoor,
 ];

@@ -1,0 +1,136 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RelayContext, Route } from '../../http/context';
+import { sendJson } from '../../http/json';
+import { ProviderError } from '../../providers';
+import { listModels } from '../../providers/listModels';
+import type { ChatMessage, ProviderConfig } from '../../providers/types';
+import type { DoorFactory } from '../door';
+import { readJsonBody } from '../read';
+import { ollamaDialect, sendOllamaError } from './errors';
+import { NdjsonStream } from './ndjson';
+import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './request';
+import { errorLine, goTime, OllamaReply, type Shape } from './wire';
+
+/**
+ * An Ollama-compatible door: phone apps that speak only Ollama's API (with a bearer token or
+ * custom headers) reach whatever provider is active on the desktop, with the pairing token.
+ * Every route needs the token; the dialect words every refusal in Ollama's `{"error":"…"}`.
+ * The `model` a client names is never used: the active provider and its model answer.
+ */
+
+/** The door is also served under this prefix, for apps whose server check wants `GET <url>` to say "Ollama is running". */
+export const OLLAMA_PREFIX = '/ollama';
+/** A model list need not wait as long as a reply may. */
+const LIST_IDLE_MS = 30_000;
+
+/** The model the desktop serves, whatever the client asked for; `auto` when the runner picks its first model. */
+function modelName(provider: ProviderConfig): string {
+  return provider.model ?? 'auto';
+}
+
+/** What DeskRelay cannot know about a model: honest empty values in Ollama's fields. */
+const UNKNOWN_DETAILS = { parent_model: '', format: '', family: '', families: [], parameter_size: '', quantization_level: '' };
+
+function routesUnder(prefix: string): Route[] {
+  const route = (method: Route['method'], path: string, handle: Route['handle']): Route => ({ method, path: `${prefix}${path}`, auth: true, dialect: ollamaDialect, handle });
+  return [
+    route('GET', '/api/version', (_req, res, ctx) => sendJson(res, 200, { version: ctx.options.version })),
+    route('GET', '/api/tags', tags),
+    route('POST', '/api/show', show),
+    route('POST', '/api/chat', (req, res, ctx) => reply('chat', parseOllamaChat, req, res, ctx)),
+    route('POST', '/api/generate', (req, res, ctx) => reply('generate', parseOllamaGenerate, req, res, ctx)),
+  ];
+}
+
+/** `GET /ollama`: Ollama's root answer, which some apps check before they accept a server. */
+const runningRoute: Route = {
+  method: 'GET',
+  path: OLLAMA_PREFIX,
+  auth: true,
+  dialect: ollamaDialect,
+  handle(_req, res) {
+    const body = 'Ollama is running';
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+    res.end(body);
+  },
+};
+
+export const OLLAMA_ROUTES: readonly Route[] = [...routesUnder(''), ...routesUnder(OLLAMA_PREFIX), runningRoute];
+
+export const ollamaDoor: DoorFactory = () => ({ routes: OLLAMA_ROUTES });
+
+/**
+ * `GET /api/tags`: the active provider's models as it lists them, the model in use first. What
+ * only Ollama knows (size, digest, details) is empty; `modified_at` is the time of the answer.
+ */
+async function tags(req: IncomingMessage, res: ServerResponse, ctx: RelayContext): Promise<void> {
+  const provider = ctx.chat.provider();
+  ctx.state(req).provider = provider.id;
+  const left = new AbortController();
+  res.once('close', () => left.abort());
+  let names: string[];
+  try {
+    const deps = { keys: ctx.options.keys, idleTimeoutMs: Math.min(ctx.options.providerIdleMs, LIST_IDLE_MS) };
+    names = await listModels(provider, deps, left.signal);
+  } catch (err) {
+    if (res.destroyed) return;
+    if (!(err instanceof ProviderError)) throw err;
+    return sendOllamaError(res, ctx.state(req).id, 502, err.message);
+  }
+  if (res.destroyed) return;
+  const inUse = modelName(provider);
+  if (inUse !== 'auto') names = [inUse, ...names.filter((n) => n !== inUse)];
+  const modifiedAt = goTime();
+  const models = names.map((name) => ({ name, model: name, modified_at: modifiedAt, size: 0, digest: '', details: UNKNOWN_DETAILS }));
+  sendJson(res, 200, { models });
+}
+
+/** `POST /api/show`: enough for apps that ask before chatting; the model named in the body is not looked up. */
+async function show(req: IncomingMessage, res: ServerResponse, ctx: RelayContext): Promise<void> {
+  await readJsonBody(req, ctx);
+  const provider = ctx.chat.provider();
+  ctx.state(req).provider = provider.id;
+  sendJson(res, 200, { details: UNKNOWN_DETAILS, model_info: {}, capabilities: ['completion'], modified_at: goTime() });
+}
+
+/** `/api/chat` and `/api/generate`: the same chat, in Ollama's two shapes. */
+async function reply(shape: Shape, parse: (body: unknown) => OllamaRequest, req: IncomingMessage, res: ServerResponse, ctx: RelayContext): Promise<void> {
+  const request = parse((await readJsonBody(req, ctx)).json);
+  const provider = ctx.chat.provider();
+  ctx.state(req).provider = provider.id;
+  const answer = new OllamaReply(shape, modelName(provider));
+  // Nothing to generate: Ollama loads the model and says so; the provider needs no warming.
+  if (request.messages.length === 0) return sendJson(res, 200, answer.loaded(request.unload ? 'unload' : 'load'));
+  if (request.stream) await streamReply(res, ctx, provider, request.messages, answer);
+  else await answerWhole(req, res, ctx, provider, request.messages, answer);
+}
+
+/** Streamed (Ollama's default): one line per piece, then the `done` line, or an `{"error"}` line. */
+async function streamReply(res: ServerResponse, ctx: RelayContext, provider: ProviderConfig, messages: ChatMessage[], answer: OllamaReply): Promise<void> {
+  const stream = new NdjsonStream(res);
+  const chat = ctx.chat.start(provider, messages, {
+    piece: (kind, text) => stream.write(answer.pieceLine(kind, text)),
+    flush: () => stream.flush(),
+    end: (ending) => stream.finish(ending.ok ? answer.doneLine(ending.finish) : errorLine(ending.message)),
+  });
+  stream.open();
+  res.once('close', () => chat.abort());
+  await chat.done;
+}
+
+/** `"stream":false`: one object once the reply is whole; a provider failure is a 502 with Ollama's error body. */
+async function answerWhole(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: RelayContext,
+  provider: ProviderConfig,
+  messages: ChatMessage[],
+  answer: OllamaReply,
+): Promise<void> {
+  const chat = ctx.chat.start(provider, messages, { piece: (kind, text) => answer.keep(kind, text), flush: () => undefined, end: () => undefined });
+  res.once('close', () => chat.abort());
+  const ending = await chat.done;
+  if (res.destroyed) return;
+  if (ending.ok) return sendJson(res, 200, answer.whole(ending.finish));
+  sendOllamaError(res, ctx.state(req).id, 502, ending.message);
+}

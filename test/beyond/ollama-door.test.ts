@@ -13,6 +13,7 @@ import {
   type OllamaStandIn,
 } from '../fixtures/providers/ollama';
 import { OPENAI_DEFAULT_REASONING, OPENAI_DEFAULT_REPLY, startOpenAiStandIn, type OpenAiStandIn } from '../fixtures/providers/openai';
+import { startStandIn } from '../fixtures/providers/standin';
 import { bearer, send } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
 
@@ -97,6 +98,46 @@ describe('GET /api/version and /api/tags', () => {
     const asked = lmstudio.requests.at(-1)!;
     expect(asked.path).toBe('/v1/models');
     expect(asked.headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it("lists Anthropic's and Gemini's models with their keys; Gemini's that cannot chat are left out", async () => {
+    // Their list documents as the APIs answer them (Anthropic "List Models", Gemini "models.list").
+    const hosted = await startStandIn((req, res) => {
+      const path = (req.url ?? '').split('?')[0];
+      const body =
+        path === '/v1/models'
+          ? { data: [{ type: 'model', id: 'claude-sonnet-4-5' }, { type: 'model', id: 'claude-haiku-4-5' }], has_more: false }
+          : path === '/v1beta/models'
+            ? {
+                models: [
+                  { name: 'models/gemini-2.5-flash', supportedGenerationMethods: ['generateContent', 'countTokens'] },
+                  { name: 'models/text-embedding-004', supportedGenerationMethods: ['embedContent'] },
+                ],
+              }
+            : undefined;
+      res.writeHead(body ? 200 : 401, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(body ?? { error: { message: `invalid x-api-key ${KEY}` } }));
+    });
+    try {
+      t.useProvider({ id: 'claude', kind: 'anthropic', baseUrl: hosted.url, model: 'claude-haiku-4-5' });
+      expect((await client().list()).models.map((m) => m.name)).toEqual(['claude-haiku-4-5', 'claude-sonnet-4-5']);
+      expect(hosted.requests.at(-1)!.path).toBe('/v1/models?limit=1000');
+      expect(hosted.requests.at(-1)!.headers).toMatchObject({ 'x-api-key': KEY, 'anthropic-version': '2023-06-01' });
+
+      t.useProvider({ id: 'gemini', kind: 'gemini', baseUrl: hosted.url, model: 'gemini-2.5-flash' });
+      expect((await client().list()).models.map((m) => m.name)).toEqual(['gemini-2.5-flash']);
+      expect(hosted.requests.at(-1)!.path).toBe('/v1beta/models?pageSize=1000');
+      expect(hosted.requests.at(-1)!.headers['x-goog-api-key']).toBe(KEY);
+
+      // A refused key: the chat wording, with the key taken out.
+      t.useProvider({ id: 'claude', kind: 'anthropic', baseUrl: `${hosted.url}/refuses`, model: 'claude-haiku-4-5' });
+      const refused = (await client().list().catch((e: unknown) => e)) as Error & { status_code?: number };
+      expect(refused.status_code).toBe(502);
+      expect(refused.message).toContain('rejected the API key (HTTP 401');
+      expect(refused.message).not.toContain(KEY.slice(0, 12));
+    } finally {
+      await hosted.close();
+    }
   });
 
   it('an unreachable provider is a 502 worded as the chat stream words it', async () => {

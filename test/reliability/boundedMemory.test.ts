@@ -84,16 +84,17 @@ describe('memory stays bounded', () => {
     console.log(`resumable flood: ${keys.length} generations of ~4 MiB; held ${(held / MiB).toFixed(1)} MiB after GC`);
     // 64 generations × ~4 MiB would be ~256 MiB without the budget; it keeps at most 64 MiB.
     expect(held).toBeLessThan(100 * MiB);
-    // The newest generation is still replayable from memory: no new provider call.
+    // The newest generation is still replayable from memory (its terminal event, id 1001 after
+    // 1,000 tokens): no new provider call.
     p.mode = 'ok';
     p.lines = 3;
     const newest = await request(t.url, '/v1/chat/stream', {
       method: 'POST',
-      headers: { ...chatHeaders(t.token), 'Idempotency-Key': keys.at(-1)!, 'Last-Event-ID': '999' },
+      headers: { ...chatHeaders(t.token), 'Idempotency-Key': keys.at(-1)!, 'Last-Event-ID': '1001' },
       body: chatRequestBody(keys.at(-1)!),
     });
     expect(newest.status).toBe(200);
-    expect(newest.body).toContain('"type":"done"');
+    expect(newest.body).toMatch(/id: 1001\ndata: \{"type":"done","content":"0000000 x/);
     expect(p.served - servedBefore).toBe(keys.length);
     // The oldest was evicted: like an expired key, it starts a new generation.
     const oldest = await request(t.url, '/v1/chat/stream', {

@@ -28,6 +28,8 @@ export interface ReplySink extends PieceSink {
 
 export interface ChatHandle {
   readonly provider: ProviderConfig;
+  /** The model that answers (`auto` resolved), once the adapter named it; the sink's `model()` hears it first. */
+  readonly model: string | undefined;
   readonly signal: AbortSignal;
   /** Ends the reply now; a CancelReason's message is what the client is told. */
   abort(reason?: unknown): void;
@@ -107,8 +109,17 @@ export class ChatService {
       start: (provider, messages, sink) => {
         if (used) throw new Error('ChatSlot.start: this slot was already used');
         used = true;
-        settle(this.run(provider, messages, sink, controller.signal, controller));
-        return { provider, signal: controller.signal, abort: (reason) => controller.abort(reason), done: result as Promise<Ending> };
+        const named: { model?: string } = {};
+        settle(this.run(provider, messages, sink, controller.signal, controller, named));
+        return {
+          provider,
+          get model() {
+            return named.model;
+          },
+          signal: controller.signal,
+          abort: (reason) => controller.abort(reason),
+          done: result as Promise<Ending>,
+        };
       },
       release: () => {
         if (used) return;
@@ -123,13 +134,24 @@ export class ChatService {
     return this.slots.cancelAll(message, graceMs);
   }
 
-  private async run(provider: ProviderConfig, messages: ChatMessage[], sink: ReplySink, signal: AbortSignal, controller: AbortController): Promise<Ending> {
+  private async run(
+    provider: ProviderConfig,
+    messages: ChatMessage[],
+    sink: ReplySink,
+    signal: AbortSignal,
+    controller: AbortController,
+    handle: { model?: string },
+  ): Promise<Ending> {
     await Promise.resolve();
     let ending: Ending;
+    const named = (name: string) => {
+      handle.model = name;
+      sink.model?.(name);
+    };
     try {
       if (signal.aborted) throw signal.reason;
       const adapter = createAdapter(provider, { keys: this.options.keys, idleTimeoutMs: this.options.providerIdleMs });
-      const finish = await adapter.run(messages, signal, capped(sink, controller, adapter.label, this.options.maxReplyChars ?? MAX_REPLY_CHARS));
+      const finish = await adapter.run(messages, signal, capped(sink, controller, adapter.label, this.options.maxReplyChars ?? MAX_REPLY_CHARS, named));
       if (signal.aborted) throw signal.reason;
       ending = { ok: true, finish };
     } catch (err) {
@@ -145,10 +167,13 @@ export class ChatService {
 }
 
 /** The sink with the reply cap in front: past it the chat is aborted with a message naming the provider. */
-function capped(sink: ReplySink, controller: AbortController, label: string, max: number): PieceSink {
+function capped(sink: ReplySink, controller: AbortController, label: string, max: number, model: (name: string) => void): PieceSink {
   let size = 0;
   const { signal } = controller;
   return {
+    model(name: string) {
+      if (!signal.aborted && name !== '') model(name);
+    },
     piece(kind: PieceKind, text: string) {
       // An adapter may still be inside one read's synchronous pass after an abort.
       if (signal.aborted) return;

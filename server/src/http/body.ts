@@ -5,6 +5,13 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface BodyOptions {
   maxBytes?: number;
+  /**
+   * A smaller limit that holds unless `mayGrow` says otherwise: once the body passes
+   * `softMaxBytes`, `mayGrow` sees what arrived so far, and false answers 413 at once (the rest
+   * is not read). Chat requests: 1 MiB unless the request can carry images (10 MiB).
+   */
+  softMaxBytes?: number;
+  mayGrow?(prefix: Buffer): boolean;
   /** How long the whole body may take to arrive; a trickling client cannot hold a connection forever. */
   timeoutMs: number;
 }
@@ -19,13 +26,15 @@ export function checkMediaType(req: IncomingMessage): void {
   }
 }
 
-const tooLarge = (max: number) =>
-  new HttpError(413, 'request.body_too_large', `The request body is larger than ${max / 1024 / 1024} MiB.`, {}, true);
+/** 413; `close` false only when the whole body was read (nothing is left to refuse reading). */
+export const tooLarge = (max: number, why = '', close = true) =>
+  new HttpError(413, 'request.body_too_large', `The request body is larger than ${max / 1024 / 1024} MiB${why}.`, {}, close);
 
 /** Reads the raw body, refusing at once (without reading the rest) when it is too large. */
-export function readBody(req: IncomingMessage, { maxBytes = MAX_BODY_BYTES, timeoutMs }: BodyOptions): Promise<Buffer> {
+export function readBody(req: IncomingMessage, { maxBytes = MAX_BODY_BYTES, softMaxBytes, mayGrow, timeoutMs }: BodyOptions): Promise<Buffer> {
   const announced = Number(req.headers['content-length']);
   if (Number.isFinite(announced) && announced > maxBytes) return Promise.reject(tooLarge(maxBytes));
+  let soft = softMaxBytes !== undefined && softMaxBytes < maxBytes ? softMaxBytes : undefined;
 
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -40,8 +49,13 @@ export function readBody(req: IncomingMessage, { maxBytes = MAX_BODY_BYTES, time
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > maxBytes) finish(tooLarge(maxBytes));
-      else chunks.push(chunk);
+      if (size > maxBytes) return finish(tooLarge(maxBytes));
+      chunks.push(chunk);
+      if (soft !== undefined && size > soft) {
+        const limit = soft;
+        soft = undefined;
+        if (!mayGrow?.(Buffer.concat(chunks, size))) finish(tooLarge(limit, ` (only requests carrying images may be up to ${maxBytes / 1024 / 1024} MiB)`));
+      }
     };
     const onEnd = () => finish();
     const onError = () => finish(new HttpError(400, 'request.invalid_json', 'The request body could not be read.', {}, true));

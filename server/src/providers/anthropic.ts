@@ -2,7 +2,7 @@ import type { ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider } from './config';
 import type { EventHandler } from './framing';
 import { keyedCall, requireKey } from './keys';
-import { toConversation } from './turns';
+import { toConversation, type Turn } from './turns';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig } from './types';
 import { saidIn, statusText, type HttpFailure } from './wording';
 
@@ -40,6 +40,7 @@ export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): Cha
       const call = keyedCall(config, deps, label, signal, key, { explain: (f) => anthropicOverloaded(label, f) });
       try {
         const { system, turns } = toConversation(messages);
+        sink.model?.(config.model ?? '');
         const res = await call.send(apiUrl(base, '/v1/messages'), {
           method: 'POST',
           headers: { 'x-api-key': key, 'anthropic-version': API_VERSION, accept: 'text/event-stream' },
@@ -47,7 +48,7 @@ export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): Cha
             model: config.model,
             max_tokens: config.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
             ...(system === undefined ? {} : { system }),
-            messages: turns,
+            messages: turns.map(anthropicTurn),
             stream: true,
           },
         });
@@ -60,6 +61,18 @@ export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): Cha
       }
     },
   };
+}
+
+/**
+ * A turn as the Messages API takes it: with photos, content blocks, each photo an `image` block
+ * with a base64 `source`, before the text block (Anthropic docs, "Vision", base64-encoded image
+ * example: https://docs.anthropic.com/en/docs/build-with-claude/vision).
+ */
+function anthropicTurn(t: Turn): { role: string; content: string | object[] } {
+  if (!t.images?.length) return { role: t.role, content: t.content };
+  const blocks: object[] = t.images.map((i) => ({ type: 'image', source: { type: 'base64', media_type: i.mediaType, data: i.data } }));
+  if (t.content !== '') blocks.push({ type: 'text', text: t.content });
+  return { role: t.role, content: blocks };
 }
 
 class AnthropicReader implements EventHandler {

@@ -2,7 +2,7 @@ import type { ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider } from './config';
 import type { EventHandler } from './framing';
 import { keyedCall, requireKey } from './keys';
-import { toConversation } from './turns';
+import { toConversation, type Turn } from './turns';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig } from './types';
 import { keyRefused, providerMessage, statusText, type HttpFailure, type WordingContext } from './wording';
 
@@ -43,8 +43,9 @@ export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
       });
       try {
         const { system, turns } = toConversation(messages);
+        sink.model?.(model);
         const body: Record<string, unknown> = {
-          contents: turns.map((t) => ({ role: t.role === 'assistant' ? 'model' : 'user', parts: [{ text: t.content }] })),
+          contents: turns.map((t) => ({ role: t.role === 'assistant' ? 'model' : 'user', parts: geminiParts(t) })),
         };
         if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
         if (config.maxTokens !== undefined) body.generationConfig = { maxOutputTokens: config.maxTokens };
@@ -62,6 +63,17 @@ export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
       }
     },
   };
+}
+
+/**
+ * A turn's parts: each photo an `inline_data` part (`mime_type`, base64 `data`) before the text
+ * part (Gemini API docs, "Image understanding", passing inline image data, REST:
+ * https://ai.google.dev/gemini-api/docs/image-understanding#inline-image).
+ */
+function geminiParts(t: Turn): object[] {
+  const parts: object[] = (t.images ?? []).map((i) => ({ inline_data: { mime_type: i.mediaType, data: i.data } }));
+  if (t.content !== '' || parts.length === 0) parts.push({ text: t.content });
+  return parts;
 }
 
 class GeminiReader implements EventHandler {

@@ -33,7 +33,8 @@ export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
           names: (doc) => pluck((doc as { models?: unknown } | null)?.models, 'name'),
           emptyMessage: `no models are installed on ${label}; run "ollama pull <model>"`,
         });
-        const body: Record<string, unknown> = { model: call.model, messages, stream: true };
+        sink.model?.(call.model);
+        const body: Record<string, unknown> = { model: call.model, messages: messages.map(ollamaMessage), stream: true };
         // No `think` field: Ollama answers 400 to it for models without thinking (CONTRACT §6).
         if (config.maxTokens !== undefined) body.options = { num_predict: config.maxTokens };
         const res = await call.send(apiUrl(base, '/api/chat'), { method: 'POST', headers: { accept: 'application/x-ndjson' }, body });
@@ -46,6 +47,15 @@ export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
       }
     },
   };
+}
+
+/**
+ * A message as `/api/chat` takes it: photos as `images`, a list of bare base64 strings on the
+ * message (Ollama docs, api.md "Chat request (with images)":
+ * https://github.com/ollama/ollama/blob/main/docs/api.md#chat-request-with-images).
+ */
+function ollamaMessage(m: ChatMessage): { role: string; content: string; images?: string[] } {
+  return m.images?.length ? { role: m.role, content: m.content, images: m.images.map((i) => i.data) } : { role: m.role, content: m.content };
 }
 
 class OllamaReader implements LineHandler {

@@ -41,7 +41,8 @@ export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDep
           names: (doc) => pluck((doc as { data?: unknown } | null)?.data, 'id'),
           emptyMessage: `no models are loaded on ${label}; load or download one in the server first`,
         });
-        const body: Record<string, unknown> = { model: call.model, messages, stream: true };
+        sink.model?.(call.model);
+        const body: Record<string, unknown> = { model: call.model, messages: messages.map(openAiMessage), stream: true };
         if (config.maxTokens !== undefined) body.max_tokens = config.maxTokens;
         const res = await call.send(apiUrl(base, '/chat/completions'), {
           method: 'POST',
@@ -57,6 +58,18 @@ export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDep
       }
     },
   };
+}
+
+/**
+ * A message as `/chat/completions` takes it: with photos, content is an array of `image_url`
+ * parts holding data URLs, then the text part (OpenAI docs, "Images and vision", Base64-encoded
+ * images: https://platform.openai.com/docs/guides/images-vision#giving-a-model-images-as-input).
+ */
+function openAiMessage(m: ChatMessage): { role: string; content: string | object[] } {
+  if (!m.images?.length) return { role: m.role, content: m.content };
+  const parts: object[] = m.images.map((i) => ({ type: 'image_url', image_url: { url: `data:${i.mediaType};base64,${i.data}` } }));
+  if (m.content !== '') parts.push({ type: 'text', text: m.content });
+  return { role: m.role, content: parts };
 }
 
 class OpenAiReader implements EventHandler {

@@ -1,8 +1,10 @@
-import type { ChatMessage } from './types';
+import type { ChatImage, ChatMessage } from './types';
 
 export interface Turn {
   role: 'user' | 'assistant';
   content: string;
+  /** The photos of the messages merged into this turn, in order. */
+  images?: ChatImage[];
 }
 
 export interface Conversation {
@@ -14,8 +16,8 @@ export interface Conversation {
 
 /**
  * Reshapes OpenAI-style messages for the providers that take the system prompt separately and
- * want strictly alternating turns: consecutive same-role messages are merged, empty ones (which
- * both reject) dropped, and a conversation that does not open with the user gets a short user
+ * want strictly alternating turns: consecutive same-role messages are merged (their photos kept
+ * with the turn, in order), empty ones (which both reject) dropped, and a conversation that does not open with the user gets a short user
  * turn in front so that the request is accepted rather than refused.
  */
 export function toConversation(messages: ChatMessage[]): Conversation {
@@ -25,10 +27,16 @@ export function toConversation(messages: ChatMessage[]): Conversation {
     .join('\n\n');
   const turns: Turn[] = [];
   for (const m of messages) {
-    if (m.role === 'system' || m.content === '') continue;
+    const images = m.images ?? [];
+    // A message with photos and no text is not empty: its photos stay with its turn.
+    if (m.role === 'system' || (m.content === '' && images.length === 0)) continue;
     const last = turns.at(-1);
-    if (last && last.role === m.role) last.content += `\n\n${m.content}`;
-    else turns.push({ role: m.role, content: m.content });
+    if (last && last.role === m.role) {
+      if (m.content !== '') last.content = last.content === '' ? m.content : `${last.content}\n\n${m.content}`;
+      if (images.length > 0) last.images = [...(last.images ?? []), ...images];
+    } else {
+      turns.push(images.length > 0 ? { role: m.role, content: m.content, images: [...images] } : { role: m.role, content: m.content });
+    }
   }
   if (turns[0]?.role !== 'user') turns.unshift({ role: 'user', content: CONTINUE });
   return system === '' ? { turns } : { system, turns };

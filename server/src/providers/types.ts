@@ -1,9 +1,24 @@
 /** OpenAI-style roles: what every client sends, whatever the provider needs. */
 export type Role = 'system' | 'user' | 'assistant';
 
+/** The image types a chat request may carry (the ones every supported provider accepts). */
+export const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/webp', 'image/gif'] as const;
+export type ImageMediaType = (typeof IMAGE_MEDIA_TYPES)[number];
+
+/** A photo in a message: its bytes as standard base64 (no `data:` prefix). Never logged. */
+export interface ChatImage {
+  mediaType: ImageMediaType;
+  data: string;
+}
+
+/**
+ * One message. `content` is its text (text parts joined); `images` the photos it carries, in
+ * order. Adapters send the images before the text, each in its provider's own form.
+ */
 export interface ChatMessage {
   role: Role;
   content: string;
+  images?: ChatImage[];
 }
 
 /**
@@ -46,6 +61,18 @@ export type ActiveProvider =
 
 export interface ProviderSource {
   active(): ActiveProvider;
+  /** Every provider record, in the configured order (for `GET /v1/providers`); invalid entries left out. */
+  list?(): ProviderConfig[];
+  /** The id the desktop names as active, even when it is missing or unusable ('' for none). */
+  activeId?(): string;
+  /** True when the desktop lets a phone switch the active provider (`allowPhoneProviderSwitch`). */
+  canSwitch?(): boolean;
+  /**
+   * Makes `id` the active provider (and `model` its model when given), exactly as switching on
+   * the desktop does: the settings or the config file are written, and the next chat uses it.
+   * The caller has checked canSwitch(), that `id` is listed and not `cloud`.
+   */
+  switchTo?(id: string, model?: string): Promise<void>;
 }
 
 export interface AdapterDeps {
@@ -73,6 +100,11 @@ export interface PieceSink {
    * up: read nothing more from the provider until it settles (a slow client paces the provider).
    */
   flush(): void | Promise<void>;
+  /**
+   * The model that answers, once the adapter knows it (`auto` resolved), before the first piece.
+   * Optional for the consumer; adapters call it at most once.
+   */
+  model?(name: string): void;
 }
 
 export type PieceKind = Piece['kind'];

@@ -7,7 +7,10 @@ import type { FinishReason, PieceKind, ProviderConfig } from '../../providers/ty
  * wrapped in `<think>` as on the SPEC stream.
  */
 
-/** The model the desktop serves, whatever the client asked for; `auto` when the runner picks its first model. */
+/**
+ * The model the desktop serves, whatever the client asked for, as configured; a completion
+ * names the model that really answered once the adapter resolved it (`auto` → the runner's first).
+ */
 export function modelName(provider: ProviderConfig): string {
   return provider.model ?? 'auto';
 }
@@ -18,7 +21,8 @@ export class Completion {
   private content = '';
   private reasoning = '';
 
-  constructor(readonly model: string) {}
+  /** Set to the resolved model once the adapter names it; every chunk after that carries it. */
+  constructor(public model: string) {}
 
   /** Stream framing: the first chunk announces the assistant role, as OpenAI's does. */
   firstChunk(): string {

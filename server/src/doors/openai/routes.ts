@@ -7,7 +7,7 @@ import { SseStream } from '../../http/sse';
 import { Completion, errorChunk, modelName } from './completion';
 import { generationError, openAiError, sendOpenAiError } from './errors';
 import { parseCompletionRequest } from './request';
-import { readJsonBody } from '../read';
+import { limitTextOnly, readJsonBody } from '../read';
 
 /**
  * An OpenAI-compatible door on the same relay, so OpenAI SDKs and tools can use the desktop's
@@ -36,7 +36,9 @@ export const completionsRoute: Route = {
   auth: true,
   dialect: openAiDialect,
   async handle(req, res, ctx) {
-    const { messages, stream } = parseCompletionRequest((await readJsonBody(req, ctx)).json);
+    const { json, raw } = await readJsonBody(req, ctx, { images: true });
+    const { messages, stream } = parseCompletionRequest(json);
+    limitTextOnly(raw.length, messages);
     const provider = ctx.chat.provider();
     ctx.state(req).provider = provider.id;
     const completion = new Completion(modelName(provider));
@@ -45,16 +47,35 @@ export const completionsRoute: Route = {
   },
 };
 
-/** `stream: true`: chat.completion.chunk events, then the finish reason and `[DONE]`, or an error chunk and no `[DONE]`. */
+/**
+ * `stream: true`: chat.completion.chunk events, then the finish reason and `[DONE]`, or an error
+ * chunk and no `[DONE]`. The headers go out at once; the role chunk waits until the adapter names
+ * the model that answers, so every chunk carries the same, real model.
+ */
 async function streamCompletion(res: ServerResponse, ctx: RelayContext, provider: ProviderConfig, messages: ChatMessage[], completion: Completion): Promise<void> {
   const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
+  let begun = false;
+  const begin = () => {
+    if (begun) return;
+    begun = true;
+    sse.write(completion.firstChunk());
+  };
   const chat = ctx.chat.start(provider, messages, {
-    piece: (kind, text) => void sse.write(completion.pieceChunk(kind, text)),
+    model: (name) => {
+      if (!begun) completion.model = name;
+      begin();
+    },
+    piece: (kind, text) => {
+      begin();
+      sse.write(completion.pieceChunk(kind, text));
+    },
     flush: () => sse.flush(),
-    end: (ending) => sse.finish(ending.ok ? completion.lastChunk(ending.finish) : errorChunk(generationError(ending.message))),
+    end: (ending) => {
+      begin();
+      sse.finish(ending.ok ? completion.lastChunk(ending.finish) : errorChunk(generationError(ending.message)));
+    },
   });
   sse.open();
-  sse.write(completion.firstChunk());
   res.once('close', () => chat.abort());
   await chat.done;
 }
@@ -72,6 +93,7 @@ async function answerCompletion(
   res.once('close', () => chat.abort());
   const ending = await chat.done;
   if (res.destroyed) return;
+  if (chat.model !== undefined) completion.model = chat.model;
   if (ending.ok) return sendJson(res, 200, completion.message(ending.finish));
   // The provider failed: a gateway error. Retrying would spend quota on the same failure, so SDKs are told not to.
   sendOpenAiError(res, ctx.state(req).id, 502, generationError(ending.message), { 'x-should-retry': 'false' });

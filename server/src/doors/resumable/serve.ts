@@ -8,7 +8,7 @@ import { HttpError, serverStopping } from '../../http/errors';
 import type { Route } from '../../http/route';
 import { SseStream } from '../../http/sse';
 import type { ChatMessage } from '../../providers/types';
-import { readJsonBody } from '../read';
+import { limitTextOnly, readJsonBody } from '../read';
 import type { EventLog, Frame, FrameListener } from './eventLog';
 import { lastEventIdTooHigh, resumeHeaders } from './headers';
 import { hashBody, type ResumableGeneration, type ResumableRegistry } from './registry';
@@ -32,8 +32,9 @@ export function resumableStreamRoute(registry: ResumableRegistry): Route {
     async handle(req, res, ctx) {
       // Checked right after auth, before the body is read.
       const headers = resumeHeaders(req)!;
-      const { json, raw } = await readJsonBody(req, ctx);
+      const { json, raw } = await readJsonBody(req, ctx, { images: true });
       const messages = parseChatRequest(json);
+      limitTextOnly(raw.length, messages);
       const token = ctx.token;
       if (token === undefined) throw serverStopping();
       const scope = registry.scope(token, headers.key);

@@ -2,7 +2,7 @@ import { parseChatRequest } from '../../chat/request';
 import { SpecReply } from '../../chat/specReply';
 import type { Route } from '../../http/route';
 import { SseStream } from '../../http/sse';
-import { readJsonBody } from '../read';
+import { limitTextOnly, readJsonBody } from '../read';
 import { sseWriter } from './sseReply';
 
 /** SPEC's `POST /v1/chat/stream`: a chat request in, SPEC events out as SSE. */
@@ -11,7 +11,9 @@ export const chatStreamRoute: Route = {
   path: '/v1/chat/stream',
   auth: true,
   async handle(req, res, ctx) {
-    const messages = parseChatRequest((await readJsonBody(req, ctx)).json);
+    const { json, raw } = await readJsonBody(req, ctx, { images: true });
+    const messages = parseChatRequest(json);
+    limitTextOnly(raw.length, messages);
     const provider = ctx.chat.provider();
     ctx.state(req).provider = provider.id;
     const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import { requestState } from '../../http/funnel';
-import { MAX_BODY_BYTES, parseJson } from '../../http/body';
+import { parseJson } from '../../http/body';
+import { limitTextOnly, MAX_IMAGE_BODY_BYTES } from '../read';
 import { parseChatRequest } from '../../chat/request';
 import type { RelayContext, Route } from '../../http/context';
 import { HttpError, serverStopping } from '../../http/errors';
@@ -61,7 +62,8 @@ function socketServer(): WebSocketServer {
   wss = new WebSocketServer({
     noServer: true,
     clientTracking: false,
-    maxPayload: MAX_BODY_BYTES,
+    // A request carrying images may be 10 MiB; one without is held to 1 MiB once parsed.
+    maxPayload: MAX_IMAGE_BODY_BYTES,
     // Only ever `deskrelay`: selecting the bearer subprotocol would echo the token.
     handleProtocols: (protocols) => (protocols.has(SOCKET_PROTOCOL) ? SOCKET_PROTOCOL : false),
   });
@@ -112,7 +114,9 @@ async function serveChatSocket(ws: WebSocket, req: IncomingMessage, ctx: RelayCo
     let messages;
     let provider;
     try {
-      messages = parseChatRequest(parseJson(toBuffer(first.data)));
+      const raw = toBuffer(first.data);
+      messages = parseChatRequest(parseJson(raw));
+      limitTextOnly(raw.length, messages);
       provider = ctx.chat.provider();
       ctx.state(req).provider = provider.id;
     } catch (err) {

@@ -6,7 +6,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.cache/**', '.tsbuild/**', '.vscode-test/**', 'test-results/**', 'media/web/vendor/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.cache/**', '.tsbuild/**', '.vscode-test/**', 'test-results/**', 'media/web/vendor/**', 'media/web/app.js', 'media/web/sw.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -36,6 +36,11 @@ export default tseslint.config(
     languageOptions: { sourceType: 'script', globals: { ...globals.browser, acquireVsCodeApi: 'readonly' } },
     // The pages' own top-level functions (e.g. stop) may share a name with a window property.
     rules: { 'no-redeclare': ['error', { builtinGlobals: false }] },
+  },
+  {
+    files: ['web/**/*.ts'],
+    // The phone web client runs in the browser, not in Node.
+    languageOptions: { globals: { ...globals.browser } },
   },
   {
     files: ['test/**'],

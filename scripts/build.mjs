@@ -6,9 +6,10 @@
 // the relay loads on its first provider request: activating the extension or starting the CLI
 // never loads or parses it.
 import { build } from 'esbuild';
-import { chmod, copyFile, mkdir, rm } from 'node:fs/promises';
+import { chmod, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildWeb } from './build-web.mjs';
 
 const { values: args } = parseArgs({ options: { production: { type: 'boolean', default: false }, outdir: { type: 'string', default: 'dist' } } });
 const production = args.production;
@@ -52,11 +53,5 @@ await Promise.all([
 ]);
 await chmod(out('cli.js'), 0o755);
 
-// The phone web client's browser libraries, served by the relay from media/web/vendor (ignored by git).
-await mkdir('media/web/vendor', { recursive: true });
-await Promise.all([
-  copyFile('node_modules/marked/lib/marked.esm.js', 'media/web/vendor/marked.js'),
-  copyFile('node_modules/marked/LICENSE', 'media/web/vendor/marked.LICENSE'),
-  copyFile('node_modules/dompurify/dist/purify.es.mjs', 'media/web/vendor/purify.js'),
-  copyFile('node_modules/dompurify/LICENSE', 'media/web/vendor/purify.LICENSE'),
-]);
+// The phone web client (web/src → media/web/app.js, minified in every build; see build-web.mjs).
+await buildWeb();

@@ -66,7 +66,7 @@ describe('serving the page', () => {
     expect(csp).not.toContain('unsafe');
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect(page.headers.get('referrer-policy')).toBe('no-referrer');
-    for (const path of ['/vendor/marked.js', '/vendor/purify.js', '/app.js', '/app.css']) {
+    for (const path of ['/app.js', '/app.css']) {
       expect((await fetch(`${desk.relay.url}${path}`)).status, path).toBe(200);
     }
     for (const path of ['/nope', '/v1/nope', '/v1', '/.gitignore']) {
@@ -87,11 +87,14 @@ describe('serving the page', () => {
     expect(findWebRoot()).toBe(web);
   });
 
-  it('answers HEAD / without a body, and keeps /v1 methods as they were', async () => {
+  it('answers HEAD / and HEAD /v1/health without a body', async () => {
     const head = await fetch(`${desk.relay.url}/`, { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe('');
-    expect((await fetch(`${desk.relay.url}/v1/health`, { method: 'HEAD' })).status).toBe(405);
+    // HEAD /v1/health answers like GET without a body (issue 18, defence in depth).
+    const healthHead = await fetch(`${desk.relay.url}/v1/health`, { method: 'HEAD' });
+    expect(healthHead.status).toBe(200);
+    expect(await healthHead.text()).toBe('');
     expect((await fetch(`${desk.relay.url}/v1/health`)).status).toBe(200);
   });
 

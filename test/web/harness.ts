@@ -3,7 +3,8 @@
  * driven by playwright-core (it never downloads a browser) at a phone viewport, and helpers for
  * pairing and reading the page.
  */
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startRelay, type TestRelay } from '../helpers/relay';
@@ -13,15 +14,12 @@ const ROOT = join(__dirname, '..', '..');
 export const SCREENSHOTS = join(ROOT, 'test-results', 'web');
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-/** What scripts/build.mjs copies into media/web/vendor; done here too so the suite runs from a clean checkout. */
+let built = false;
+/** Builds the web client (scripts/build-web.mjs: web/src → media/web/app.js) once per test file, so the suite runs from a clean checkout. */
 export function ensureVendor(): void {
-  const dir = join(ROOT, 'media', 'web', 'vendor');
-  mkdirSync(dir, { recursive: true });
-  const files: [string, string][] = [
-    ['node_modules/marked/lib/marked.esm.js', 'marked.js'],
-    ['node_modules/dompurify/dist/purify.es.mjs', 'purify.js'],
-  ];
-  for (const [from, to] of files) copyFileSync(join(ROOT, from), join(dir, to));
+  if (built) return;
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-web.mjs'), '--quiet'], { cwd: ROOT, stdio: 'inherit' });
+  built = true;
 }
 
 export async function launchBrowser(): Promise<Browser> {

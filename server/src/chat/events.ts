@@ -1,13 +1,9 @@
 /**
  * The event vocabulary of a reply as SPEC clients see it (SSE, resumable SSE, WebSocket): zero or
  * more `token` events, then exactly one `done` or `error`. Doors frame these; only the chat
- * folder decides what they say.
+ * folder decides what they say. The shapes live in ../protocol.ts, shared with the web client.
  */
-export type TokenEvent = { type: 'token'; delta: string };
-export type DoneEvent = { type: 'done'; content: string };
-export type ErrorEvent = { type: 'error'; message: string };
-export type TerminalEvent = DoneEvent | ErrorEvent;
-export type ChatEvent = TokenEvent | TerminalEvent;
+export type { ChatEvent, DoneEvent, ErrorEvent, TerminalEvent, TokenEvent } from '../protocol';
 
 /** Why a chat was cancelled, when the cancellation itself is news for the client (its message is shown). */
 export class CancelReason extends Error {}

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from '../../http/errors';
+import { EVENT_ID_RE as EVENT_ID, HEADERS, IDEMPOTENCY_KEY_RE as KEY } from '../../protocol';
 
 export interface ResumeHeaders {
   /** The client's own id for this message. */
@@ -8,8 +9,8 @@ export interface ResumeHeaders {
   lastEventId: number | undefined;
 }
 
-const KEY = /^[A-Za-z0-9_-]{8,128}$/;
-const EVENT_ID = /^[0-9]{1,15}$/;
+const KEY_HEADER = HEADERS.idempotencyKey.toLowerCase();
+const LAST_EVENT_ID_HEADER = HEADERS.lastEventId.toLowerCase();
 
 const invalidHeader = (message: string) => new HttpError(400, 'request.invalid_header', message);
 
@@ -19,12 +20,12 @@ const invalidHeader = (message: string) => new HttpError(400, 'request.invalid_h
  * A repeated header arrives joined with ", " and so is malformed.
  */
 export function resumeHeaders(req: IncomingMessage): ResumeHeaders | undefined {
-  const key = req.headers['idempotency-key'];
+  const key = req.headers[KEY_HEADER];
   if (key === undefined) return undefined;
   if (typeof key !== 'string' || !KEY.test(key)) {
     throw invalidHeader('The Idempotency-Key header must be 8 to 128 characters from A-Z, a-z, 0-9, "_" and "-".');
   }
-  const last = req.headers['last-event-id'];
+  const last = req.headers[LAST_EVENT_ID_HEADER];
   if (last === undefined) return { key, lastEventId: undefined };
   if (typeof last !== 'string' || !EVENT_ID.test(last.trim())) {
     throw invalidHeader('The Last-Event-ID header must be the number of the last event received (the value of its "id:" line).');

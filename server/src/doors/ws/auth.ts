@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { authenticate, invalidToken, missingToken, tokensMatch } from '../../http/auth';
 import { HttpError } from '../../http/errors';
+import { SOCKET_BEARER_PREFIX as BEARER_PREFIX, SOCKET_PROTOCOL } from '../../protocol';
 
 /** The subprotocol the server selects; the token travels in a second one it never echoes. */
-export const SOCKET_PROTOCOL = 'deskrelay';
-const BEARER_PREFIX = 'deskrelay.bearer.';
+export { SOCKET_PROTOCOL };
 
 export function offeredProtocols(req: IncomingMessage): string[] {
   const header = req.headers['sec-websocket-protocol'];

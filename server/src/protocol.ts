@@ -1,0 +1,75 @@
+/**
+ * The wire protocol between the relay and its clients, in one place: the relay's doors and the
+ * phone web client (web/src) both import it, so they cannot drift apart. Pure constants and
+ * types: no Node imports, nothing that runs (the browser bundle includes this file as it is).
+ */
+
+/** The routes a SPEC client uses. */
+export const PATHS = Object.freeze({
+  health: '/v1/health',
+  info: '/v1/remote/info',
+  /** POST: the chat as SSE; with `Idempotency-Key` a resumable stream. */
+  chatStream: '/v1/chat/stream',
+  /** POST with the `Idempotency-Key` of a resumable reply: stops its generation. */
+  chatCancel: '/v1/chat/cancel',
+  /** GET with `Upgrade: websocket`: one chat per socket. */
+  chatSocket: '/v1/chat/ws',
+});
+
+/** Request headers of the resumable stream, as spelled on the wire. */
+export const HEADERS = Object.freeze({
+  idempotencyKey: 'Idempotency-Key',
+  lastEventId: 'Last-Event-ID',
+});
+
+/** What an `Idempotency-Key` may look like (and so what a client must generate). */
+export const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9_-]{8,128}$/;
+/** What a `Last-Event-ID` may look like: the number of an `id:` line. */
+export const EVENT_ID_RE = /^[0-9]{1,15}$/;
+
+/**
+ * Browsers cannot set headers on a WebSocket handshake: the token travels as a second offered
+ * subprotocol, `deskrelay.bearer.<token>`, beside `deskrelay`, the one the relay selects (it never
+ * selects, and so never echoes, the token's).
+ */
+export const SOCKET_PROTOCOL = 'deskrelay';
+export const SOCKET_BEARER_PREFIX = 'deskrelay.bearer.';
+
+/** Close codes of the chat socket. */
+export const SOCKET_CLOSE = Object.freeze({
+  /** After the terminal `done`/`error` event. */
+  normal: 1000,
+  /** The relay stopped before a request came. */
+  goingAway: 1001,
+  /** After an `error` event refusing the request itself; the reason is the error code. */
+  policy: 1008,
+});
+
+/**
+ * The event vocabulary of a reply (SSE `data:` lines, resumable SSE with numbered `id:` lines,
+ * WebSocket text messages): zero or more `token` events, then exactly one `done` or `error`.
+ */
+export type TokenEvent = { type: 'token'; delta: string };
+export type DoneEvent = { type: 'done'; content: string };
+export type ErrorEvent = { type: 'error'; message: string };
+export type TerminalEvent = DoneEvent | ErrorEvent;
+export type ChatEvent = TokenEvent | TerminalEvent;
+
+export type Role = 'system' | 'user' | 'assistant';
+/** The body of `POST /v1/chat/stream` and the first message on the chat socket. */
+export interface ChatRequestBody {
+  messages: { role: Role; content: string }[];
+}
+
+/** A refusal's JSON body (every non-2xx answer of the relay). */
+export interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+/** `GET /v1/remote/info`. */
+export interface RemoteInfo {
+  service: 'deskrelay';
+  version: string;
+  hostname: string;
+  providerConfigured?: boolean;
+}

@@ -1,0 +1,87 @@
+/** The relay's HTTP API, same-origin (CSP: connect-src 'self'). */
+import { HEADERS, PATHS, type ErrorBody, type RemoteInfo } from '../../server/src/protocol';
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+export const AUTH_MESSAGE = 'The token is no longer valid (the desktop relay was restarted or the token rotated). Pair again with the new pairing JSON.';
+export const UNREACHABLE_MESSAGE = 'The desktop is unreachable. Check that the desktop and its tunnel are running; your saved chats are still here.';
+
+export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+/**
+ * A fetch that failed on the way, not at the relay: the connection dropped, the phone went
+ * offline, or WebKit killed it while the page was in the background. Each engine words it its
+ * own way: Chromium "Failed to fetch" / "network error", WebKit "Load failed" (also "The network
+ * connection was lost."), Firefox "NetworkError when attempting to fetch resource.".
+ */
+export function isDroppedConnection(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err.name === 'AbortError') return false;
+  if (err.name === 'NetworkError') return true;
+  if (!(err instanceof TypeError)) return false;
+  return /load failed|failed to fetch|network ?error|network connection was lost|fetch failed|terminated|input stream/i.test(err.message);
+}
+
+/** Turns a non-2xx response into a user-facing ApiError (the relay's error body when there is one). */
+export async function apiError(res: Response): Promise<ApiError> {
+  let code = '';
+  let message = '';
+  try {
+    const body = (await res.json()) as Partial<ErrorBody> | null;
+    code = body?.error?.code ?? '';
+    message = body?.error?.message ?? '';
+  } catch {
+    /* not the relay's error body */
+  }
+  if (res.status === 401) return new ApiError(AUTH_MESSAGE, 401, code || 'auth.invalid_token');
+  if (!code) return new ApiError(`The server at this address answered HTTP ${res.status}; it does not look like a DeskRelay relay.`, res.status, 'wrong_service');
+  return new ApiError(message || `The relay refused the request (${code}).`, res.status, code);
+}
+
+export async function fetchInfo(token: string): Promise<RemoteInfo> {
+  let res: Response;
+  try {
+    res = await fetch(PATHS.info, { headers: bearer(token), cache: 'no-store' });
+  } catch {
+    throw new ApiError(UNREACHABLE_MESSAGE, 0, 'network');
+  }
+  if (!res.ok) throw await apiError(res);
+  let info: unknown;
+  try {
+    info = await res.json();
+  } catch {
+    throw new ApiError('This address answers, but not as DeskRelay (the reply is not JSON).', res.status, 'wrong_service');
+  }
+  if (!info || typeof info !== 'object' || (info as RemoteInfo).service !== 'deskrelay') {
+    throw new ApiError('This address answers, but it is not a DeskRelay relay (wrong service).', res.status, 'wrong_service');
+  }
+  return info as RemoteInfo;
+}
+
+/**
+ * A resumable (keyed) generation outlives its connection, so leaving is not enough: ask the relay
+ * to cancel it. Best effort: a relay without the cancel answers 404/405 and the generation ends
+ * on its own (or after the relay's resume window).
+ */
+export function cancelKeyed(token: string, key: string): void {
+  fetch(PATHS.chatCancel, {
+    method: 'POST',
+    headers: { ...bearer(token), [HEADERS.idempotencyKey]: key },
+    keepalive: true,
+    cache: 'no-store',
+  }).catch(() => {});
+}
+
+/** A fresh Idempotency-Key (IDEMPOTENCY_KEY_RE): 22 url-safe characters of randomness. */
+export function newKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}

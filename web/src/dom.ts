@@ -1,0 +1,43 @@
+/**
+ * The page's own elements, found once while only index.html is in the document. Model replies are
+ * rendered into the same document later, and a lookup by id (or by name, or through window's and
+ * document's named properties) at use time could then find an element the model put there.
+ */
+function pageElement<T extends HTMLElement = HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`index.html has no #${id}`);
+  return el as T;
+}
+
+export const ui = Object.freeze({
+  conn: pageElement('conn'),
+  unpair: pageElement<HTMLButtonElement>('unpair'),
+  pair: pageElement('pair'),
+  pairForm: pageElement<HTMLFormElement>('pair-form'),
+  pairJson: pageElement<HTMLTextAreaElement>('pair-json'),
+  pairError: pageElement('pair-error'),
+  info: pageElement('info'),
+  infoHost: pageElement('info-host'),
+  infoVersion: pageElement('info-version'),
+  infoWarning: pageElement('info-warning'),
+  testConn: pageElement<HTMLButtonElement>('test-conn'),
+  chat: pageElement('chat'),
+  log: pageElement<HTMLOListElement>('log'),
+  chatStatus: pageElement('chat-status'),
+  compose: pageElement<HTMLFormElement>('compose'),
+  message: pageElement<HTMLTextAreaElement>('message'),
+  newChat: pageElement<HTMLButtonElement>('new-chat'),
+  stop: pageElement<HTMLButtonElement>('stop'),
+  send: pageElement<HTMLButtonElement>('send'),
+});
+
+/** Taken at load like the controls: document's named properties outrank its own. */
+export const scroller: Element = document.scrollingElement || document.documentElement;
+
+/** A new element with a class and text (never HTML). */
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, className = '', text = ''): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text) node.textContent = text;
+  return node;
+}

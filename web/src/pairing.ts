@@ -1,0 +1,75 @@
+/**
+ * Pairing: the token arrives in the link's fragment (`#token=…`, never sent to a server) or in the
+ * pasted pairing JSON. The token is a secret: it is kept in memory (and this tab's
+ * sessionStorage), sent only in the Authorization header or the WebSocket subprotocol, never in a
+ * URL query or the console.
+ */
+import { settings } from './settings';
+import { sessionStore } from './storage';
+
+export interface Pairing {
+  url: string;
+  token: string;
+}
+
+export const TOKEN_RE = /^[A-Za-z0-9._~+/=-]{8,512}$/;
+const SESSION_KEY = 'deskrelay.pairing';
+
+/** The token in the address's fragment, if any; the fragment is taken out of the address bar. */
+export function readFragment(): string | null {
+  const hash = location.hash.replace(/^#/, '');
+  if (!hash) return null;
+  const params = new URLSearchParams(hash);
+  const after = Number(params.get('wsAfterMs'));
+  if (params.has('wsAfterMs') && Number.isFinite(after) && after >= 0) settings.wsAfterMs = after;
+  const token = params.get('token');
+  // Take the secret out of the address bar (and so out of history, bookmarks and shares).
+  try {
+    window.history.replaceState(null, '', location.pathname);
+  } catch {
+    /* a sandboxed page may refuse; the fragment never reaches a server anyway */
+  }
+  return token;
+}
+
+/** Parses the pasted pairing JSON: `{"url": "...", "token": "..."}`. Throws a user-facing message. */
+export function parsePairing(text: string): Pairing {
+  const trimmed = text.trim();
+  if (!trimmed) throw new Error('Paste the pairing JSON shown on your desktop.');
+  let value: unknown;
+  try {
+    value = JSON.parse(trimmed);
+  } catch {
+    throw new Error('That is not valid JSON. Copy the whole pairing JSON, from { to }.');
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error('The pairing JSON must be an object with "url" and "token".');
+  const { url: rawUrl, token } = value as Record<string, unknown>;
+  if (typeof rawUrl !== 'string' || !rawUrl) throw new Error('The pairing JSON has no "url".');
+  if (typeof token !== 'string' || !token) throw new Error('The pairing JSON has no "token".');
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    throw new Error('The "url" in the pairing JSON is not a URL.');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('The "url" must start with https:// or http://.');
+  if (!TOKEN_RE.test(token)) throw new Error('The "token" in the pairing JSON does not look like a DeskRelay token.');
+  return { url: url.origin, token };
+}
+
+function valid(p: unknown): Pairing | null {
+  if (!p || typeof p !== 'object') return null;
+  const { url, token } = p as Record<string, unknown>;
+  return typeof token === 'string' && TOKEN_RE.test(token) ? { url: typeof url === 'string' && url ? url : location.origin, token } : null;
+}
+
+/** The pairing kept for this tab, if any. */
+export function loadPairing(): Pairing | null {
+  return valid(sessionStore.read(SESSION_KEY));
+}
+
+/** Keeps (or, with null, drops) the pairing for this tab. */
+export function savePairing(p: Pairing | null): void {
+  if (p) sessionStore.write(SESSION_KEY, p);
+  else sessionStore.remove(SESSION_KEY);
+}

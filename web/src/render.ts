@@ -1,0 +1,206 @@
+/**
+ * Rendering. Model output is untrusted: Markdown → HTML → DOMPurify (strict profile below), and
+ * nothing else of the model's ever becomes markup. Everything else is built with textContent.
+ */
+import DOMPurify from 'dompurify';
+import { marked } from 'marked';
+import { el, scroller, ui } from './dom';
+
+marked.setOptions({ gfm: true, breaks: true, async: false });
+
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A') {
+    node.setAttribute('target', '_blank');
+    node.setAttribute('rel', 'noopener noreferrer nofollow');
+  }
+  // The page's own classes would let a reply dress up as a user message, a button or a status
+  // line; Markdown only ever needs the highlighter's language-* on code.
+  if (node.hasAttribute('class')) {
+    const kept = [...node.classList].filter((c) => /^language-[\w+#.-]+$/.test(c));
+    if (kept.length) node.setAttribute('class', kept.join(' '));
+    else node.removeAttribute('class');
+  }
+});
+
+/**
+ * A reply shares the document with the page's controls, so it must not be able to name them or
+ * reach them: ids and names are prefixed (`user-content-…`), which keeps them apart from the page's
+ * ids and from window's and document's named properties, and the attributes that point at an
+ * element by id (a label's `for`, `form`, `list`, popover and command targets, ARIA relations) go,
+ * since the only ids they could still hit are the page's.
+ */
+const SANITIZE = Object.freeze({
+  USE_PROFILES: { html: true },
+  SANITIZE_NAMED_PROPS: true,
+  FORBID_TAGS: [
+    'img', 'style', 'iframe', 'video', 'audio', 'source', 'picture', 'svg', 'math',
+    'form', 'input', 'button', 'textarea', 'select', 'option', 'optgroup', 'datalist',
+    'label', 'fieldset', 'legend', 'output', 'meter', 'progress',
+    'dialog', 'map', 'area', 'template', 'slot',
+  ],
+  FORBID_ATTR: [
+    'style', 'srcset', 'action', 'formaction',
+    'for', 'form', 'list', 'usemap', 'headers',
+    'popover', 'popovertarget', 'popovertargetaction', 'command', 'commandfor',
+    'tabindex', 'inert',
+  ],
+  ALLOW_ARIA_ATTR: false,
+  ALLOW_DATA_ATTR: false,
+});
+
+export function renderMarkdown(text: string): string {
+  return DOMPurify.sanitize(marked.parse(text) as string, SANITIZE) as unknown as string;
+}
+
+export interface ThinkingSplit {
+  thinking: string;
+  answer: string;
+  /** The `<think>` segment has not ended yet. */
+  open: boolean;
+  hasThinking: boolean;
+}
+
+/** Splits a reply into its leading `<think>` segment (if any) and the answer. */
+export function splitThinking(raw: string): ThinkingSplit {
+  const lead = raw.trimStart();
+  if (!lead.startsWith('<think>')) {
+    // A reply that so far is only a prefix of "<think>" may still become one.
+    if (lead && '<think>'.startsWith(lead)) return { thinking: '', answer: '', open: false, hasThinking: false };
+    return { thinking: '', answer: raw, open: false, hasThinking: false };
+  }
+  const rest = lead.slice('<think>'.length);
+  const end = rest.indexOf('</think>');
+  if (end < 0) return { thinking: rest, answer: '', open: true, hasThinking: true };
+  return { thinking: rest.slice(0, end), answer: rest.slice(end + '</think>'.length).replace(/^\s+/, ''), open: false, hasThinking: true };
+}
+
+/** What goes back to the model as history: the answer without its reasoning. */
+export function withoutThinking(raw: string): string {
+  return splitThinking(raw).answer;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scrolling: follow the reply while the reader is at the bottom; stop following once they
+// scroll up, and follow again when they come back down (or send).
+
+let following = true;
+let programmatic = false;
+
+export function followScroll(on = true): void {
+  following = on;
+  if (on) scrollToEnd();
+}
+
+export function scrollToEnd(): void {
+  if (!following) return;
+  programmatic = true;
+  scroller.scrollTop = scroller.scrollHeight;
+  requestAnimationFrame(() => (programmatic = false));
+}
+
+window.addEventListener(
+  'scroll',
+  () => {
+    if (programmatic) return;
+    following = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
+  },
+  { passive: true },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+
+export interface MessageView {
+  li: HTMLLIElement;
+  /** The message's own buttons (copy, edit, regenerate), filled by the caller. */
+  actions: HTMLDivElement;
+}
+
+export interface AssistantView extends MessageView {
+  details: HTMLDetailsElement;
+  summary: HTMLElement;
+  thinkingText: HTMLDivElement;
+  reply: HTMLDivElement;
+  note: HTMLParagraphElement;
+}
+
+/** A chat log entry with its speaker line; the caller appends the body. */
+function messageItem(kind: 'user' | 'assistant', name: string): MessageView {
+  const li = el('li', `msg ${kind}`);
+  li.append(el('div', 'who', name));
+  const actions = el('div', 'msg-actions');
+  return { li, actions };
+}
+
+export function userMessage(text: string): MessageView {
+  const view = messageItem('user', 'You');
+  view.li.append(el('div', 'text', text), view.actions);
+  ui.log.append(view.li);
+  scrollToEnd();
+  return view;
+}
+
+export function assistantMessage(): AssistantView {
+  const view = messageItem('assistant', 'Desktop');
+  const details = el('details', 'thinking');
+  details.hidden = true;
+  const summary = el('summary', '', 'Thinking');
+  const thinkingText = el('div', 'thinking-text');
+  details.append(summary, thinkingText);
+  const reply = el('div', 'reply cursor');
+  reply.setAttribute('aria-live', 'polite');
+  reply.setAttribute('aria-busy', 'true');
+  const note = el('p', 'note');
+  note.hidden = true;
+  view.li.append(details, reply, note, view.actions);
+  ui.log.append(view.li);
+  scrollToEnd();
+  return { ...view, details, summary, thinkingText, reply, note };
+}
+
+/** Shows `raw` (thinking folded, answer as sanitised Markdown) in an assistant message. */
+export function renderReply(v: AssistantView, raw: string): void {
+  const { thinking, answer, open, hasThinking } = splitThinking(raw);
+  if (hasThinking) {
+    v.details.hidden = false;
+    v.summary.textContent = open ? 'Thinking…' : 'Thinking';
+    v.thinkingText.textContent = thinking.trim();
+  }
+  v.reply.innerHTML = renderMarkdown(answer);
+  scrollToEnd();
+}
+
+export function markFinished(v: AssistantView): void {
+  v.reply.classList.remove('cursor');
+  v.reply.setAttribute('aria-busy', 'false');
+}
+
+export interface NoteAction {
+  label: string;
+  run: () => void;
+}
+
+export function setNote(v: AssistantView, text: string, kind = '', action?: NoteAction): void {
+  const note = v.note;
+  note.replaceChildren();
+  note.hidden = !text;
+  note.className = `note ${kind}`.trim();
+  if (!text) return;
+  note.append(document.createTextNode(text));
+  if (action) {
+    const b = el('button', '', action.label);
+    b.type = 'button';
+    b.addEventListener('click', action.run);
+    note.append(b);
+  }
+}
+
+export function setStatus(text: string): void {
+  ui.chatStatus.textContent = text;
+}
+
+export function setStreaming(on: boolean): void {
+  ui.stop.hidden = !on;
+  ui.send.disabled = on;
+  ui.newChat.disabled = on;
+}

@@ -1,0 +1,172 @@
+/**
+ * One reply being streamed: the turn's state machine.
+ *
+ *   streaming ──(connection dropped)──▶ interrupted ──(page visible and online)──▶ streaming
+ *       │                                    │
+ *       └──────────────┬─────────────────────┘
+ *                      ▼
+ *            done | stopped | error        (terminal; exactly one)
+ *
+ * A turn streams over SSE with an Idempotency-Key, so a dropped connection resumes with the same
+ * key and the Last-Event-ID of the last event seen; when SSE shows no bytes (a buffering proxy),
+ * it switches to the WebSocket, and later turns start there.
+ */
+import type { ChatEvent, ChatRequestBody } from '../../server/src/protocol';
+import { AUTH_MESSAGE, cancelKeyed, newKey } from './api';
+import { assistantMessage, markFinished, renderReply, setNote, setStatus, setStreaming, type AssistantView, type NoteAction } from './render';
+import { settings } from './settings';
+import { runSse, runWs } from './transports';
+
+export type TurnState = 'streaming' | 'interrupted' | 'done' | 'stopped' | 'error';
+export type AbortWhy = 'stop' | 'ws' | 'stall';
+
+export interface TurnHooks {
+  /** The turn reached a terminal state; `raw` is what was received. */
+  finished(turn: Turn): void;
+  /** The relay said the token is not (or no longer) valid. */
+  unauthorized(): void;
+  /** Retry after a failure that could not be resumed. */
+  retry(turn: Turn): void;
+}
+
+/** Once SSE was seen held back on this network, later turns go straight to the WebSocket. */
+let preferWs = false;
+
+export class Turn {
+  readonly key = newKey();
+  readonly body: string;
+  readonly view: AssistantView;
+  state: TurnState = 'streaming';
+  transport: 'sse' | 'ws' = preferWs ? 'ws' : 'sse';
+  /** Everything received so far (thinking included). */
+  raw = '';
+  lastId: number | null = null;
+  attempts = 0;
+  lastByteAt = Date.now();
+  abort: ((why: AbortWhy) => void) | null = null;
+  errorMessage = '';
+  private renderTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    readonly token: string,
+    messages: ChatRequestBody['messages'],
+    private readonly hooks: TurnHooks,
+  ) {
+    this.body = JSON.stringify({ messages } satisfies ChatRequestBody);
+    this.view = assistantMessage();
+    setStreaming(true);
+  }
+
+  get messages(): ChatRequestBody['messages'] {
+    return (JSON.parse(this.body) as ChatRequestBody).messages;
+  }
+
+  start(): void {
+    this.note('');
+    if (this.transport === 'ws') runWs(this);
+    else runSse(this);
+  }
+
+  // --- events from a transport -------------------------------------------------------------
+
+  event(event: ChatEvent): void {
+    if (this.state !== 'streaming') return;
+    if (event.type === 'token' && typeof event.delta === 'string') {
+      this.raw += event.delta;
+      this.renderTimer ??= setTimeout(() => this.render(), settings.renderEveryMs);
+    } else if (event.type === 'done') {
+      if (typeof event.content === 'string') this.raw = event.content;
+      this.finish('done');
+    } else if (event.type === 'error') {
+      this.finish('error', typeof event.message === 'string' ? event.message : 'The desktop reported an error.');
+    }
+  }
+
+  /** SSE was held back: leave its generation and go on over the WebSocket. */
+  switchToWs(): void {
+    cancelKeyed(this.token, this.key);
+    preferWs = true;
+    this.transport = 'ws';
+    setStatus('The network holds back streamed replies; switching to a WebSocket…');
+    runWs(this);
+  }
+
+  unauthorized(message = AUTH_MESSAGE): void {
+    this.hooks.unauthorized();
+    this.finish('error', message);
+  }
+
+  /** A terminal event (or a failure before the stream) ends the turn. */
+  finish(state: 'done' | 'stopped' | 'error', message = ''): void {
+    if (this.state !== 'streaming' && this.state !== 'interrupted') return;
+    this.state = state;
+    this.abort = null;
+    this.render();
+    markFinished(this.view);
+    if (state === 'done') this.note('');
+    else if (state === 'stopped') this.note('Stopped.');
+    else {
+      this.errorMessage = message || 'The reply failed.';
+      this.view.li.classList.add('failed');
+      this.note(this.errorMessage, 'error');
+    }
+    setStreaming(false);
+    setStatus('');
+    this.hooks.finished(this);
+  }
+
+  /** The connection dropped before the terminal event: wait for a chance to resume. */
+  interrupted(): void {
+    if (this.state !== 'streaming') return;
+    this.abort = null;
+    setStatus('');
+    if (this.attempts >= settings.resumeAttempts) {
+      this.finish('error', 'The connection to the desktop keeps dropping.');
+      this.note(this.errorMessage, 'error', { label: 'Retry', run: () => this.hooks.retry(this) });
+      return;
+    }
+    this.state = 'interrupted';
+    this.note('Connection lost; the reply will resume when the page is visible and online.');
+    if (document.visibilityState === 'visible' && navigator.onLine !== false) {
+      setTimeout(() => this.maybeResume(), Math.min(250 * 2 ** Math.max(0, this.attempts - 1), 4000));
+    }
+  }
+
+  /** The socket closed after it opened, before the terminal event (a socket cannot resume). */
+  lost(): void {
+    this.finish('error', 'The connection to the desktop was lost before the reply finished.');
+    this.note(this.errorMessage, 'error', { label: 'Retry', run: () => this.hooks.retry(this) });
+  }
+
+  // --- from the page -----------------------------------------------------------------------
+
+  /** Resume the cut stream: same request, same Idempotency-Key, `Last-Event-ID` of the last event seen. */
+  maybeResume(): void {
+    if (document.visibilityState !== 'visible' || navigator.onLine === false) return;
+    if (this.state === 'streaming') {
+      // A stream that has been silent for longer than the keep-alive interval is dead (the phone slept).
+      if (this.abort && Date.now() - this.lastByteAt > settings.stallMs) this.abort('stall');
+      return;
+    }
+    if (this.state !== 'interrupted') return;
+    this.state = 'streaming';
+    this.start();
+  }
+
+  stop(): void {
+    const abort = this.abort;
+    this.finish('stopped');
+    abort?.('stop');
+    if (this.transport === 'sse') cancelKeyed(this.token, this.key);
+  }
+
+  private render(): void {
+    clearTimeout(this.renderTimer);
+    this.renderTimer = undefined;
+    renderReply(this.view, this.raw);
+  }
+
+  private note(text: string, kind = '', action?: NoteAction): void {
+    setNote(this.view, text, kind, action);
+  }
+}

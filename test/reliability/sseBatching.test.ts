@@ -13,11 +13,25 @@ it('a burst of token events in one tick becomes one response write, then the ter
   const server = createServer((_req, res: ServerResponse) => {
     const sse = new SseStream(res, { keepAliveMs: 60_000 });
     sse.open();
+    // A write is one on the response or, since the writer frames chunks itself, on its socket.
     const write = res.write.bind(res) as (chunk: string) => boolean;
     res.write = ((chunk: string) => {
       writes++;
       return write(chunk);
     }) as typeof res.write;
+    // (res.end's own writes to the socket are the terminal event's, not counted here.)
+    let ending = false;
+    const end = res.end.bind(res) as (chunk: string) => ServerResponse;
+    res.end = ((chunk: string) => {
+      ending = true;
+      return end(chunk);
+    }) as typeof res.end;
+    const socket = res.socket!;
+    const socketWrite = socket.write.bind(socket) as (chunk: string) => boolean;
+    socket.write = ((chunk: string) => {
+      if (!ending) writes++;
+      return socketWrite(chunk);
+    }) as typeof socket.write;
     for (let i = 0; i < 200; i++) sse.token(`t${i} `);
     // Next tick: the batch went out as one write; the terminal event follows on its own.
     setImmediate(() => {

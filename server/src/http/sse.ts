@@ -56,7 +56,7 @@ export class SseStream {
     if (this.ended) return;
     // The keep-alive interval restarts when bytes are written: once per batch, not per event.
     this.timer?.refresh();
-    this.res.write(data);
+    this.put(data);
   };
 
   constructor(
@@ -92,7 +92,7 @@ export class SseStream {
     if (this.ended) return true;
     if (this.pending === '') process.nextTick(this.flushPending);
     this.pending += chunk;
-    return this.pending.length < this.res.writableHighWaterMark && !this.res.writableNeedDrain;
+    return this.pending.length < this.res.writableHighWaterMark && !this.needsDrain;
   }
 
   /**
@@ -102,6 +102,25 @@ export class SseStream {
    */
   paced(chunk: string): void | Promise<void> {
     return chunk === '' || this.write(chunk) ? undefined : this.drained();
+  }
+
+  /**
+   * Hands bytes to the connection. res.write would frame them as a chunk in four pieces (size,
+   * CRLF, data, CRLF) that leave as one writev of four iovecs: with one provider read per token
+   * at a model's pace, that writev was a third of the relay's CPU (bench/NOTES.md, issue 10).
+   * When the response owns its socket and is chunked, the same bytes go as one string in one
+   * write; otherwise (no socket yet behind a pipelined response, HTTP/1.0, HEAD) res.write does.
+   */
+  private put(data: string): void {
+    const socket = this.res.socket;
+    if (this.res.chunkedEncoding && socket && socket.writable && !this.res.writableEnded) {
+      socket.write(`${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`);
+    } else this.res.write(data);
+  }
+
+  /** True while the client has not taken what was written (on the response or, written directly, on its socket). */
+  private get needsDrain(): boolean {
+    return this.res.writableNeedDrain || (this.res.socket?.writableNeedDrain ?? false);
   }
 
   /** Writes one event; a terminal one ends the response. False means: wait for drained(). */
@@ -124,7 +143,7 @@ export class SseStream {
    */
   flush(): void | Promise<void> {
     this.flushPending();
-    if (this.ended || !this.res.writableNeedDrain) return undefined;
+    if (this.ended || !this.needsDrain) return undefined;
     return this.drained();
   }
 
@@ -149,13 +168,16 @@ export class SseStream {
   /** Resolves when the client has drained what we wrote, or is gone. */
   drained(): Promise<void> {
     this.flushPending();
-    if (this.ended || !this.res.writableNeedDrain) return Promise.resolve();
+    if (this.ended || !this.needsDrain) return Promise.resolve();
+    const socket = this.res.socket;
     return new Promise((resolve) => {
       const done = () => {
         this.res.off('drain', done).off('close', done);
+        socket?.off('drain', done);
         resolve();
       };
       this.res.on('drain', done).on('close', done);
+      socket?.on('drain', done);
     });
   }
 
@@ -167,7 +189,7 @@ export class SseStream {
   private keepAlive(): void {
     if (this.ended) return;
     this.flushPending();
-    this.res.write(KEEP_ALIVE);
+    this.put(KEEP_ALIVE);
     this.timer?.refresh();
   }
 

@@ -59,6 +59,16 @@ const vscode = new Proxy(
     env: anything(),
     extensions: anything(),
     languages: anything(),
+    // vscode.l10n.t: the message with {0}-style (or {name}) arguments filled in, as VS Code does.
+    l10n: {
+      t: (message, ...args) => {
+        const text = typeof message === 'string' ? message : message.message;
+        const named = args.length === 1 && typeof args[0] === 'object' && args[0] !== null ? args[0] : undefined;
+        return text.replace(/\{([^}]+)\}/g, (m, key) => String((named ? named[key] : args[Number(key)]) ?? m));
+      },
+      bundle: undefined,
+      uri: undefined,
+    },
     Disposable,
     EventEmitter,
     Uri: { file: (p) => ({ fsPath: p, path: p }), joinPath: (base, ...parts) => ({ fsPath: join(base.fsPath, ...parts), path: join(base.fsPath, ...parts) }), parse: (s) => ({ fsPath: s, toString: () => s }) },

@@ -1,17 +1,32 @@
 // Builds the phone web client: web/src/*.ts (with the shared wire protocol, marked and DOMPurify)
 // into one minified ES module, media/web/app.js, next to the page's index.html and app.css; the
-// libraries' licences go to media/web/vendor. Both outputs are ignored by git (media/web/.gitignore).
+// libraries' licences go to media/web/vendor; the home-screen icons (make-web-icons.mjs) and the
+// service worker (web/sw/sw.ts → media/web/sw.js) are built beside them. All are ignored by git
+// (media/web/.gitignore).
 // Each file is written whole then renamed into place, so test files building at the same time
 // never serve a half-written bundle.
 // Usage: node scripts/build-web.mjs [--quiet]   (scripts/build.mjs runs it too)
 import { build } from 'esbuild';
-import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makeWebIcons } from './make-web-icons.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const WEB = join(ROOT, 'media', 'web');
+
+/** What the service worker keeps so the app opens offline (paths as the page requests them). */
+export const SHELL = [
+  '/',
+  '/app.js',
+  '/app.css',
+  '/manifest.webmanifest',
+  '/icons/icon-192.png',
+  '/icons/icon-512.png',
+  '/icons/apple-touch-icon.png',
+];
 
 async function writeAtomic(path, contents) {
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
@@ -37,6 +52,25 @@ export async function buildWeb() {
   });
   await mkdir(join(WEB, 'vendor'), { recursive: true });
   for (const file of result.outputFiles) await writeAtomic(file.path, file.contents);
+  makeWebIcons(join(WEB, 'icons'));
+  // The service worker caches exactly the shell, under a name that changes with its contents.
+  const hash = createHash('sha256');
+  for (const path of SHELL) hash.update(path).update(await readFile(join(WEB, path === '/' ? 'index.html' : path.slice(1))));
+  const sw = await build({
+    absWorkingDir: ROOT,
+    entryPoints: ['web/sw/sw.ts'],
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: ['es2021', 'safari15'],
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    write: false,
+    outfile: join(WEB, 'sw.js'),
+    define: { __SHELL__: JSON.stringify(SHELL), __VERSION__: JSON.stringify(hash.digest('hex').slice(0, 16)) },
+  });
+  await writeAtomic(sw.outputFiles[0].path, sw.outputFiles[0].contents);
   await Promise.all([
     copyFile(join(ROOT, 'node_modules/marked/LICENSE'), join(WEB, 'vendor', 'marked.LICENSE')),
     copyFile(join(ROOT, 'node_modules/dompurify/LICENSE'), join(WEB, 'vendor', 'purify.LICENSE')),
@@ -46,8 +80,7 @@ export async function buildWeb() {
 
 /** The page as a phone downloads it: every file the shell needs, raw and gzipped. */
 export async function sizes() {
-  const { readFile } = await import('node:fs/promises');
-  const files = ['index.html', 'app.css', 'app.js'];
+  const files = ['index.html', 'app.css', 'app.js', 'sw.js', 'manifest.webmanifest'];
   const out = [];
   for (const f of files) {
     const buf = await readFile(join(WEB, f));

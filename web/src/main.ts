@@ -4,6 +4,7 @@
  */
 import type { ChatRequestBody } from '../../server/src/protocol';
 import { ApiError, AUTH_MESSAGE, fetchInfo } from './api';
+import { registerServiceWorker } from './install';
 import { ui } from './dom';
 import { loadPairing, parsePairing, readFragment, savePairing, TOKEN_RE, type Pairing } from './pairing';
 import { followScroll, setStatus, userMessage, withoutThinking } from './render';
@@ -106,7 +107,7 @@ async function connect(): Promise<boolean> {
     } else {
       ui.infoWarning.textContent = message;
       ui.infoWarning.hidden = false;
-      ui.conn.textContent = 'Not connected';
+      ui.conn.textContent = err instanceof ApiError && err.code === 'network' ? 'Desktop unreachable' : 'Not connected';
       ui.chat.hidden = false;
     }
     return false;
@@ -182,8 +183,14 @@ function init(): void {
   window.addEventListener('pageshow', maybeResume);
   window.addEventListener('focus', maybeResume);
 
+  // Back online: say so at once rather than at the next message.
+  window.addEventListener('online', () => {
+    if (pairing && !current && ui.conn.textContent === 'Desktop unreachable') void connect();
+  });
+
   if (pairing) void connect();
   else showPairing();
+  registerServiceWorker();
 }
 
 init();

@@ -17,6 +17,9 @@ export const WEB_SECURITY_HEADERS: Readonly<Record<string, string>> = {
     "style-src 'self'",
     "img-src 'self' data:",
     "connect-src 'self'",
+    // The installable app: its manifest and its service worker (web/sw/sw.ts), same-origin only.
+    "manifest-src 'self'",
+    "worker-src 'self'",
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",

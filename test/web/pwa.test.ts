@@ -1,0 +1,134 @@
+/**
+ * The installable app (issue 12, step 2): a valid web app manifest with 192 and 512 icons and
+ * light/dark theme colours, served with its MIME type under the strict CSP; a service worker that
+ * registers, caches the app shell only (no API response, no token), and serves the page when the
+ * desktop cannot be reached, which the page then says plainly.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { PNG } from 'pngjs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { webClientLink } from '../../server/src/session/pairing';
+import { launchBrowser, phone, SCREENSHOTS, startDesk, type Desk } from './harness';
+import { startProxy } from './proxy';
+
+let browser: Browser;
+let desk: Desk;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+  desk = await startDesk({ mode: 'normal' });
+});
+afterAll(async () => {
+  await browser?.close();
+  await desk?.close();
+});
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+/** Resolves once a service worker controls the page (it claims its clients on activation). */
+export async function swControls(page: Page): Promise<void> {
+  await page.waitForFunction(() => (globalThis as any).navigator.serviceWorker?.controller?.state === 'activated', undefined, { timeout: 10_000 });
+}
+
+/** Every cached request's URL and body, across the page's caches. */
+async function cacheContents(page: Page): Promise<{ url: string; body: string }[]> {
+  return page.evaluate(async () => {
+    const g = globalThis as any;
+    const out: { url: string; body: string }[] = [];
+    for (const name of await g.caches.keys()) {
+      const cache = await g.caches.open(name);
+      for (const req of await cache.keys()) out.push({ url: req.url, body: await (await cache.match(req)).text() });
+    }
+    return out;
+  });
+}
+
+describe('install metadata', () => {
+  it('serves a valid manifest (standalone, 192 and 512 icons, theme colours) with its MIME type', async () => {
+    const res = await fetch(`${desk.relay.url}/manifest.webmanifest`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/manifest\+json/);
+    const manifest = (await res.json()) as any;
+    expect(manifest).toMatchObject({ name: 'DeskRelay', short_name: 'DeskRelay', start_url: '/', scope: '/', display: 'standalone' });
+    expect(manifest.theme_color).toMatch(/^#[0-9a-f]{6}$/i);
+    expect(manifest.background_color).toMatch(/^#[0-9a-f]{6}$/i);
+    const sizes = new Set<string>();
+    for (const icon of manifest.icons) {
+      const png = await fetch(new URL(icon.src, `${desk.relay.url}/manifest.webmanifest`));
+      expect(png.status, icon.src).toBe(200);
+      expect(png.headers.get('content-type')).toBe('image/png');
+      const { width, height } = PNG.sync.read(Buffer.from(await png.arrayBuffer()));
+      expect(`${width}x${height}`).toBe(icon.sizes);
+      sizes.add(`${icon.sizes} ${icon.purpose}`);
+    }
+    for (const want of ['192x192 any', '512x512 any', '192x192 maskable', '512x512 maskable']) expect(sizes).toContain(want);
+
+    const page = await fetch(`${desk.relay.url}/`);
+    const html = await page.text();
+    expect(html).toContain('<link rel="manifest" href="manifest.webmanifest">');
+    expect(html).toMatch(/<meta name="theme-color" media="\(prefers-color-scheme: light\)" content="#[0-9a-f]{6}">/);
+    expect(html).toMatch(/<meta name="theme-color" media="\(prefers-color-scheme: dark\)" content="#[0-9a-f]{6}">/);
+    expect(html).toContain('rel="apple-touch-icon"');
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("manifest-src 'self'");
+    expect(csp).toContain("worker-src 'self'");
+    expect(csp).not.toContain('unsafe');
+    expect(csp).toContain("default-src 'none'");
+    const sw = await fetch(`${desk.relay.url}/sw.js`);
+    expect(sw.status).toBe(200);
+    expect(sw.headers.get('content-type')).toMatch(/javascript/);
+    expect(sw.headers.get('cache-control')).toBe('no-cache');
+  });
+
+  it('the icons are drawn the same on every build (scripts/make-web-icons.mjs)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'icons-'));
+    execFileSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'make-web-icons.mjs'), dir]);
+    for (const name of ['icon-192.png', 'icon-512.png', 'icon-maskable-512.png']) {
+      const built = readFileSync(join(__dirname, '..', '..', 'media', 'web', 'icons', name));
+      expect(readFileSync(join(dir, name)).equals(built), name).toBe(true);
+    }
+  });
+});
+
+describe('service worker', () => {
+  it('registers, caches the shell only (no API response, no token), and opens the app offline saying the desktop is unreachable', async () => {
+    const proxy = await startProxy(desk.relay.url);
+    let proxyOpen = true;
+    cleanups.push(() => (proxyOpen ? proxy.close() : Promise.resolve()));
+    const { context, page, console } = await phone(browser);
+    cleanups.push(() => context.close());
+    await page.goto(webClientLink(proxy.url, desk.relay.token));
+    await page.locator('#chat').waitFor();
+    await swControls(page);
+    expect(await page.evaluate(() => (globalThis as any).navigator.serviceWorker.controller.scriptURL)).toBe(`${proxy.url}/sw.js`);
+
+    const cached = await cacheContents(page);
+    const paths = cached.map((c) => new URL(c.url).pathname).sort();
+    expect(paths).toEqual(['/', '/app.css', '/app.js', '/icons/apple-touch-icon.png', '/icons/icon-192.png', '/icons/icon-512.png', '/manifest.webmanifest'].sort());
+    for (const c of cached) {
+      expect(c.url).not.toContain('/v1');
+      expect(c.url).not.toContain(desk.relay.token);
+      expect(c.body).not.toContain(desk.relay.token);
+    }
+
+    // The desktop goes away: the page still opens, from the service worker's cache.
+    await proxy.close();
+    proxyOpen = false;
+    await page.reload();
+    await page.locator('#chat').waitFor();
+    await expect.poll(() => page.locator('#conn').textContent()).toBe('Desktop unreachable');
+    expect(await page.locator('#info-warning').textContent()).toContain('The desktop is unreachable');
+    expect(await page.getByLabel('Message').isVisible()).toBe(true);
+    await page.screenshot({ path: join(SCREENSHOTS, 'offline.png') });
+    expect(console.join('\n')).not.toContain(desk.relay.token);
+    // Still nothing but the shell in the cache.
+    for (const c of await cacheContents(page)) expect(c.url).not.toContain('/v1');
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * The web client's service worker: it keeps the app shell (the page, its script, style, manifest
+ * and icons) so the app opens without the desktop, shows the chats saved on the phone and says
+ * the desktop is unreachable. It caches nothing else: never an API response (`/v1/…`), never a
+ * request that carries credentials, never the token (which lives in the page's fragment and
+ * storage, not in any URL the page fetches).
+ *
+ * The shell is fetched from the network first (the relay serves it with `no-cache`, so an update
+ * shows on the next load) and from the cache only when the network fails.
+ */
+// A module, so this `self` (the worker scope) shadows the lib's global one.
+export {};
+declare const self: ServiceWorkerGlobalScope;
+/** Filled in by scripts/build-web.mjs: the shell's paths and a hash of their contents. */
+declare const __SHELL__: string[];
+declare const __VERSION__: string;
+
+const CACHE = `deskrelay-shell-${__VERSION__}`;
+const SHELL = new Set(__SHELL__);
+
+function shellPath(request: Request): string | null {
+  if (request.method !== 'GET') return null;
+  const url = new URL(request.url);
+  if (url.origin !== self.location.origin || url.pathname.startsWith('/v1')) return null;
+  if (request.headers.has('Authorization')) return null;
+  const path = url.pathname === '/index.html' ? '/' : url.pathname;
+  if (request.mode === 'navigate') return path === '/' ? '/' : null;
+  return SHELL.has(path) ? path : null;
+}
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(
+    (async () => {
+      const cache = await caches.open(CACHE);
+      await cache.addAll([...SHELL].map((path) => new Request(path, { cache: 'no-cache', credentials: 'omit' })));
+      await self.skipWaiting();
+    })(),
+  );
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(
+    (async () => {
+      for (const name of await caches.keys()) if (name.startsWith('deskrelay-shell-') && name !== CACHE) await caches.delete(name);
+      await self.clients.claim();
+    })(),
+  );
+});
+
+self.addEventListener('fetch', (event) => {
+  const path = shellPath(event.request);
+  if (!path) return; // the network, untouched
+  event.respondWith(
+    (async () => {
+      const cache = await caches.open(CACHE);
+      try {
+        const res = await fetch(event.request.mode === 'navigate' ? new Request('/', { cache: 'no-cache', credentials: 'omit' }) : event.request);
+        if (res.ok && res.type === 'basic') await cache.put(path, res.clone());
+        return res;
+      } catch (err) {
+        const cached = await cache.match(path);
+        if (cached) return cached;
+        throw err;
+      }
+    })(),
+  );
+});

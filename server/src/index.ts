@@ -8,7 +8,23 @@ export type { RelayOptions, RequestLogEntry } from './http/context';
 export { DEFAULT_HOST, DEFAULT_PORT, RelayServer, RelayStartError } from './session/relay';
 export { isLoopbackHost, isLoopbackUrl, LOOPBACK_WARNING, pairingPayload, webClientLink } from './session/pairing';
 export { describeProvider, validateProviderConfig } from './providers';
-export type { ActiveProvider, KeySource, ProviderConfig, ProviderKind, ProviderSource } from './providers/types';
+export type {
+  ActiveProvider,
+  AdapterDeps,
+  AdapterFactories,
+  AdapterFactory,
+  ChatAdapter,
+  ChatMessage,
+  FinishReason,
+  KeySource,
+  PieceSink,
+  ProviderConfig,
+  ProviderKind,
+  ProviderSource,
+} from './providers/types';
+export { isAbortError, ProviderError } from './providers';
+export { listModels } from './providers/listModels';
+export { detectRunners, LOCAL_RUNNERS, RUNNER_PORTS_VARIABLE, runnerConfig, runnersToProbe, runnerUrl, type DetectedRunner, type LocalRunner } from './providers/detect';
 export { RelaySession } from './session/relaySession';
 export type { Pairing, RelaySessionOptions, SessionStatus } from './session/relaySession';
 export {

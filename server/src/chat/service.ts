@@ -1,7 +1,7 @@
 import { HttpError } from '../http/errors';
 import type { Logger } from '../logger';
 import { createAdapter, isAbortError, ProviderError } from '../providers';
-import type { ActiveProvider, ChatMessage, FinishReason, KeySource, PieceKind, PieceSink, ProviderConfig, ProviderSource } from '../providers/types';
+import type { ActiveProvider, AdapterFactories, ChatMessage, FinishReason, KeySource, PieceKind, PieceSink, ProviderConfig, ProviderSource } from '../providers/types';
 import { CANCELLED_MESSAGE, CancelReason, INTERNAL_FAILURE_MESSAGE, PROVIDER_CANCELLED_MESSAGE } from './events';
 import { StreamRegistry } from './slots';
 
@@ -16,6 +16,8 @@ export interface ChatServiceOptions {
   maxConcurrentStreams: () => number;
   logger: Logger;
   maxReplyChars?: number;
+  /** Adapters the host contributes for kinds the server cannot serve (the extension's `vscode-lm`). */
+  adapters?: AdapterFactories;
 }
 
 /** How a reply ended: normally with the provider's finish reason, or a failure worded for the client. */
@@ -150,7 +152,7 @@ export class ChatService {
     };
     try {
       if (signal.aborted) throw signal.reason;
-      const adapter = createAdapter(provider, { keys: this.options.keys, idleTimeoutMs: this.options.providerIdleMs });
+      const adapter = createAdapter(provider, { keys: this.options.keys, idleTimeoutMs: this.options.providerIdleMs }, this.options.adapters);
       const finish = await adapter.run(messages, signal, capped(sink, controller, adapter.label, this.options.maxReplyChars ?? MAX_REPLY_CHARS, named));
       if (signal.aborted) throw signal.reason;
       ending = { ok: true, finish };

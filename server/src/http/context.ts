@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../logger';
-import type { KeySource, ProviderSource } from '../providers/types';
+import type { AdapterFactories, KeySource, ProviderSource } from '../providers/types';
 import type { ChatService } from '../chat/service';
 
 export interface RequestLogEntry {
@@ -20,6 +20,8 @@ export interface RelayOptions {
   version: string;
   providers: ProviderSource;
   keys: KeySource;
+  /** Adapters for kinds only the host can serve (the extension's `vscode-lm`); createAdapter asks these first. */
+  adapters?: AdapterFactories;
   workspaces: () => number;
   maxConcurrentStreams: () => number;
   /** Where the token file goes; default `$DESKRELAY_CONFIG_DIR` or the platform config dir. */
@@ -46,8 +48,8 @@ export interface RelayOptions {
   resumeBufferBytes?: number;
 }
 
-export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir'>> &
-  Pick<RelayOptions, 'onRequestLog'> & { configDir: string };
+export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters'>> &
+  Pick<RelayOptions, 'onRequestLog' | 'adapters'> & { configDir: string };
 
 /** Per-request facts the request log and the error handler need. */
 export interface RequestState {

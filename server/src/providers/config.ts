@@ -11,6 +11,7 @@ const KIND_NAME: Record<ProviderKind, string> = {
   'openai-compatible': 'OpenAI-compatible server',
   anthropic: 'Anthropic',
   gemini: 'Gemini',
+  'vscode-lm': "VS Code's language models",
   cloud: 'DeskRelay cloud',
 };
 
@@ -97,6 +98,9 @@ export function validateProviderConfig(x: unknown, where: string): ProviderConfi
 
   if ('apiKey' in r || 'key' in r) {
     throw new Error(`${where} must not hold an API key; name the environment variable that holds it in apiKeyEnv`);
+  }
+  if (r.baseUrl !== undefined && kind === 'vscode-lm') {
+    throw new Error(`${where}.baseUrl has no meaning for kind vscode-lm (VS Code's own models); select the model with "model" (vendor/family/id)`);
   }
   if (r.baseUrl !== undefined) {
     if (typeof r.baseUrl !== 'string' || !isHttpUrl(r.baseUrl)) throw new Error(`${where}.baseUrl must be an http(s) URL`);

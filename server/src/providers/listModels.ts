@@ -52,6 +52,9 @@ export async function listModels(config: ProviderConfig, deps: AdapterDeps, sign
     }
     case 'cloud':
       return [];
+    case 'vscode-lm':
+      // VS Code lists these itself (vscode.lm.selectChatModels); the server cannot see them.
+      return [];
     default:
       throw new Error(`listModels: unknown provider kind "${(config as { kind: unknown }).kind}"`);
   }

@@ -31,9 +31,13 @@ export interface Piece {
   text: string;
 }
 
-export type ProviderKind = 'ollama' | 'openai-compatible' | 'anthropic' | 'gemini' | 'cloud';
+/**
+ * `vscode-lm` is VS Code's own language models (`vscode.lm`): only the extension serves it, through
+ * an adapter it contributes (AdapterFactories); the server itself never imports `vscode`.
+ */
+export type ProviderKind = 'ollama' | 'openai-compatible' | 'anthropic' | 'gemini' | 'vscode-lm' | 'cloud';
 
-export const PROVIDER_KINDS: readonly ProviderKind[] = ['ollama', 'openai-compatible', 'anthropic', 'gemini', 'cloud'];
+export const PROVIDER_KINDS: readonly ProviderKind[] = ['ollama', 'openai-compatible', 'anthropic', 'gemini', 'vscode-lm', 'cloud'];
 
 /** One provider record, as in CONTRACT §6. Never holds an API key. */
 export interface ProviderConfig {
@@ -80,6 +84,15 @@ export interface AdapterDeps {
   /** Give up when the provider sends no bytes for this long (CONTRACT: 5 minutes). */
   idleTimeoutMs: number;
 }
+
+/** Makes the adapter for one provider record of a kind the host serves itself. */
+export type AdapterFactory = (config: ProviderConfig, deps: AdapterDeps) => ChatAdapter;
+
+/**
+ * Adapters a host contributes for kinds the server cannot serve on its own: the VS Code
+ * extension gives `vscode-lm`. createAdapter asks these first.
+ */
+export type AdapterFactories = Partial<Record<ProviderKind, AdapterFactory>>;
 
 /**
  * How a reply ended normally: `stop` (the model finished), `length` (cut at the token limit),

@@ -84,8 +84,8 @@ export class RelayServer {
     this.options = resolve(options);
     this.extraRoutes = extraRoutes;
     this.hosts = new HostPolicy(this.options.host);
-    const { providers, keys, providerIdleMs, maxConcurrentStreams, maxReplyChars, logger } = this.options;
-    this.chat = new ChatService({ providers, keys, providerIdleMs, maxConcurrentStreams, maxReplyChars, logger });
+    const { providers, keys, providerIdleMs, maxConcurrentStreams, maxReplyChars, logger, adapters } = this.options;
+    this.chat = new ChatService({ providers, keys, providerIdleMs, maxConcurrentStreams, maxReplyChars, logger, adapters });
   }
 
   get running(): boolean {

@@ -193,10 +193,25 @@ describe('failures', () => {
 });
 
 describe('models', () => {
-  it('lists the active provider\'s model', async () => {
+  it('lists the active provider\'s models as it lists them, its configured model first (issue 13)', async () => {
     const list = await client().models.list();
-    expect(list.data).toEqual([{ id: 'llama3.2', object: 'model', created: 0, owned_by: 'local' }]);
+    expect(list.data).toEqual(
+      ['llama3.2', 'qwen3:latest', 'llama3.2:latest'].map((id) => ({ id, object: 'model', created: 0, owned_by: 'local' })),
+    );
+    // A provider that does not answer shows its configured model only, and nothing for `auto`.
     t.useProvider({ id: 'lmstudio', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:1/v1', model: 'auto' });
-    expect((await client().models.list()).data[0].id).toBe('auto');
+    expect((await client().models.list()).data).toEqual([]);
+    t.useProvider({ id: 'lmstudio', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:1/v1', model: 'qwen3' });
+    expect((await client().models.list()).data).toEqual([{ id: 'qwen3', object: 'model', created: 0, owned_by: 'lmstudio' }]);
+  });
+
+  it('a reply names the model that really answered, not "auto" (streamed and not)', async () => {
+    t.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'auto' });
+    const whole = await client().chat.completions.create({ model: 'x', messages: hello });
+    expect(whole.model).toBe('qwen3:latest');
+    const { chunks } = await collect(await client().chat.completions.create({ model: 'x', messages: hello, stream: true }));
+    expect(chunks.length).toBeGreaterThan(2);
+    expect(chunks.every((c) => c.model === 'qwen3:latest')).toBe(true);
+    expect(ollama.requests.at(-1)!.body.model).toBe('qwen3:latest');
   });
 });

@@ -36,8 +36,11 @@ describe('parseConfig', () => {
       workspaces: 0,
       maxConcurrentStreams: 8,
       providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
+      allowPhoneProviderSwitch: false,
     });
     expect(parseConfig('{}').maxConcurrentStreams).toBe(8);
+    expect(parseConfig('{"allowPhoneProviderSwitch":true}').allowPhoneProviderSwitch).toBe(true);
+    expect(() => parseConfig('{"allowPhoneProviderSwitch":"yes"}')).toThrow('"allowPhoneProviderSwitch" must be true or false');
   });
 
   it('providers without activeProvider means no active provider (no guessing the first one)', () => {

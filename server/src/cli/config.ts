@@ -1,4 +1,5 @@
-import { readFileSync, statSync } from 'node:fs';
+import { chmodSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger';
 import { validateProviderConfig } from '../providers';
 import type { ActiveProvider, KeySource, ProviderConfig, ProviderSource } from '../providers/types';
@@ -9,6 +10,8 @@ export interface StandaloneConfig {
   workspaces: number;
   maxConcurrentStreams: number;
   providers: ProviderConfig[];
+  /** The phone may switch the active provider (`PUT /v1/providers/active`); default false. */
+  allowPhoneProviderSwitch: boolean;
 }
 
 export const DEFAULT_MAX_STREAMS = 8;
@@ -20,6 +23,7 @@ export function defaultConfig(): StandaloneConfig {
     workspaces: 0,
     maxConcurrentStreams: DEFAULT_MAX_STREAMS,
     providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
+    allowPhoneProviderSwitch: false,
   };
 }
 
@@ -62,7 +66,9 @@ export function parseConfig(text: string): StandaloneConfig {
   if (typeof maxConcurrentStreams !== 'number' || !Number.isInteger(maxConcurrentStreams) || maxConcurrentStreams < 1) {
     throw new ConfigError('"maxConcurrentStreams" must be a whole number of 1 or more');
   }
-  return { activeProvider, workspaces, maxConcurrentStreams, providers };
+  const allowPhoneProviderSwitch = raw.allowPhoneProviderSwitch ?? false;
+  if (typeof allowPhoneProviderSwitch !== 'boolean') throw new ConfigError('"allowPhoneProviderSwitch" must be true or false');
+  return { activeProvider, workspaces, maxConcurrentStreams, providers, allowPhoneProviderSwitch };
 }
 
 /** Which provider a config makes active, in the ProviderSource's terms. */
@@ -165,6 +171,48 @@ export class ConfigFile implements ProviderSource {
 
   active(): ActiveProvider {
     return activeOf(this.current());
+  }
+
+  list(): ProviderConfig[] {
+    return this.current().providers;
+  }
+
+  activeId(): string {
+    return this.current().activeProvider;
+  }
+
+  /** Only with a config file that says `"allowPhoneProviderSwitch": true` (the built-in default never allows it). */
+  canSwitch(): boolean {
+    return this.stamp !== undefined && this.current().allowPhoneProviderSwitch;
+  }
+
+  /**
+   * Writes `activeProvider` (and the provider's `model`) into the config file, as editing it by
+   * hand would: every other field is kept as it is, the indentation too, and the file is
+   * replaced atomically (temp file + rename, same mode) so a reader never sees half of it.
+   */
+  async switchTo(id: string, model?: string): Promise<void> {
+    const text = readFileSync(this.path, 'utf8');
+    const raw = JSON.parse(text) as Record<string, unknown>;
+    raw.activeProvider = id;
+    if (model !== undefined && Array.isArray(raw.providers)) {
+      const record = raw.providers.find((p: unknown) => typeof p === 'object' && p !== null && (p as { id?: unknown }).id === id) as Record<string, unknown> | undefined;
+      if (record) record.model = model;
+    }
+    const indent = /^[ \t]+(?=")/m.exec(text)?.[0] ?? '  ';
+    const next = `${JSON.stringify(raw, null, indent)}\n`;
+    parseConfig(next); // what is written must load
+    const temp = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      writeFileSync(temp, next, { mode: statSync(this.path).mode & 0o777 });
+      chmodSync(temp, statSync(this.path).mode & 0o777);
+      renameSync(temp, this.path);
+    } catch (err) {
+      rmSync(temp, { force: true });
+      throw err;
+    }
+    // Read back at once, so the next request (and this answer) see the switch.
+    this.current();
   }
 }
 

@@ -3,6 +3,7 @@ import { resumableDoor } from './resumable';
 import { chatSocketRoute } from './ws/chatSocket';
 import { OPENAI_ROUTES } from './openai/routes';
 import { ollamaDoor } from './ollama/routes';
+import { providersDoor } from './providers';
 import { chatStreamRoute } from './spec/chatStream';
 import { healthRoute } from './spec/health';
 import { infoRoute } from './spec/info';
@@ -15,4 +16,5 @@ export const DOORS: readonly DoorFactory[] = [
   () => ({ routes: [chatSocketRoute] }),
   () => ({ routes: OPENAI_ROUTES }),
   ollamaDoor,
+  providersDoor,
 ];

@@ -20,6 +20,14 @@ export type ErrorCode =
   | 'chat.no_provider'
   | 'chat.too_many_streams'
   | 'chat.idempotency_conflict'
+  /** 404: `GET /v1/providers/<id>/models` or `PUT /v1/providers/active` names no configured provider. */
+  | 'provider.not_found'
+  /** 502: the provider did not answer its model list (worded as a stream's error). */
+  | 'provider.unreachable'
+  /** 403: the desktop does not let a phone switch its provider (allowPhoneProviderSwitch). */
+  | 'provider.switch_disabled'
+  /** 400: the provider cannot be chosen from a phone (kind `cloud`). */
+  | 'provider.not_selectable'
   | 'server.stopping'
   | 'server.internal_error';
 

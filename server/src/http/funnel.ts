@@ -6,7 +6,7 @@ import { contractDialect, HttpError, hostNotAllowed, internalError, methodNotAll
 import type { HostPolicy } from './host';
 import { newRequestId } from './requestId';
 import type { RequestLog } from './requestLog';
-import type { Dialect, Route } from './route';
+import { isPattern, pathParams, type Dialect, type Route } from './route';
 import { sseStreamOf } from './sse';
 import { webClient } from './static';
 import { declineUpgrade, refuseUpgrade } from './upgrade';
@@ -51,11 +51,20 @@ function freshState(req: IncomingMessage): RequestState {
  */
 export function createFunnel(ctx: RelayContext, routes: readonly Route[], { server, hosts, log }: FunnelParts): Funnel {
   const byPath = new Map<string, Route[]>();
+  const patterns = new Map<string, Route[]>();
   for (const route of routes) {
-    const list = byPath.get(route.path) ?? [];
+    const table = isPattern(route.path) ? patterns : byPath;
+    const list = table.get(route.path) ?? [];
     list.push(route);
-    byPath.set(route.path, list);
+    table.set(route.path, list);
   }
+  /** The routes for a path: its exact ones, else those of the first `{name}` pattern it fits. */
+  const routesFor = (path: string): readonly Route[] | undefined => {
+    const exact = byPath.get(path);
+    if (exact) return exact;
+    for (const [pattern, list] of patterns) if (pathParams(pattern, path)) return list;
+    return undefined;
+  };
   const web = webClient();
 
   /**
@@ -124,7 +133,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     let dialect: Dialect = contractDialect;
     try {
       checkHost(req, target, hosts);
-      const route = match(byPath, req, target.path);
+      const route = match(routesFor(target.path), req);
       if (!route) {
         // The phone web client at `/` (GET/HEAD outside /v1 only; what it lacks is the 404).
         if (web) return web(req, res, () => fail(req, res, dialect, notFound()));
@@ -180,8 +189,7 @@ function bodyUnread(req: IncomingMessage): boolean {
  * on a route that needs no token (the health probe) is answered like GET: Node leaves the body
  * out. Every other HEAD under /v1 stays a wrong method.
  */
-function match(byPath: ReadonlyMap<string, readonly Route[]>, req: IncomingMessage, path: string): Route | undefined {
-  const candidates = byPath.get(path);
+function match(candidates: readonly Route[] | undefined, req: IncomingMessage): Route | undefined {
   if (!candidates) return undefined;
   const method = req.method === 'HEAD' && candidates.some((r) => r.method === 'GET' && r.auth === false) ? 'GET' : req.method;
   const same = candidates.filter((r) => r.method === method);

@@ -22,6 +22,10 @@ export type Authenticator = (req: IncomingMessage, token: string) => void;
  */
 export interface Route {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /**
+   * The exact path. A segment written `{name}` matches any one non-empty segment
+   * (`/v1/providers/{id}/models`); the handler reads it with `pathParam`. Exact paths win.
+   */
   path: string;
   /** false: no token (health). true: the bearer token. A function: the door's own way (the WebSocket's subprotocol). */
   auth: boolean | Authenticator;
@@ -40,3 +44,24 @@ export interface Route {
    */
   upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer, ctx: RelayContext): void;
 }
+
+/** The segments a `{name}` route path matched, decoded; undefined when the path does not match. */
+export function pathParams(pattern: string, path: string): Record<string, string> | undefined {
+  const names: string[] = [];
+  const source = pattern.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{(\w+)\\?\}/g, (_m, name: string) => {
+    names.push(name);
+    return '([^/]+)';
+  });
+  const match = new RegExp(`^${source}$`).exec(path);
+  if (!match) return undefined;
+  const params: Record<string, string> = {};
+  try {
+    names.forEach((name, i) => (params[name] = decodeURIComponent(match[i + 1])));
+  } catch {
+    return undefined;
+  }
+  return params;
+}
+
+/** True for a route path with a `{name}` segment. */
+export const isPattern = (path: string) => /\{\w+\}/.test(path);

@@ -8,6 +8,7 @@ import { Completion, errorChunk, modelName } from './completion';
 import { generationError, openAiError, sendOpenAiError } from './errors';
 import { parseCompletionRequest } from './request';
 import { limitTextOnly, readJsonBody } from '../read';
+import { configuredProviders, leaving, modelsOf } from '../providers';
 
 /**
  * An OpenAI-compatible door on the same relay, so OpenAI SDKs and tools can use the desktop's
@@ -23,10 +24,30 @@ export const modelsRoute: Route = {
   path: '/v1/models',
   auth: true,
   dialect: openAiDialect,
-  handle(_req, res, ctx) {
-    const active = ctx.options.providers.active();
-    const data = active.ok ? [{ id: modelName(active.config), object: 'model', created: 0, owned_by: active.config.id }] : [];
-    sendJson(res, 200, { object: 'list', data });
+  /**
+   * The models of the desktop's providers, as each lists them (the same lists as
+   * `GET /v1/providers/<id>/models`), the active provider first with its configured model at the
+   * top; `owned_by` is the provider id. A provider that does not answer shows its configured
+   * model only. The model a client names is still ignored: the desktop's choice answers.
+   */
+  async handle(_req, res, ctx) {
+    const source = ctx.options.providers;
+    const active = source.active();
+    const others = configuredProviders(source).filter((p) => p.kind !== 'cloud' && !(active.ok && p.id === active.config.id));
+    const providers = active.ok ? [active.config, ...others] : others;
+    const signal = leaving(res);
+    const lists = await Promise.all(providers.map((p) => modelsOf(p, ctx, signal).catch(() => [] as string[])));
+    const data: object[] = [];
+    const seen = new Set<string>();
+    providers.forEach((p, i) => {
+      const configured = p.model !== undefined && p.model !== 'auto' ? [p.model] : [];
+      for (const id of [...configured, ...lists[i]]) {
+        if (seen.has(`${p.id}\n${id}`)) continue;
+        seen.add(`${p.id}\n${id}`);
+        data.push({ id, object: 'model', created: 0, owned_by: p.id });
+      }
+    });
+    if (!res.destroyed) sendJson(res, 200, { object: 'list', data });
   },
 };
 

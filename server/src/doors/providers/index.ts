@@ -1,0 +1,137 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RelayContext, Route } from '../../http/context';
+import { HttpError } from '../../http/errors';
+import { sendJson } from '../../http/json';
+import { pathParams } from '../../http/route';
+import { describeProvider, isAbortError, ProviderError } from '../../providers';
+import { listModels } from '../../providers/listModels';
+import type { ProviderConfig, ProviderKind, ProviderSource } from '../../providers/types';
+import type { DoorFactory } from '../door';
+import { readJsonBody } from '../read';
+
+/** A model list is a small document: a provider that takes longer than this is not answering. */
+const LIST_TIMEOUT_MS = 15_000;
+/** Kinds `auto` works for (the runner lists its models); others need a model named. */
+const AUTO_KINDS: readonly ProviderKind[] = ['ollama', 'openai-compatible'];
+const MODELS_PATH = '/v1/providers/{id}/models';
+
+/** One provider as a phone sees it: never a key, never `apiKeyEnv`, never a base URL's credentials. */
+export interface ProviderView {
+  id: string;
+  kind: ProviderKind;
+  label: string;
+  model: string;
+  selectable: boolean;
+}
+
+/** `GET /v1/providers` and the answer to a switch. `active` and `model` are null when no provider is named. */
+export interface ProvidersView {
+  active: string | null;
+  model: string | null;
+  canSwitch: boolean;
+  providers: ProviderView[];
+}
+
+/** Every configured provider, in order; a source that cannot list them offers its active one. */
+export function configuredProviders(source: ProviderSource): ProviderConfig[] {
+  if (source.list) return source.list();
+  const active = source.active();
+  return active.ok ? [active.config] : [];
+}
+
+export function providersView(source: ProviderSource): ProvidersView {
+  const list = configuredProviders(source);
+  const active = source.active();
+  const id = source.activeId?.() ?? (active.ok ? active.config.id : (active.id ?? ''));
+  const record = list.find((p) => p.id === id) ?? (active.ok ? active.config : undefined);
+  return {
+    active: id === '' ? null : id,
+    model: record ? (record.model ?? 'auto') : null,
+    canSwitch: source.canSwitch?.() ?? false,
+    providers: list.map((p) => ({ id: p.id, kind: p.kind, label: describeProvider(p), model: p.model ?? 'auto', selectable: p.kind !== 'cloud' })),
+  };
+}
+
+const notFound = (id: string) => new HttpError(404, 'provider.not_found', `No provider "${id}" is configured on the desktop.`);
+const invalid = (message: string) => new HttpError(400, 'request.invalid_body', message);
+
+/** The models one provider offers, as it lists them; 502 provider.unreachable, worded as a stream's error, when it does not answer. */
+export async function modelsOf(provider: ProviderConfig, ctx: RelayContext, signal: AbortSignal): Promise<string[]> {
+  try {
+    return await listModels(provider, { keys: ctx.options.keys, idleTimeoutMs: Math.min(ctx.options.providerIdleMs, LIST_TIMEOUT_MS) }, signal);
+  } catch (err) {
+    if (err instanceof ProviderError) throw new HttpError(502, 'provider.unreachable', err.message);
+    if (isAbortError(err)) throw new HttpError(502, 'provider.unreachable', `${describeProvider(provider)} did not answer: the request was cancelled.`);
+    throw err;
+  }
+}
+
+/** Aborted when the client leaves: a listing nobody waits for is dropped. */
+export function leaving(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => controller.abort());
+  return controller.signal;
+}
+
+const listRoute: Route = {
+  method: 'GET',
+  path: '/v1/providers',
+  auth: true,
+  handle(_req, res, ctx) {
+    sendJson(res, 200, providersView(ctx.options.providers));
+  },
+};
+
+const modelsRoute: Route = {
+  method: 'GET',
+  path: MODELS_PATH,
+  auth: true,
+  async handle(req: IncomingMessage, res: ServerResponse, ctx: RelayContext) {
+    const id = pathParams(MODELS_PATH, (req.url ?? '').split('?', 1)[0])?.id ?? '';
+    const provider = configuredProviders(ctx.options.providers).find((p) => p.id === id);
+    if (!provider) throw notFound(id);
+    ctx.state(req).provider = provider.id;
+    const models = await modelsOf(provider, ctx, leaving(res));
+    if (!res.destroyed) sendJson(res, 200, { models: models.map((m) => ({ id: m })) });
+  },
+};
+
+/**
+ * Switches the desktop's active provider (and its model) for every next message, as switching
+ * on the desktop does; a stream in flight keeps the provider it started with (the chat service
+ * resolves it once per chat). Refusals: 403 when the desktop does not allow it (before the body
+ * is read), 400 for a bad body, 404 for an unknown id, 400 for the cloud provider.
+ */
+const switchRoute: Route = {
+  method: 'PUT',
+  path: '/v1/providers/active',
+  auth: true,
+  async handle(req, res, ctx) {
+    const source = ctx.options.providers;
+    if (!source.switchTo || !(source.canSwitch?.() ?? false)) {
+      throw new HttpError(
+        403,
+        'provider.switch_disabled',
+        'The desktop does not let the phone switch its provider. Turn on "deskrelay.allowPhoneProviderSwitch" in the editor (or "allowPhoneProviderSwitch": true in config.json).',
+      );
+    }
+    const { json } = await readJsonBody(req, ctx);
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalid('The body must be a JSON object: {"id":"<provider id>"} or {"id":"<provider id>","model":"<model>"}.');
+    const { id, model } = json as Record<string, unknown>;
+    if (typeof id !== 'string' || id === '') throw invalid('id must be the id of a configured provider.');
+    if (model !== undefined && (typeof model !== 'string' || model.trim() === '')) throw invalid('model must be a non-empty string when given.');
+    const provider = configuredProviders(source).find((p) => p.id === id);
+    if (!provider) throw notFound(id);
+    if (provider.kind === 'cloud') {
+      throw new HttpError(400, 'provider.not_selectable', `"${id}" is the DeskRelay cloud provider, which the phone uses directly, not through the desktop.`);
+    }
+    if (model === 'auto' && !AUTO_KINDS.includes(provider.kind)) throw invalid(`model "auto" works only for ${AUTO_KINDS.join(' and ')} providers; name a model for "${id}".`);
+    ctx.state(req).provider = id;
+    await source.switchTo(id, model as string | undefined);
+    ctx.options.logger.info(`provider switched from the phone to "${id}"${model === undefined ? '' : ` (model "${model}")`}`);
+    sendJson(res, 200, providersView(source));
+  },
+};
+
+/** Provider and model choice from the phone (issue 13): list, list one provider's models, switch. */
+export const providersDoor: DoorFactory = () => ({ routes: [listRoute, modelsRoute, switchRoute] });

@@ -5,7 +5,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { chmodSync } from 'node:fs';
+import { startAnthropicStandIn } from '../fixtures/providers/anthropic';
 import { startOllamaStandIn } from '../fixtures/providers/ollama';
+import { startOpenAiStandIn } from '../fixtures/providers/openai';
 import { bearer, chatBody, chatHeaders, closedPort, parseEvents, send } from '../helpers/http';
 
 const CLI = resolve(__dirname, '../../dist/cli.js');
@@ -29,7 +32,8 @@ interface Run {
 function run(args: string[], env: Record<string, string> = {}): Run {
   const dir = env.DESKRELAY_CONFIG_DIR ?? mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: dir, ...env },
+    // No runner probe unless a test names the ports (real ones such as 11434 may be in use here).
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -247,5 +251,218 @@ describe('start-up failures: exit 1 with exactly one line on stderr', () => {
   it('on a bad flag', async () => {
     await expectOneLine(run(['serve', '--port', 'abc']), /^deskrelay: --port must be a number/);
     await expectOneLine(run(['serve', '--colour']), /^deskrelay: Unknown option '--colour'/);
+  });
+});
+
+const portOf = (url: string) => new URL(url).port;
+const stdoutLines = (r: Run) => r.stdout().split('\n').filter(Boolean);
+
+describe('deskrelay serve without a config file finds a local runner', () => {
+  it('one runner up (LM Studio here): uses it, says which and how to pin it, and chats through it', async () => {
+    const lmStudio = await startOpenAiStandIn();
+    const down = await closedPort();
+    try {
+      const r = run(['serve', '--port', '0'], { DESKRELAY_RUNNER_PORTS: `ollama=${down},lm-studio=${portOf(lmStudio.url)}` });
+      const { url, token } = await started(r);
+      const file = join(r.dir, 'config.json');
+      const record = { id: 'local', kind: 'openai-compatible', baseUrl: lmStudio.url, model: 'auto' };
+      expect(stdoutLines(r)).toContain(
+        `No config file at ${file}: found LM Studio at ${lmStudio.url} (2 models, "auto" picks "qwen2.5-7b-instruct") and using it. To pin it, write this to ${file}: ${JSON.stringify({ activeProvider: 'local', providers: [record] })}`,
+      );
+      expect(r.stdout()).toContain(`Active provider: local (OpenAI-compatible server at ${lmStudio.url})`);
+      const reply = await send(url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(token), body: chatBody() });
+      expect(parseEvents(reply.body).at(-1)).toMatchObject({ type: 'done', content: 'Hello from the server!' });
+      expect(lmStudio.requests.at(-1)?.body.model).toBe('qwen2.5-7b-instruct');
+      r.child.kill('SIGTERM');
+      expect(await r.exited).toBe(0);
+    } finally {
+      await lmStudio.close();
+    }
+  });
+
+  it('none up: keeps the default Ollama and says nothing answered', async () => {
+    const [a, b] = [await closedPort(), await closedPort()];
+    const r = run(['serve', '--port', '0'], { DESKRELAY_RUNNER_PORTS: `ollama=${a},jan=${b}` });
+    await started(r);
+    expect(stdoutLines(r)).toContain(
+      `No config file at ${join(r.dir, 'config.json')}, and no local runner answered on 127.0.0.1 (Ollama ${a}, Jan ${b}): using the default, Ollama at http://127.0.0.1:11434. Start a runner, or write ${join(r.dir, 'config.json')} to name a provider.`,
+    );
+    expect(r.stdout()).toContain('Active provider: local (Ollama at http://127.0.0.1:11434)');
+    r.child.kill('SIGTERM');
+    expect(await r.exited).toBe(0);
+  });
+
+  it('a config file is used as written: no probe, no notice', async () => {
+    const ollama = await startOllamaStandIn();
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ activeProvider: 'a', providers: [{ id: 'a', kind: 'ollama', baseUrl: ollama.url }] }));
+    try {
+      const r = run(['serve', '--port', '0'], { DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: `ollama=${portOf(ollama.url)}` });
+      await started(r);
+      expect(r.stdout()).not.toContain('No config file');
+      expect(ollama.requests).toHaveLength(0);
+      r.child.kill('SIGTERM');
+      await r.exited;
+    } finally {
+      await ollama.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a vscode-lm provider: the chat is one error event saying it needs VS Code', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ activeProvider: 'copilot', providers: [{ id: 'copilot', kind: 'vscode-lm', model: 'copilot' }] }));
+    try {
+      const r = run(['serve', '--port', '0'], { DESKRELAY_CONFIG_DIR: dir });
+      const { url, token } = await started(r);
+      const events = parseEvents((await send(url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(token), body: chatBody() })).body);
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({ type: 'error' });
+      expect(events[0].message).toBe(
+          'Provider "copilot" is VS Code\'s language models, which only the DeskRelay extension in VS Code can use; deskrelay serve cannot. Run the relay from VS Code, or make another provider active ("activeProvider" in config.json).',
+      );
+      r.child.kill('SIGTERM');
+      await r.exited;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('deskrelay doctor', () => {
+  /** A stand-in cloudflared that answers --version as the real one does. */
+  function fakeCloudflared(dir: string): string {
+    const file = join(dir, 'cloudflared');
+    writeFileSync(file, '#!/bin/sh\necho "cloudflared version 2025.8.1 (built 2025-08-21-1535 UTC)"\n');
+    chmodSync(file, 0o755);
+    return file;
+  }
+
+  it('all checks pass: one line per check, exit 0', async () => {
+    const ollama = await startOllamaStandIn();
+    const anthropic = await startAnthropicStandIn({ keys: ['sk-ant-good-0123456789'] });
+    const lm = await startOpenAiStandIn();
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+    const file = join(dir, 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        activeProvider: 'local',
+        providers: [
+          { id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'qwen3' },
+          { id: 'claude', kind: 'anthropic', baseUrl: anthropic.url, model: 'claude-haiku-4-5-20251001', apiKeyEnv: 'ANTHROPIC_KEY' },
+          { id: 'lm', kind: 'openai-compatible', baseUrl: lm.url },
+          { id: 'cloud', kind: 'cloud' },
+        ],
+      }),
+    );
+    writeFileSync(join(dir, 'token'), 'dr_x\n', { mode: 0o600 });
+    const cf = fakeCloudflared(dir);
+    try {
+      const r = run(['doctor', '--cloudflared', cf], { DESKRELAY_CONFIG_DIR: dir, ANTHROPIC_KEY: 'sk-ant-good-0123456789' });
+      expect(await r.exited).toBe(0);
+      expect(stdoutLines(r)).toEqual([
+        `[ok  ] config file: ${file} is valid: 4 providers ("local", "claude", "lm", "cloud"), active "local"`,
+        `[ok  ] provider "local" reachable: Ollama at ${ollama.url} answered; 2 models listed`,
+        `[ok  ] provider "local" model: "qwen3" is available`,
+        `[ok  ] provider "claude" key: ANTHROPIC_KEY is set`,
+        `[ok  ] provider "claude" reachable: Anthropic at ${anthropic.url} answered and accepted the key; 2 models listed`,
+        `[ok  ] provider "claude" model: "claude-haiku-4-5-20251001" is available`,
+        `[ok  ] provider "lm" reachable: OpenAI-compatible server at ${lm.url} answered; 2 models listed`,
+        `[ok  ] provider "lm" model: "auto" picks "qwen2.5-7b-instruct"`,
+        `[ok  ] provider "cloud": the DeskRelay cloud provider: the phone uses it directly, nothing to check on this computer`,
+        `[ok  ] cloudflared: ${cf}, version 2025.8.1`,
+        `[ok  ] token file: ${join(dir, 'token')} has mode 600 (yours alone)`,
+        'All checks passed.',
+      ]);
+      expect(r.stdout()).not.toContain('sk-ant-good');
+    } finally {
+      await Promise.all([ollama.close(), anthropic.close(), lm.close()]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('failing checks say what to do, and the exit code is 1', async () => {
+    const ollama = await startOllamaStandIn();
+    const anthropic = await startAnthropicStandIn({ keys: ['sk-ant-good-0123456789'] });
+    const down = await closedPort();
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+    const file = join(dir, 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        activeProvider: 'copilot',
+        providers: [
+          { id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'mistral' },
+          { id: 'claude', kind: 'anthropic', baseUrl: anthropic.url, model: 'claude-x', apiKeyEnv: 'ANTHROPIC_KEY' },
+          { id: 'gem', kind: 'gemini', model: 'gemini-2.5-pro', apiKeyEnv: 'GEMINI_KEY' },
+          { id: 'lm', kind: 'openai-compatible', baseUrl: `http://127.0.0.1:${down}/v1` },
+          { id: 'copilot', kind: 'vscode-lm' },
+        ],
+      }),
+    );
+    writeFileSync(join(dir, 'token'), 'dr_x\n');
+    chmodSync(join(dir, 'token'), 0o644);
+    try {
+      const r = run(['doctor', '--cloudflared', join(dir, 'no-cloudflared')], { DESKRELAY_CONFIG_DIR: dir, ANTHROPIC_KEY: 'sk-ant-wrong-9876543210' });
+      expect(await r.exited).toBe(1);
+      expect(stdoutLines(r)).toEqual([
+        `[ok  ] config file: ${file} is valid: 5 providers ("local", "claude", "gem", "lm", "copilot"), active "copilot"`,
+        `[ok  ] provider "local" reachable: Ollama at ${ollama.url} answered; 2 models listed`,
+        `[FAIL] provider "local" model: "mistral" is not among the models Ollama at ${ollama.url} lists ("qwen3:latest", "llama3.2:latest"); run "ollama pull mistral", or set "model" in config.json to one of them`,
+        `[ok  ] provider "claude" key: ANTHROPIC_KEY is set`,
+        `[FAIL] provider "claude" reachable: Anthropic at ${anthropic.url} rejected the API key (HTTP 401: invalid x-api-key [redacted]); set the environment variable ANTHROPIC_KEY before starting deskrelay serve`,
+        `[FAIL] provider "gem" key: the environment variable GEMINI_KEY is not set; set the environment variable GEMINI_KEY before starting deskrelay serve`,
+        `[FAIL] provider "lm" reachable: OpenAI-compatible server at http://127.0.0.1:${down}/v1 is not reachable (ECONNREFUSED)`,
+        `[FAIL] provider "copilot": VS Code's language models work only in the DeskRelay VS Code extension; deskrelay serve answers its chats with an error. Make another provider active ("activeProvider" in config.json)`,
+        `[FAIL] cloudflared: cloudflared was not found at ${join(dir, 'no-cloudflared')} (the path given by the cloudflared path you set (deskrelay.cloudflaredPath / --cloudflared)): no such file. Fix or clear the path, or install cloudflared there.`,
+        `[FAIL] token file: ${join(dir, 'token')} has mode 644, readable by others; run: chmod 600 ${join(dir, 'token')}`,
+        '7 checks failed.',
+      ]);
+      expect(r.stdout()).not.toContain('sk-ant-wrong');
+    } finally {
+      await Promise.all([ollama.close(), anthropic.close()]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('no config file: names the runner serve would use; no cloudflared on PATH is a warning; no token file is fine', async () => {
+    const ollama = await startOllamaStandIn();
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+    try {
+      const r = run(['doctor'], { DESKRELAY_CONFIG_DIR: dir, PATH: join(dir, 'empty-bin'), DESKRELAY_RUNNER_PORTS: `ollama=${portOf(ollama.url)}` });
+      expect(await r.exited).toBe(0);
+      expect(stdoutLines(r)).toEqual([
+        `[ok  ] config file: none at ${join(dir, 'config.json')}; deskrelay serve uses the Ollama it found (write the file to pin a provider)`,
+        `[ok  ] provider "local" reachable: Ollama at ${ollama.url} answered; 2 models listed`,
+        `[ok  ] provider "local" model: "auto" picks "qwen3:latest"`,
+        '[warn] cloudflared: not found on PATH (needed only for --tunnel); install it (brew install cloudflared, winget install --id Cloudflare.cloudflared, or https://github.com/cloudflare/cloudflared/releases/latest) or pass --cloudflared PATH',
+        `[ok  ] token file: none at ${join(dir, 'token')} (deskrelay serve writes it, readable by you alone, while it runs)`,
+        'All checks passed.',
+      ]);
+    } finally {
+      await ollama.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an invalid config file, a missing --config, and a missing active provider fail', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+    const file = join(dir, 'config.json');
+    try {
+      writeFileSync(file, '{ nope');
+      let r = run(['doctor'], { DESKRELAY_CONFIG_DIR: dir, PATH: join(dir, 'empty-bin') });
+      expect(await r.exited).toBe(1);
+      expect(stdoutLines(r)[0]).toMatch(/^\[FAIL\] config file: config file .*config\.json is invalid: it is not valid JSON .*; fix it \(deskrelay serve refuses to start with it\)$/);
+      r = run(['doctor', '--config', join(dir, 'nope.json')], { DESKRELAY_CONFIG_DIR: dir, PATH: join(dir, 'empty-bin') });
+      expect(await r.exited).toBe(1);
+      expect(stdoutLines(r)[0]).toBe(`[FAIL] config file: ${join(dir, 'nope.json')} does not exist; fix the --config path, or leave it out to use ${file}`);
+      writeFileSync(file, JSON.stringify({ activeProvider: 'gone', providers: [{ id: 'cloud', kind: 'cloud' }] }));
+      r = run(['doctor'], { DESKRELAY_CONFIG_DIR: dir, PATH: join(dir, 'empty-bin') });
+      expect(await r.exited).toBe(1);
+      expect(stdoutLines(r)[0]).toBe(`[FAIL] config file: ${file} is valid but its "activeProvider" "gone" is not among the providers ("cloud"); set "activeProvider" to one of "cloud"`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,47 +1,95 @@
 import { parseArgs } from 'node:util';
+import { isTunnelKind, TUNNEL_KINDS, type TunnelKind } from '../tunnel/tunnel';
 
 export interface ServeArgs {
   port?: number;
   host?: string;
   config?: string;
-  tunnel: boolean;
+  /** Which tunnel to start (`--tunnel [kind]`), or none. */
+  tunnel: TunnelKind | undefined;
   cloudflared?: string;
+  tailscale?: string;
+  ngrok?: string;
+  /** cloudflare-named: the public hostname; ngrok: the user's domain. */
+  hostname?: string;
 }
 
 export class UsageError extends Error {}
 
-export const USAGE = `Usage: deskrelay serve [--port N] [--host ADDR] [--config FILE] [--tunnel] [--cloudflared PATH]
+export const USAGE = `Usage: deskrelay serve [--port N] [--host ADDR] [--config FILE] [--tunnel [KIND]] [--hostname HOST]
+                       [--cloudflared PATH] [--tailscale PATH] [--ngrok PATH]
 
   --port N           port to listen on (default 53210; 0 picks a free one)
   --host ADDR        address to bind (default 127.0.0.1; anything else is plain HTTP on your network)
   --config FILE      provider config (default <config dir>/config.json)
-  --tunnel           start your cloudflared quick tunnel and pair through it
+  --tunnel [KIND]    start a tunnel with your own agent and pair through it. KIND is one of
+                       cloudflare-quick   cloudflared quick tunnel, a new URL every start (the default)
+                       cloudflare-named   your named Cloudflare tunnel: --hostname and DESKRELAY_TUNNEL_TOKEN
+                       tailscale-funnel   Tailscale Funnel (public HTTPS on your tailnet name)
+                       tailscale-serve    Tailscale Serve (HTTPS inside your tailnet only)
+                       ngrok              ngrok (authtoken from ngrok's config or NGROK_AUTHTOKEN;
+                                          --hostname for your own ngrok domain)
+  --hostname HOST    the public hostname of the named tunnel (or DESKRELAY_TUNNEL_HOSTNAME)
   --cloudflared PATH the cloudflared binary to use (default: CLOUDFLARED_BIN, then PATH)
+  --tailscale PATH   the tailscale CLI to use (default: PATH)
+  --ngrok PATH       the ngrok binary to use (default: PATH)
 
-cloudflared always forwards to the relay on loopback, and runs with only PATH, HOME, the proxy
-and certificate variables of your environment; name any other it needs in
-DESKRELAY_TUNNEL_PASS_ENV (comma-separated).
+The tunnel always forwards to the relay on loopback. Its agent runs with only PATH, HOME, the
+proxy and certificate variables of your environment, plus what it is given on purpose (the named
+tunnel's token from DESKRELAY_TUNNEL_TOKEN as TUNNEL_TOKEN, NGROK_AUTHTOKEN); name any other it
+needs in DESKRELAY_TUNNEL_PASS_ENV (comma-separated).
 `;
 
 export type Command = { command: 'serve'; args: ServeArgs } | { command: 'help' } | { command: 'version' };
 
-export function parseCommand(argv: string[]): Command {
+/** `--tunnel` alone means the quick tunnel; `--tunnel KIND` / `--tunnel=KIND` names one. */
+function splitTunnel(rest: string[]): { args: string[]; tunnel: TunnelKind | undefined } {
+  const args: string[] = [];
+  let tunnel: TunnelKind | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    const inline = /^--tunnel=(.*)$/.exec(arg);
+    if (inline) {
+      if (!isTunnelKind(inline[1])) throw new UsageError(`--tunnel must be one of ${TUNNEL_KINDS.join(', ')}, not "${inline[1]}"`);
+      tunnel = inline[1];
+    } else if (arg === '--tunnel') {
+      const next = rest[i + 1];
+      if (next !== undefined && !next.startsWith('-')) {
+        if (!isTunnelKind(next)) throw new UsageError(`--tunnel must be one of ${TUNNEL_KINDS.join(', ')}, not "${next}"`);
+        tunnel = next;
+        i++;
+      } else {
+        tunnel = 'cloudflare-quick';
+      }
+    } else {
+      args.push(arg);
+    }
+  }
+  return { args, tunnel };
+}
+
+export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Command {
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help' };
   if (command === '--version' || command === '-v' || command === 'version') return { command: 'version' };
   if (command !== 'serve') throw new UsageError(`unknown command "${command}"; the command is "deskrelay serve"`);
   let values;
+  let tunnel: TunnelKind | undefined;
   try {
+    const split = splitTunnel(rest);
+    tunnel = split.tunnel;
     ({ values } = parseArgs({
-      args: rest,
+      args: split.args,
       strict: true,
       allowPositionals: false,
       options: {
         port: { type: 'string' },
         host: { type: 'string' },
         config: { type: 'string' },
-        tunnel: { type: 'boolean', default: false },
         cloudflared: { type: 'string' },
+        tailscale: { type: 'string' },
+        ngrok: { type: 'string' },
+        hostname: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }));
@@ -55,8 +103,21 @@ export function parseCommand(argv: string[]): Command {
     if (!/^\d+$/.test(values.port) || port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, not "${values.port}"`);
   }
   if (values.host !== undefined && values.host.trim() === '') throw new UsageError('--host must not be empty');
+  const hostname = values.hostname?.trim() || env.DESKRELAY_TUNNEL_HOSTNAME?.trim() || undefined;
+  if (tunnel === 'cloudflare-named' && !hostname) {
+    throw new UsageError('--tunnel cloudflare-named needs --hostname HOST (or DESKRELAY_TUNNEL_HOSTNAME): the public hostname your tunnel routes to DeskRelay');
+  }
   return {
     command: 'serve',
-    args: { port, host: values.host, config: values.config, tunnel: values.tunnel ?? false, cloudflared: values.cloudflared },
+    args: {
+      port,
+      host: values.host,
+      config: values.config,
+      tunnel,
+      cloudflared: values.cloudflared,
+      tailscale: values.tailscale,
+      ngrok: values.ngrok,
+      hostname,
+    },
   };
 }

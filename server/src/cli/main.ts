@@ -8,7 +8,11 @@ import { DEFAULT_HOST, DEFAULT_PORT, RelayStartError } from '../session/relay';
 import { RelaySession, type Pairing } from '../session/relaySession';
 import { ConfigError, ConfigFile, envKeySource, noProviderNotice } from './config';
 import { cloudflareQuickTunnel, TunnelError } from '../tunnel';
-import { parseCommand, type ServeArgs, USAGE, UsageError } from './args';
+import { parseCommand, type DoctorArgs, type ServeArgs, USAGE, UsageError } from './args';
+import { detectDefaultRunner, DetectedDefaultSource } from './detect';
+import { formatCheck, runDoctor } from './doctor';
+import type { ProviderSource } from '../providers/types';
+import { existsSync } from 'node:fs';
 import { terminalQr } from './qr';
 
 /** The package version, read beside the bundle (dist/cli.js → package.json). */
@@ -49,6 +53,14 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     if (err instanceof ConfigError) fail(err.message);
     throw err;
   }
+  // No config file: the first local runner that answers stands in for the built-in default.
+  let providers: ProviderSource = config;
+  let detectNotice: string | undefined;
+  if (!explicitConfig && !existsSync(path)) {
+    const auto = await detectDefaultRunner(path);
+    detectNotice = auto.notice;
+    if (auto.detected) providers = new DetectedDefaultSource(config, auto.detected.config);
+  }
   const host = args.host ?? DEFAULT_HOST;
   // The same session the extension runs: relay, tunnel (always to loopback) and pairing.
   const session = new RelaySession({
@@ -56,7 +68,7 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
       host,
       port: args.port ?? DEFAULT_PORT,
       version: packageVersion(),
-      providers: config,
+      providers,
       keys: envKeySource(),
       workspaces: () => config.current().workspaces,
       maxConcurrentStreams: () => config.current().maxConcurrentStreams,
@@ -89,7 +101,8 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
 
   const url = started.url!;
   out(`DeskRelay ${packageVersion()} listening on ${url}`);
-  const active = config.active();
+  if (detectNotice) out(detectNotice);
+  const active = providers.active();
   out(active.ok ? `Active provider: ${active.config.id} (${describeProvider(active.config)})` : noProviderNotice(config.current(), config.path));
   if (host !== DEFAULT_HOST && !isLoopbackUrl(url)) {
     out(`Warning: listening on ${host}: traffic on your network is plain HTTP, readable by anyone on it. Prefer the tunnel.`);
@@ -135,6 +148,15 @@ async function startTunnel(session: RelaySession): Promise<void> {
   }
 }
 
+/** One line per check; exit code 1 when any failed. */
+async function doctor(args: DoctorArgs): Promise<void> {
+  const checks = await runDoctor(args);
+  for (const c of checks) out(formatCheck(c));
+  const failed = checks.filter((c) => c.state === 'fail').length;
+  out(failed ? `${failed} check${failed === 1 ? '' : 's'} failed.` : 'All checks passed.');
+  if (failed) process.exitCode = 1;
+}
+
 async function main(argv: string[]): Promise<void> {
   let command;
   try {
@@ -148,6 +170,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command.command === 'version') return out(packageVersion());
+  if (command.command === 'doctor') return doctor(command.args);
   await serve(command.args, consoleLogger(process.stderr));
 }
 

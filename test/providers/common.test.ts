@@ -62,7 +62,7 @@ describe('validateProviderConfig', () => {
   it('names the first bad field', () => {
     expect(bad(null)).toThrow('providers[2] must be an object');
     expect(bad({ id: '', kind: 'ollama' })).toThrow('providers[2].id must be a non-empty string');
-    expect(bad({ id: 'x', kind: 'openai' })).toThrow('providers[2].kind must be one of ollama, openai-compatible, anthropic, gemini, cloud');
+    expect(bad({ id: 'x', kind: 'openai' })).toThrow('providers[2].kind must be one of ollama, openai-compatible, anthropic, gemini, vscode-lm, cloud');
     expect(bad({ id: 'x', kind: 'ollama', baseUrl: 'ftp://host' })).toThrow('providers[2].baseUrl must be an http(s) URL');
     expect(bad({ id: 'x', kind: 'ollama', baseUrl: 'localhost:11434' })).toThrow('providers[2].baseUrl must be an http(s) URL');
     expect(bad({ id: 'x', kind: 'openai-compatible' })).toThrow(/^providers\[2\]\.baseUrl is required for kind openai-compatible/);

@@ -32,7 +32,8 @@ const MODEL_TEXT = 'model-chosen';
 const PAGE_IDS = [
   'conn', 'unpair', 'pair', 'pair-title', 'pair-form', 'pair-json', 'pair-error', 'pair-submit', 'info', 'info-title',
   'info-host', 'info-version', 'info-warning', 'test-conn', 'chat', 'chat-title', 'log', 'chat-status', 'compose',
-  'message', 'new-chat', 'stop', 'send',
+  'message', 'new-chat', 'stop', 'send', 'chats-open', 'pair-remember', 'settings', 'keep-chats', 'remember', 'forget',
+  'history', 'history-title', 'history-new', 'history-empty', 'chat-list', 'delete-all', 'store-error',
 ];
 
 async function openChat(): Promise<{ page: Page }> {

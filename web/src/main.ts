@@ -1,38 +1,168 @@
 /**
  * DeskRelay phone web client: served by the relay itself, so every API call is same-origin.
- * This module wires the screens (pairing, connection, chat) to the other modules.
+ * This module wires the screens (pairing, connection, chats) to the other modules.
  */
 import type { ChatRequestBody } from '../../server/src/protocol';
 import { ApiError, AUTH_MESSAGE, fetchInfo } from './api';
-import { registerServiceWorker } from './install';
+import { deleteAllClicked, renderChatList, type ChatListActions } from './chatlist';
+import { IdbStore, MemoryStore, newChat, QuotaError, titleFrom, type Chat, type ChatStore } from './chats';
 import { ui } from './dom';
-import { loadPairing, parsePairing, readFragment, savePairing, TOKEN_RE, type Pairing } from './pairing';
-import { followScroll, setStatus, userMessage, withoutThinking } from './render';
+import { registerServiceWorker } from './install';
+import { loadPairing, parsePairing, readFragment, remembered, savePairing, TOKEN_RE, type Pairing } from './pairing';
+import { assistantMessage, followScroll, markFinished, renderReply, setStatus, userMessage, withoutThinking } from './render';
+import { localStore } from './storage';
 import { Turn } from './turn';
 
-interface Message {
-  role: 'user' | 'assistant';
-  /** As received: an assistant's reply keeps its thinking (shown folded, never sent back). */
-  content: string;
-}
+const KEEP_CHATS_KEY = 'deskrelay.keepChats';
 
 let pairing: Pairing | null = null;
-const conversation: Message[] = [];
 /** The turn being streamed (at most one). */
 let current: Turn | null = null;
+/** Where chats are kept: IndexedDB, or memory with "Keep chats on this phone" off. */
+let store: ChatStore = localStore.read(KEEP_CHATS_KEY) === false ? new MemoryStore() : new IdbStore();
+/** The chat on screen. */
+let chat: Chat = newChat();
+let chats: Chat[] = [];
 
-function history(): ChatRequestBody['messages'] {
-  return conversation.map((m) => ({ role: m.role, content: m.role === 'assistant' ? withoutThinking(m.content) : m.content }));
+// ---------------------------------------------------------------------------------------------
+// Chats
+
+function history(c: Chat): ChatRequestBody['messages'] {
+  const messages: ChatRequestBody['messages'] = c.messages.map((m) => ({ role: m.role, content: m.role === 'assistant' ? withoutThinking(m.content) : m.content }));
+  return messages;
 }
+
+function storeFailed(err: unknown): void {
+  ui.storeError.textContent = err instanceof QuotaError ? err.message : `This chat could not be saved on the phone: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+/** Saves a chat that has messages (an empty new chat is not worth a row), then the list. */
+async function save(c: Chat): Promise<void> {
+  if (c.messages.length) {
+    c.updated = Date.now();
+    try {
+      await store.put(c);
+      ui.storeError.textContent = '';
+    } catch (err) {
+      storeFailed(err);
+    }
+  }
+  await refreshList();
+}
+
+async function refreshList(): Promise<void> {
+  try {
+    chats = await store.list();
+  } catch (err) {
+    storeFailed(err);
+  }
+  renderChatList(chats, chat.messages.length ? chat.id : null, listActions);
+}
+
+/** Puts a chat on screen: its messages as they were, replies re-rendered through the sanitiser. */
+function showChat(c: Chat): void {
+  chat = c;
+  ui.log.replaceChildren();
+  setStatus('');
+  for (const m of c.messages) {
+    if (m.role === 'user') userMessage(m.content);
+    else {
+      const view = assistantMessage();
+      renderReply(view, m.content);
+      markFinished(view);
+    }
+  }
+  followScroll(true);
+}
+
+function startNewChat(): void {
+  if (current) return;
+  showChat(newChat());
+  void refreshList();
+}
+
+const listActions: ChatListActions = {
+  open(id) {
+    if (current) return;
+    const found = chats.find((c) => c.id === id);
+    if (found) showChat(structuredClone(found));
+    showHistory(false);
+    void refreshList();
+  },
+  rename(id, title) {
+    const target = id === chat.id ? chat : chats.find((c) => c.id === id);
+    if (!target) return;
+    target.title = title;
+    void save(target);
+  },
+  remove(id) {
+    if (current && id === chat.id) return;
+    void store
+      .remove(id)
+      .catch(storeFailed)
+      .then(() => {
+        if (id === chat.id) showChat(newChat());
+        return refreshList();
+      });
+  },
+  removeAll() {
+    if (current) return;
+    void store
+      .clear()
+      .catch(storeFailed)
+      .then(() => {
+        showChat(newChat());
+        return refreshList();
+      });
+  },
+};
+
+function showHistory(on: boolean): void {
+  ui.history.hidden = !on;
+  ui.chatsOpen.setAttribute('aria-expanded', String(on));
+  if (on) void refreshList();
+}
+
+/** "Keep chats on this phone": off deletes the database and keeps chats in memory from then on. */
+async function setKeepChats(keep: boolean): Promise<void> {
+  const before = store;
+  const kept = await before.list().catch(() => [] as Chat[]);
+  if (keep) {
+    localStore.remove(KEEP_CHATS_KEY);
+    store = new IdbStore();
+  } else {
+    localStore.write(KEEP_CHATS_KEY, false);
+    store = new MemoryStore();
+    if (before instanceof IdbStore) await before.destroy();
+  }
+  // The chats of this visit stay on screen and in the list (in memory when not kept).
+  try {
+    for (const c of kept) await store.put(c);
+    if (chat.messages.length) await store.put(chat);
+    ui.storeError.textContent = '';
+  } catch (err) {
+    storeFailed(err);
+  }
+  await refreshList();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Turns
 
 function startTurn(text: string): void {
   if (!pairing) return;
-  conversation.push({ role: 'user', content: text });
+  const c = chat;
+  if (!c.messages.length && !c.title) c.title = titleFrom(text);
+  c.messages.push({ role: 'user', content: text });
+  void save(c);
   userMessage(text);
   followScroll(true);
-  current = new Turn(pairing.token, history(), {
+  current = new Turn(pairing.token, history(c), {
     finished(turn) {
-      if (turn.state === 'done' || (turn.state === 'stopped' && withoutThinking(turn.raw))) conversation.push({ role: 'assistant', content: turn.raw });
+      if (turn.state === 'done' || (turn.state === 'stopped' && withoutThinking(turn.raw))) {
+        c.messages.push({ role: 'assistant', content: turn.raw });
+        void save(c);
+      }
       if (current === turn) current = null;
     },
     unauthorized: onUnauthorized,
@@ -45,9 +175,9 @@ function startTurn(text: string): void {
 function retry(turn: Turn): void {
   if (current) return;
   turn.view.li.remove();
-  const last = conversation.at(-1);
+  const last = chat.messages.at(-1);
   if (!last || last.role !== 'user') return;
-  conversation.pop();
+  chat.messages.pop();
   const prev = ui.log.lastElementChild;
   if (prev && prev.classList.contains('user')) prev.remove();
   startTurn(last.content);
@@ -75,8 +205,15 @@ function showPairing(message = ''): void {
   ui.info.hidden = true;
   ui.chat.hidden = true;
   ui.unpair.hidden = true;
+  ui.chatsOpen.hidden = true;
+  showHistory(false);
   ui.conn.textContent = 'Not paired';
   ui.pairError.textContent = message;
+}
+
+function showChatScreen(): void {
+  ui.chat.hidden = false;
+  ui.chatsOpen.hidden = false;
 }
 
 async function connect(): Promise<boolean> {
@@ -85,6 +222,7 @@ async function connect(): Promise<boolean> {
   ui.info.hidden = false;
   ui.unpair.hidden = false;
   ui.infoWarning.hidden = true;
+  ui.remember.checked = remembered();
   ui.conn.textContent = 'Connecting…';
   ui.testConn.disabled = true;
   try {
@@ -96,7 +234,7 @@ async function connect(): Promise<boolean> {
       ui.infoWarning.textContent = 'The desktop has no usable provider selected: switch to a local provider on the desktop before chatting.';
       ui.infoWarning.hidden = false;
     }
-    ui.chat.hidden = false;
+    showChatScreen();
     return true;
   } catch (err) {
     const message = err instanceof Error ? err.message : 'Could not connect.';
@@ -108,7 +246,7 @@ async function connect(): Promise<boolean> {
       ui.infoWarning.textContent = message;
       ui.infoWarning.hidden = false;
       ui.conn.textContent = err instanceof ApiError && err.code === 'network' ? 'Desktop unreachable' : 'Not connected';
-      ui.chat.hidden = false;
+      showChatScreen();
     }
     return false;
   } finally {
@@ -116,19 +254,29 @@ async function connect(): Promise<boolean> {
   }
 }
 
-function pairWith(p: Pairing): void {
+function pairWith(p: Pairing, remember = false): void {
   pairing = p;
-  savePairing(p);
+  savePairing(p, remember);
+}
+
+/** "Forget this desktop" (and "Pair again"): the pairing goes from this tab and this phone; chats stay. */
+function forgetDesktop(): void {
+  stop();
+  pairing = null;
+  savePairing(null);
+  showChat(newChat());
+  showPairing();
 }
 
 function init(): void {
   const fragmentToken = readFragment();
   if (fragmentToken) {
-    if (TOKEN_RE.test(fragmentToken)) pairWith({ url: location.origin, token: fragmentToken });
-    else return showPairing('The link did not carry a valid token. Paste the pairing JSON instead.');
+    if (TOKEN_RE.test(fragmentToken)) pairWith({ url: location.origin, token: fragmentToken }, remembered());
+    else showPairing('The link did not carry a valid token. Paste the pairing JSON instead.');
   } else {
     pairing = loadPairing();
   }
+  ui.keepChats.checked = store.persistent;
 
   ui.pairForm.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -136,7 +284,7 @@ function init(): void {
       const p = parsePairing(ui.pairJson.value);
       ui.pairJson.value = '';
       // The page always talks to the relay that served it (CSP: connect-src 'self').
-      pairWith({ url: location.origin, token: p.token });
+      pairWith({ url: location.origin, token: p.token }, ui.pairRemember.checked);
       ui.pairError.textContent = '';
       void connect().then((ok) => {
         if (ok && p.url !== location.origin && ui.infoWarning.hidden) {
@@ -150,14 +298,18 @@ function init(): void {
     }
   });
   ui.testConn.addEventListener('click', () => void connect());
-  ui.unpair.addEventListener('click', () => {
-    stop();
-    pairing = null;
-    savePairing(null);
-    conversation.length = 0;
-    ui.log.replaceChildren();
-    showPairing();
+  ui.unpair.addEventListener('click', forgetDesktop);
+  ui.forget.addEventListener('click', forgetDesktop);
+  ui.remember.addEventListener('change', () => {
+    if (pairing) savePairing(pairing, ui.remember.checked);
   });
+  ui.keepChats.addEventListener('change', () => void setKeepChats(ui.keepChats.checked));
+  ui.chatsOpen.addEventListener('click', () => showHistory(ui.history.hidden));
+  ui.historyNew.addEventListener('click', () => {
+    startNewChat();
+    showHistory(false);
+  });
+  ui.deleteAll.addEventListener('click', () => deleteAllClicked(listActions));
   ui.compose.addEventListener('submit', (e) => {
     e.preventDefault();
     const text = ui.message.value.trim();
@@ -172,24 +324,22 @@ function init(): void {
     }
   });
   ui.stop.addEventListener('click', stop);
-  ui.newChat.addEventListener('click', () => {
-    if (current) return;
-    conversation.length = 0;
-    ui.log.replaceChildren();
-    setStatus('');
-  });
+  ui.newChat.addEventListener('click', startNewChat);
   document.addEventListener('visibilitychange', maybeResume);
   window.addEventListener('online', maybeResume);
   window.addEventListener('pageshow', maybeResume);
   window.addEventListener('focus', maybeResume);
-
   // Back online: say so at once rather than at the next message.
   window.addEventListener('online', () => {
     if (pairing && !current && ui.conn.textContent === 'Desktop unreachable') void connect();
   });
 
   if (pairing) void connect();
-  else showPairing();
+  else if (!fragmentToken) showPairing();
+  // The most recent chat comes back on screen (unless a message was sent meanwhile).
+  void refreshList().then(() => {
+    if (chats[0] && !chat.messages.length && !current) showChat(structuredClone(chats[0]));
+  });
   registerServiceWorker();
 }
 

@@ -1,11 +1,11 @@
 /**
  * Pairing: the token arrives in the link's fragment (`#token=…`, never sent to a server) or in the
- * pasted pairing JSON. The token is a secret: it is kept in memory (and this tab's
- * sessionStorage), sent only in the Authorization header or the WebSocket subprotocol, never in a
- * URL query or the console.
+ * pasted pairing JSON. The token is a secret: it is kept in memory and this tab's sessionStorage
+ * (on this phone's localStorage only with "Remember this desktop"), sent only in the Authorization
+ * header or the WebSocket subprotocol, never in a URL query, the console or the service worker.
  */
 import { settings } from './settings';
-import { sessionStore } from './storage';
+import { localStore, sessionStore } from './storage';
 
 export interface Pairing {
   url: string;
@@ -63,13 +63,23 @@ function valid(p: unknown): Pairing | null {
   return typeof token === 'string' && TOKEN_RE.test(token) ? { url: typeof url === 'string' && url ? url : location.origin, token } : null;
 }
 
-/** The pairing kept for this tab, if any. */
+/** The pairing kept for this tab, or remembered on this phone, if any. */
 export function loadPairing(): Pairing | null {
-  return valid(sessionStore.read(SESSION_KEY));
+  return valid(sessionStore.read(SESSION_KEY)) ?? valid(localStore.read(SESSION_KEY));
 }
 
-/** Keeps (or, with null, drops) the pairing for this tab. */
-export function savePairing(p: Pairing | null): void {
+/** Whether this phone remembers a desktop ("Remember this desktop"). */
+export function remembered(): boolean {
+  return valid(localStore.read(SESSION_KEY)) !== null;
+}
+
+/**
+ * Keeps the pairing for this tab (sessionStorage: gone with the tab), and on this phone
+ * (localStorage) only when `remember` is set; null forgets it everywhere.
+ */
+export function savePairing(p: Pairing | null, remember = false): void {
   if (p) sessionStore.write(SESSION_KEY, p);
   else sessionStore.remove(SESSION_KEY);
+  if (p && remember) localStore.write(SESSION_KEY, p);
+  else localStore.remove(SESSION_KEY);
 }

@@ -1,0 +1,85 @@
+/**
+ * The saved chats' list: open, rename (inline), delete, delete all (a second tap confirms).
+ * Titles are user text (or the first message): only ever set as textContent.
+ */
+import type { Chat } from './chats';
+import { el, ui } from './dom';
+
+export interface ChatListActions {
+  open(id: string): void;
+  rename(id: string, title: string): void;
+  remove(id: string): void;
+  removeAll(): void;
+}
+
+const when = (t: number) => new Date(t).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+export function renderChatList(chats: Chat[], currentId: string | null, actions: ChatListActions): void {
+  ui.chatList.replaceChildren(
+    ...chats.map((chat) => {
+      const li = el('li', chat.id === currentId ? 'chat-item current' : 'chat-item');
+      const open = el('button', 'chat-open');
+      open.type = 'button';
+      open.append(el('span', 'chat-title', chat.title || 'New chat'), el('span', 'chat-when', when(chat.updated)));
+      if (chat.id === currentId) open.setAttribute('aria-current', 'true');
+      open.addEventListener('click', () => actions.open(chat.id));
+      const rename = el('button', 'chat-rename', 'Rename');
+      rename.type = 'button';
+      rename.setAttribute('aria-label', `Rename “${chat.title || 'New chat'}”`);
+      rename.addEventListener('click', () => startRename(li, chat, actions));
+      const remove = el('button', 'chat-delete', 'Delete');
+      remove.type = 'button';
+      remove.setAttribute('aria-label', `Delete “${chat.title || 'New chat'}”`);
+      remove.addEventListener('click', () => actions.remove(chat.id));
+      li.append(open, rename, remove);
+      return li;
+    }),
+  );
+  ui.historyEmpty.hidden = chats.length > 0;
+  ui.deleteAll.hidden = chats.length === 0;
+  resetDeleteAll();
+}
+
+function startRename(li: HTMLLIElement, chat: Chat, actions: ChatListActions): void {
+  const input = el('input', 'chat-title-input');
+  input.type = 'text';
+  input.value = chat.title;
+  input.maxLength = 200;
+  input.setAttribute('aria-label', 'Chat title');
+  const save = el('button', 'chat-save', 'Save');
+  save.type = 'button';
+  const done = (keep: boolean) => {
+    const title = input.value.replace(/\s+/g, ' ').trim();
+    if (keep && title) actions.rename(chat.id, title);
+    else actions.rename(chat.id, chat.title);
+  };
+  save.addEventListener('click', () => done(true));
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      done(true);
+    } else if (e.key === 'Escape') done(false);
+  });
+  li.replaceChildren(input, save);
+  input.focus();
+  input.select();
+}
+
+let armed: ReturnType<typeof setTimeout> | undefined;
+
+function resetDeleteAll(): void {
+  clearTimeout(armed);
+  armed = undefined;
+  ui.deleteAll.textContent = 'Delete all chats';
+}
+
+/** The first tap arms the button for 5 s; the second deletes. */
+export function deleteAllClicked(actions: ChatListActions): void {
+  if (armed === undefined) {
+    ui.deleteAll.textContent = 'Tap again to delete every chat';
+    armed = setTimeout(resetDeleteAll, 5000);
+    return;
+  }
+  resetDeleteAll();
+  actions.removeAll();
+}

@@ -14,10 +14,17 @@ export interface ServeArgs {
   hostname?: string;
 }
 
+/** `deskrelay doctor [--config FILE] [--cloudflared PATH]`. */
+export interface DoctorArgs {
+  config?: string;
+  cloudflared?: string;
+}
+
 export class UsageError extends Error {}
 
 export const USAGE = `Usage: deskrelay serve [--port N] [--host ADDR] [--config FILE] [--tunnel [KIND]] [--hostname HOST]
                        [--cloudflared PATH] [--tailscale PATH] [--ngrok PATH]
+       deskrelay doctor [--config FILE] [--cloudflared PATH]
 
   --port N           port to listen on (default 53210; 0 picks a free one)
   --host ADDR        address to bind (default 127.0.0.1; anything else is plain HTTP on your network)
@@ -34,13 +41,16 @@ export const USAGE = `Usage: deskrelay serve [--port N] [--host ADDR] [--config 
   --tailscale PATH   the tailscale CLI to use (default: PATH)
   --ngrok PATH       the ngrok binary to use (default: PATH)
 
+deskrelay doctor checks the config file, every provider (key set, reachable, key accepted, model
+present), cloudflared and the token file, one line each; exit code 1 when a check fails.
+
 The tunnel always forwards to the relay on loopback. Its agent runs with only PATH, HOME, the
 proxy and certificate variables of your environment, plus what it is given on purpose (the named
 tunnel's token from DESKRELAY_TUNNEL_TOKEN as TUNNEL_TOKEN, NGROK_AUTHTOKEN); name any other it
 needs in DESKRELAY_TUNNEL_PASS_ENV (comma-separated).
 `;
 
-export type Command = { command: 'serve'; args: ServeArgs } | { command: 'help' } | { command: 'version' };
+export type Command = { command: 'serve'; args: ServeArgs } | { command: 'doctor'; args: DoctorArgs } | { command: 'help' } | { command: 'version' };
 
 /** `--tunnel` alone means the quick tunnel; `--tunnel KIND` / `--tunnel=KIND` names one. */
 function splitTunnel(rest: string[]): { args: string[]; tunnel: TunnelKind | undefined } {
@@ -72,7 +82,8 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help' };
   if (command === '--version' || command === '-v' || command === 'version') return { command: 'version' };
-  if (command !== 'serve') throw new UsageError(`unknown command "${command}"; the command is "deskrelay serve"`);
+  if (command === 'doctor') return parseDoctor(rest);
+  if (command !== 'serve') throw new UsageError(`unknown command "${command}"; the commands are "deskrelay serve" and "deskrelay doctor"`);
   let values;
   let tunnel: TunnelKind | undefined;
   try {
@@ -120,4 +131,24 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
       hostname,
     },
   };
+}
+
+function parseDoctor(rest: string[]): Command {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: rest,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        config: { type: 'string' },
+        cloudflared: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (values.help) return { command: 'help' };
+  return { command: 'doctor', args: { config: values.config, cloudflared: values.cloudflared } };
 }

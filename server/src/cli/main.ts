@@ -7,7 +7,7 @@ import { describeProvider } from '../providers';
 import { DEFAULT_HOST, DEFAULT_PORT, RelayStartError } from '../session/relay';
 import { RelaySession, type Pairing } from '../session/relaySession';
 import { ConfigError, ConfigFile, envKeySource, noProviderNotice } from './config';
-import { cloudflareQuickTunnel, TunnelError } from '../tunnel';
+import { TunnelError, tunnelAgentFor, type TunnelKind } from '../tunnel';
 import { parseCommand, type DoctorArgs, type ServeArgs, USAGE, UsageError } from './args';
 import { detectDefaultRunner, DetectedDefaultSource } from './detect';
 import { formatCheck, runDoctor } from './doctor';
@@ -76,7 +76,16 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
       onRequestLog: (e) =>
         logger.info(`${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.provider ? ` provider=${e.provider}` : ''}`),
     }),
-    tunnel: () => cloudflareQuickTunnel({ explicitPath: args.cloudflared }),
+    // Read at every tunnel start. Tokens come from the environment only, never from argv.
+    tunnel: () =>
+      tunnelAgentFor({
+        kind: args.tunnel ?? 'cloudflare-quick',
+        cloudflaredPath: args.cloudflared,
+        tailscalePath: args.tailscale,
+        ngrokPath: args.ngrok,
+        hostname: args.hostname,
+        token: tunnelToken(args.tunnel),
+      }),
     logger,
   });
 
@@ -111,6 +120,13 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
   if (args.tunnel) await startTunnel(session);
 }
 
+/** The secret a tunnel kind takes, from the environment: DESKRELAY_TUNNEL_TOKEN (or TUNNEL_TOKEN) for a named tunnel, NGROK_AUTHTOKEN for ngrok. */
+function tunnelToken(kind: TunnelKind | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (kind === 'cloudflare-named') return env.DESKRELAY_TUNNEL_TOKEN?.trim() || env.TUNNEL_TOKEN?.trim() || undefined;
+  if (kind === 'ngrok') return env.NGROK_AUTHTOKEN?.trim() || undefined;
+  return undefined;
+}
+
 /**
  * Starts the tunnel and prints the pairing payload again with the public URL, once that URL
  * really answers. A tunnel failure is reported, but the local relay keeps serving.
@@ -142,6 +158,7 @@ async function startTunnel(session: RelaySession): Promise<void> {
     out(`Tunnel up: ${url}`);
     const pairing = session.pairing();
     if (pairing) await printPairing(pairing);
+    if (session.tunnel?.lastingUrl) out('This address lasts: after a restart of deskrelay serve the phone keeps the URL and only needs the new token.');
   } catch (err) {
     if (!(err instanceof TunnelError)) throw err;
     out(`Tunnel not started: ${err.message}`);

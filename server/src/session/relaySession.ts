@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { healthRoute } from '../doors/spec/health';
 import type { RelayOptions } from '../http/context';
 import { silentLogger, type Logger } from '../logger';
-import { forwardUrl, stopAllTunnelsSync, type ProbeOptions, type Tunnel, type TunnelAgent, type TunnelState } from '../tunnel';
+import { forwardUrl, stopAllTunnelsSync, type ProbeOptions, type Tunnel, type TunnelAgent, type TunnelKind, type TunnelState } from '../tunnel';
 import { pairingPayload, webClientLink } from './pairing';
 import { RelayServer } from './relay';
 
@@ -13,7 +13,7 @@ export interface RelaySessionOptions {
    * or bind address) starts the next relay with the new ones.
    */
   relay: () => RelayOptions;
-  /** The tunnel agent, read at every tunnel start (the cloudflared path setting may have changed). */
+  /** The tunnel agent, read at every tunnel start (the kind, a path, a hostname or a token may have changed). */
   tunnel: () => TunnelAgent;
   logger?: Logger;
   /** Where the tunnel agent's environment is taken from (default process.env; only its allow-list reaches the agent). */
@@ -28,6 +28,10 @@ export interface SessionStatus {
   tunnel: TunnelState;
   /** Set while the tunnel is up. */
   tunnelUrl?: string;
+  /** The running (or last tried) tunnel's kind, while there is one. */
+  tunnelKind?: TunnelKind;
+  /** True when that tunnel keeps its URL across restarts: the phone then only needs a new token. */
+  lastingUrl?: boolean;
 }
 
 export interface Pairing {
@@ -96,6 +100,8 @@ export class RelaySession extends EventEmitter {
       port: relay?.port,
       tunnel: tunnel?.state ?? 'stopped',
       tunnelUrl: tunnel?.state === 'up' ? tunnel.url : undefined,
+      tunnelKind: tunnel?.kind,
+      lastingUrl: tunnel?.lastingUrl,
     };
   }
 

@@ -34,10 +34,18 @@ import type { ProbeOptions } from './probe';
 export type TunnelState = 'stopped' | 'starting' | 'up' | 'down';
 
 /**
- * Which agent and mode. Issue 17 adds 'cloudflare-named' | 'tailscale-funnel' | 'tailscale-serve'
- * | 'ngrok' (the `deskrelay.tunnel.kind` setting and `--tunnel <kind>`).
+ * Which agent and mode (the `deskrelay.tunnel.kind` setting and `--tunnel <kind>`): cloudflared's
+ * quick tunnel (a new URL at every start) or one of the agents whose address lasts: a named
+ * Cloudflare tunnel on the user's hostname, Tailscale Funnel (public) or Serve (tailnet only), ngrok.
  */
-export type TunnelKind = 'cloudflare-quick';
+export type TunnelKind = 'cloudflare-quick' | 'cloudflare-named' | 'tailscale-funnel' | 'tailscale-serve' | 'ngrok';
+
+/** Every kind, the default first. */
+export const TUNNEL_KINDS: readonly TunnelKind[] = ['cloudflare-quick', 'cloudflare-named', 'tailscale-funnel', 'tailscale-serve', 'ngrok'];
+
+export function isTunnelKind(value: unknown): value is TunnelKind {
+  return typeof value === 'string' && (TUNNEL_KINDS as readonly string[]).includes(value);
+}
 
 export interface TunnelOptions {
   /** The relay's loopback base URL: `http://127.0.0.1:<port>` or `http://[::1]:<port>` (see forwardUrl). */

@@ -1,14 +1,17 @@
 /**
- * cloudflared's quick tunnel as a TunnelAgent: the user's own cloudflared (found by find.ts),
- * run by QuickTunnel. A named Cloudflare tunnel (issue 17) would be a second agent here, sharing
- * find.ts, output.ts and isolation.ts.
+ * cloudflared as TunnelAgents: the quick tunnel (a new trycloudflare.com URL at every start) and
+ * the user's named tunnel (their own hostname, a token from the Cloudflare dashboard). Both run
+ * the user's own cloudflared (find.ts) with the same isolation (isolation.ts, env.ts).
  */
+import { TunnelError } from '../errors';
 import type { TunnelAgent, TunnelOptions } from '../tunnel';
 import { findCloudflared, type FindOptions } from './find';
+import { NamedTunnel } from './namedTunnel';
 import { QuickTunnel } from './quickTunnel';
 
 export { findCloudflared, installCloudflared, INSTALL_HELP, type FindOptions } from './find';
 export { QuickTunnel, type QuickTunnelOptions } from './quickTunnel';
+export { NamedTunnel, namedTunnelUrl, type NamedTunnelOptions } from './namedTunnel';
 
 export interface QuickTunnelAgentOptions extends Pick<FindOptions, 'explicitPath' | 'packageBinDir'> {
   /** Limit for cloudflared to print its URL (default 30 s). */
@@ -23,4 +26,30 @@ export function cloudflareQuickTunnel(opts: QuickTunnelAgentOptions = {}): Tunne
     locate: () => findCloudflared({ explicitPath: opts.explicitPath, packageBinDir: opts.packageBinDir }),
     create: (binary: string, tunnel: TunnelOptions) => new QuickTunnel({ ...tunnel, binary, urlTimeoutMs: opts.urlTimeoutMs }),
   };
+}
+
+export interface NamedTunnelAgentOptions extends Pick<FindOptions, 'explicitPath' | 'packageBinDir'> {
+  /** The tunnel token (SecretStorage in the editor, DESKRELAY_TUNNEL_TOKEN for the CLI). */
+  token: string | undefined;
+  /** The public hostname routed to the relay in the dashboard. */
+  hostname: string | undefined;
+  connectTimeoutMs?: number;
+}
+
+export function cloudflareNamedTunnel(opts: NamedTunnelAgentOptions): TunnelAgent {
+  return {
+    kind: 'cloudflare-named',
+    program: 'cloudflared',
+    title: 'your named Cloudflare tunnel',
+    locate: () => findCloudflared({ explicitPath: opts.explicitPath, packageBinDir: opts.packageBinDir }),
+    create: (binary: string, tunnel: TunnelOptions) =>
+      new NamedTunnel({ ...tunnel, binary, token: opts.token ?? '', hostname: requireHostname(opts.hostname), connectTimeoutMs: opts.connectTimeoutMs }),
+  };
+}
+
+function requireHostname(hostname: string | undefined): string {
+  if (hostname?.trim()) return hostname;
+  throw new TunnelError(
+    'The named Cloudflare tunnel needs its public hostname (the one routed to DeskRelay in the Cloudflare dashboard): set deskrelay.tunnel.hostname in VS Code, or pass --hostname to deskrelay serve.',
+  );
 }

@@ -5,6 +5,8 @@ import { RemoteChat, type Status } from './remoteChat';
 import { SecretKeySource } from './secrets';
 import { affectsRelayAddress, relaySettings, SECTION, SettingsProviderSource } from './settings';
 import { StatusBar } from './statusBar';
+import { ProviderWizard, type AddProviderAnswers } from './providerWizard';
+import { vscodeLmAdapters } from './vscodeLm';
 import type { ProbeOptions } from '../../server/src';
 
 /** What activate() returns: the state (never the token), plus the one test seam. */
@@ -26,7 +28,9 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     keys,
     log,
     cloudflaredDir: vscode.Uri.joinPath(context.globalStorageUri, 'bin').fsPath,
+    adapters: vscodeLmAdapters(context),
   });
+  const wizard = new ProviderWizard(context, keys, log);
   chat = remote;
   const commands = new Commands(remote, keys, log, context);
   const setContext = () => {
@@ -49,6 +53,10 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     vscode.commands.registerCommand('deskrelay.stopTunnel', () => commands.stopTunnel()),
     vscode.commands.registerCommand('deskrelay.selectProvider', (id?: string) => commands.selectProvider(id)),
     vscode.commands.registerCommand('deskrelay.setApiKey', (id?: string, key?: string) => commands.setApiKey(id, key)),
+    vscode.commands.registerCommand('deskrelay.addProvider', (answers?: AddProviderAnswers) => wizard.addProvider(answers)),
+    vscode.commands.registerCommand('deskrelay.removeProvider', (id?: string, confirmed?: boolean) => wizard.removeProvider(id, confirmed)),
+    vscode.commands.registerCommand('deskrelay.editModel', (id?: string, model?: string) => wizard.editModel(id, model)),
+    vscode.commands.registerCommand('deskrelay.allowVsCodeModels', () => wizard.allowVsCodeModels()),
     vscode.commands.registerCommand('deskrelay.rotateToken', () => commands.rotateToken()),
     vscode.commands.registerCommand('deskrelay.showLog', () => commands.showLog()),
     vscode.commands.registerCommand('deskrelay.showActions', () => commands.showActions()),

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { cloudflareQuickTunnel, RelaySession, TunnelError, type Pairing, type ProbeOptions, type SessionStatus } from '../../server/src';
+import { cloudflareQuickTunnel, RelaySession, TunnelError, type AdapterFactories, type Pairing, type ProbeOptions, type SessionStatus } from '../../server/src';
 import { Disposable } from './dispose';
 import type { OutputLog } from './log';
 import type { SecretKeySource } from './secrets';
@@ -22,6 +22,8 @@ export interface RemoteChatDeps {
   log: OutputLog;
   /** Where "Install cloudflared" puts the binary (the extension's global storage). */
   cloudflaredDir: string;
+  /** Adapters for kinds only the extension serves (`vscode-lm`). */
+  adapters?: AdapterFactories;
 }
 
 /**
@@ -40,7 +42,7 @@ export class RemoteChat extends Disposable {
 
   constructor(private readonly deps: RemoteChatDeps) {
     super();
-    const { log, providers, keys, version } = deps;
+    const { log, providers, keys, version, adapters } = deps;
     this.session = new RelaySession({
       // Settings are read at every start: a changed port or bind address applies on restart.
       relay: () => {
@@ -51,6 +53,7 @@ export class RemoteChat extends Disposable {
           version,
           providers,
           keys,
+          adapters,
           workspaces: () => vscode.workspace.workspaceFolders?.length ?? 0,
           maxConcurrentStreams: () => relaySettings().maxConcurrentStreams,
           logger: log,

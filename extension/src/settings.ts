@@ -59,14 +59,35 @@ export function activeProviderId(): string {
 
 /** Writes `deskrelay.activeProvider` where it is set now (workspace if overridden there, else user settings). */
 export async function setActiveProviderId(id: string): Promise<void> {
-  const inspected = config().inspect<string>('activeProvider');
-  const target =
-    inspected?.workspaceFolderValue !== undefined
-      ? vscode.ConfigurationTarget.WorkspaceFolder
-      : inspected?.workspaceValue !== undefined
-        ? vscode.ConfigurationTarget.Workspace
-        : vscode.ConfigurationTarget.Global;
-  await config().update('activeProvider', id, target);
+  await config().update('activeProvider', id, targetOf('activeProvider'));
+}
+
+/** Where a setting is set now: the workspace folder or workspace if overridden there, else user settings. */
+function targetOf(key: string): vscode.ConfigurationTarget {
+  const inspected = config().inspect(key);
+  return inspected?.workspaceFolderValue !== undefined
+    ? vscode.ConfigurationTarget.WorkspaceFolder
+    : inspected?.workspaceValue !== undefined
+      ? vscode.ConfigurationTarget.Workspace
+      : vscode.ConfigurationTarget.Global;
+}
+
+/** `deskrelay.allowPhoneProviderSwitch`: machine scope, so only the user (never a workspace) turns it on. */
+export function phoneMaySwitch(): boolean {
+  return config().get<boolean>('allowPhoneProviderSwitch', false) === true;
+}
+
+/**
+ * Sets the `model` of provider `id` in `deskrelay.providers`, where that list is set now; every
+ * other entry and field stays as the user wrote it.
+ */
+export async function setProviderModel(id: string, model: string): Promise<void> {
+  const raw = config().get<unknown[]>('providers', []);
+  if (!Array.isArray(raw)) return;
+  const next = raw.map((item) =>
+    typeof item === 'object' && item !== null && (item as { id?: unknown }).id === id ? { ...(item as Record<string, unknown>), model } : item,
+  );
+  await config().update('providers', next, targetOf('providers'));
 }
 
 /**
@@ -92,6 +113,24 @@ export class SettingsProviderSource implements ProviderSource {
     }
     if (entry.config.kind === 'cloud') return { ok: false, reason: 'cloud', id };
     return { ok: true, config: entry.config };
+  }
+
+  list(): ProviderConfig[] {
+    return providerEntries().flatMap((e) => (e.config ? [e.config] : []));
+  }
+
+  activeId(): string {
+    return activeProviderId();
+  }
+
+  canSwitch(): boolean {
+    return phoneMaySwitch();
+  }
+
+  /** A switch from the phone: the same settings DeskRelay: Select Provider writes (the status bar follows them). */
+  async switchTo(id: string, model?: string): Promise<void> {
+    if (model !== undefined) await setProviderModel(id, model);
+    await setActiveProviderId(id);
   }
 }
 

@@ -247,6 +247,7 @@ export const tests: UiTest[] = [
             { id: 'openai-ui', kind: 'openai-compatible', baseUrl: openai.url, model: 'gpt-ui' },
           ],
           'deskrelay.activeProvider': 'ollama-ui',
+          'deskrelay.allowPhoneProviderSwitch': true,
         });
         await open();
         const statusItem = page.locator('.statusbar-item', { hasText: 'DeskRelay:' }).first();
@@ -295,6 +296,29 @@ export const tests: UiTest[] = [
         assert((await res.text()).includes('"type":"done"'), 'the chat did not finish');
         assert(openai.requests.at(-1)?.headers.authorization === `Bearer ${key}`, 'the stand-in did not get the key from SecretStorage');
         assert(ollama.requests.every((r) => r.path !== '/api/chat'), 'the old provider got the chat');
+
+        log('UI:   a switch from the phone (PUT /v1/providers/active) shows in the status bar and answers the next message');
+        const phone = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+        const listed = await fetch(`http://127.0.0.1:${port}/v1/providers`, { headers: phone });
+        const before = (await listed.json()) as { active: string; canSwitch: boolean };
+        assert(before.active === 'openai-ui' && before.canSwitch === true, `GET /v1/providers: ${JSON.stringify(before)}`);
+        const switched = await fetch(`http://127.0.0.1:${port}/v1/providers/active`, {
+          method: 'PUT',
+          headers: phone,
+          body: JSON.stringify({ id: 'ollama-ui', model: 'llama3.2:latest' }),
+        });
+        const switchedBody = await switched.text();
+        assert(switched.status === 200, `PUT /v1/providers/active gave ${switched.status}: ${switchedBody}`);
+        assert(!switchedBody.includes(key), 'the providers answer holds the key');
+        await page.locator('.statusbar-item', { hasText: 'ollama-ui' }).first().waitFor({ timeout: 10_000 });
+        const next = await fetch(`http://127.0.0.1:${port}/v1/chat/stream`, {
+          method: 'POST',
+          headers: phone,
+          body: JSON.stringify({ messages: [{ role: 'user', content: 'switched?' }] }),
+        });
+        assert((await next.text()).includes('"type":"done"'), 'the chat after the switch did not finish');
+        const asked = ollama.requests.filter((r) => r.path === '/api/chat').at(-1);
+        assert(asked?.body?.model === 'llama3.2:latest', `the switched provider was asked for ${String(asked?.body?.model)}`);
 
         log('UI:   changing deskrelay.port offers a restart');
         const newPort = await freePort();

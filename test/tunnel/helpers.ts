@@ -19,7 +19,23 @@ export interface Tls {
   cleanup(): void;
 }
 
-/** A throwaway self-signed certificate for *.trycloudflare.com, made with openssl at test time. */
+/**
+ * The test edges' hostnames: quick tunnels, the named tunnel's hostname, a tailnet (Funnel/Serve)
+ * and ngrok's free domains. The test certificate covers all of them.
+ */
+export const TEST_HOSTS = ['*.trycloudflare.com', 'relay.deskrelay.test', '*.tail1234.ts.net', '*.ngrok-free.app'];
+export const NAMED_HOSTNAME = 'relay.deskrelay.test';
+export const TAILNET_HOST = 'desk.tail1234.ts.net';
+export const NGROK_STANDIN = path.resolve(__dirname, '../fixtures/ngrok/ngrok');
+export const TAILSCALE_STANDIN = path.resolve(__dirname, '../fixtures/tailscale/tailscale');
+
+/** A token shaped like the Cloudflare dashboard's: base64 of {"a":account,"s":secret,"t":tunnel id}. */
+export function fakeTunnelToken(): string {
+  const secret = Buffer.from(`deskrelay-test-secret-${process.pid}-${Date.now()}`).toString('base64');
+  return Buffer.from(JSON.stringify({ a: '0123456789abcdef0123456789abcdef', s: secret, t: '6ff42ae2-765d-4adf-8112-31c55c1551ef' })).toString('base64');
+}
+
+/** A throwaway self-signed certificate for the test edges' hostnames (TEST_HOSTS), made with openssl at test time. */
 export function makeTls(): Tls {
   const dir = mkdtempSync(path.join(tmpdir(), 'deskrelay-tunnel-test-'));
   const keyFile = path.join(dir, 'key.pem');
@@ -27,7 +43,7 @@ export function makeTls(): Tls {
   execFileSync(
     'openssl',
     ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile,
-      '-days', '2', '-subj', '/CN=deskrelay test edge', '-addext', 'subjectAltName=DNS:*.trycloudflare.com'],
+      '-days', '2', '-subj', '/CN=deskrelay test edge', '-addext', `subjectAltName=${TEST_HOSTS.map((h) => `DNS:${h}`).join(',')}`],
     { stdio: 'ignore' },
   );
   return { dir, keyFile, certFile, cert: readFileSync(certFile, 'utf8'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };

@@ -26,6 +26,8 @@ export const SHELL = [
   '/icons/icon-192.png',
   '/icons/icon-512.png',
   '/icons/apple-touch-icon.png',
+  // Not loaded by the page until a code block appears, but kept so saved chats highlight offline.
+  '/vendor/highlight.js',
 ];
 
 async function writeAtomic(path, contents) {
@@ -52,6 +54,21 @@ export async function buildWeb() {
   });
   await mkdir(join(WEB, 'vendor'), { recursive: true });
   for (const file of result.outputFiles) await writeAtomic(file.path, file.contents);
+  // highlight.js (core + a small language set) on its own: the page imports it at the first code block.
+  const hl = await build({
+    absWorkingDir: ROOT,
+    entryPoints: ['web/src/highlight.entry.ts'],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['es2021', 'safari15', 'chrome100', 'firefox100'],
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    write: false,
+    outfile: join(WEB, 'vendor', 'highlight.js'),
+  });
+  await writeAtomic(hl.outputFiles[0].path, hl.outputFiles[0].contents);
   makeWebIcons(join(WEB, 'icons'));
   // The service worker caches exactly the shell, under a name that changes with its contents.
   const hash = createHash('sha256');
@@ -74,13 +91,14 @@ export async function buildWeb() {
   await Promise.all([
     copyFile(join(ROOT, 'node_modules/marked/LICENSE'), join(WEB, 'vendor', 'marked.LICENSE')),
     copyFile(join(ROOT, 'node_modules/dompurify/LICENSE'), join(WEB, 'vendor', 'purify.LICENSE')),
+    copyFile(join(ROOT, 'node_modules/highlight.js/LICENSE'), join(WEB, 'vendor', 'highlight.LICENSE')),
   ]);
   return sizes();
 }
 
 /** The page as a phone downloads it: every file the shell needs, raw and gzipped. */
 export async function sizes() {
-  const files = ['index.html', 'app.css', 'app.js', 'sw.js', 'manifest.webmanifest'];
+  const files = ['index.html', 'app.css', 'app.js', 'sw.js', 'manifest.webmanifest', 'vendor/highlight.js'];
   const out = [];
   for (const f of files) {
     const buf = await readFile(join(WEB, f));

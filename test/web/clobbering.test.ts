@@ -34,6 +34,7 @@ const PAGE_IDS = [
   'info-host', 'info-version', 'info-warning', 'test-conn', 'chat', 'chat-title', 'log', 'chat-status', 'compose',
   'message', 'new-chat', 'stop', 'send', 'chats-open', 'pair-remember', 'settings', 'keep-chats', 'remember', 'forget',
   'history', 'history-title', 'history-new', 'history-empty', 'chat-list', 'delete-all', 'store-error',
+  'system', 'system-prompt', 'editing', 'edit-cancel',
 ];
 
 async function openChat(): Promise<{ page: Page }> {
@@ -197,7 +198,7 @@ describe('model output cannot take over the web client (issue 18, finding 5)', (
     expect(await page.evaluate(() => typeof (globalThis as any).DESKRELAY_WS_AFTER_MS)).toBe('undefined');
     expect(await lastReply(page).locator('[aria-owns], [aria-labelledby]').count()).toBe(0);
     // The page's own label still names the page's own textarea.
-    expect(await page.getByLabel('Message').evaluate((el) => el.closest('form.compose') !== null)).toBe(true);
+    expect(await page.getByLabel('Message', { exact: true }).evaluate((el) => el.closest('form.compose') !== null)).toBe(true);
     expect(await userSends(page, 'plain text')).toBe('plain text');
     await expectIdleControls(page);
   });

@@ -82,7 +82,7 @@ export async function pairByPaste(page: Page, base: string, json: string): Promi
 }
 
 export async function send(page: Page, text: string): Promise<void> {
-  await page.getByLabel('Message').fill(text);
+  await page.getByLabel('Message', { exact: true }).fill(text);
   await page.getByRole('button', { name: 'Send' }).click();
 }
 

@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { launchBrowser, phone, SCREENSHOTS, startDesk, type Desk } from './harness';
+import { lastReply, launchBrowser, phone, replyFinished, SCREENSHOTS, send, startDesk, type Desk } from './harness';
 import { startProxy } from './proxy';
 
 let browser: Browser;
@@ -111,12 +111,17 @@ describe('service worker', () => {
 
     const cached = await cacheContents(page);
     const paths = cached.map((c) => new URL(c.url).pathname).sort();
-    expect(paths).toEqual(['/', '/app.css', '/app.js', '/icons/apple-touch-icon.png', '/icons/icon-192.png', '/icons/icon-512.png', '/manifest.webmanifest'].sort());
+    expect(paths).toEqual(['/', '/app.css', '/app.js', '/icons/apple-touch-icon.png', '/icons/icon-192.png', '/icons/icon-512.png', '/manifest.webmanifest', '/vendor/highlight.js'].sort());
     for (const c of cached) {
       expect(c.url).not.toContain('/v1');
       expect(c.url).not.toContain(desk.relay.token);
       expect(c.body).not.toContain(desk.relay.token);
     }
+
+    // A chat, kept on the phone.
+    desk.ollama.set({ mode: 'normal', reply: ['Offline-proof answer with code:\n\n```js\nlet kept = true;\n```\n'] });
+    await send(page, 'Will you still be here?');
+    await replyFinished(page);
 
     // The desktop goes away: the page still opens, from the service worker's cache.
     await proxy.close();
@@ -125,7 +130,13 @@ describe('service worker', () => {
     await page.locator('#chat').waitFor();
     await expect.poll(() => page.locator('#conn').textContent()).toBe('Desktop unreachable');
     expect(await page.locator('#info-warning').textContent()).toContain('The desktop is unreachable');
-    expect(await page.getByLabel('Message').isVisible()).toBe(true);
+    expect(await page.getByLabel('Message', { exact: true }).isVisible()).toBe(true);
+    // The saved chat is there, highlighted from the cached highlight.js.
+    await expect.poll(() => page.locator('.msg.user').first().textContent()).toContain('Will you still be here?');
+    expect(await lastReply(page).textContent()).toContain('Offline-proof answer');
+    await expect.poll(() => lastReply(page).locator('.hljs-keyword').count()).toBeGreaterThan(0);
+    await page.getByRole('button', { name: 'Chats', exact: true }).click();
+    expect(await page.locator('#chat-list .chat-title').allTextContents()).toEqual(['Will you still be here?']);
     await page.screenshot({ path: join(SCREENSHOTS, 'offline.png') });
     expect(console.join('\n')).not.toContain(desk.relay.token);
     // Still nothing but the shell in the cache.

@@ -4,12 +4,13 @@
  */
 import type { ChatRequestBody } from '../../server/src/protocol';
 import { ApiError, AUTH_MESSAGE, fetchInfo } from './api';
+import { copyButton } from './code';
 import { deleteAllClicked, renderChatList, type ChatListActions } from './chatlist';
 import { IdbStore, MemoryStore, newChat, QuotaError, titleFrom, type Chat, type ChatStore } from './chats';
-import { ui } from './dom';
+import { el, ui } from './dom';
 import { registerServiceWorker } from './install';
 import { loadPairing, parsePairing, readFragment, remembered, savePairing, TOKEN_RE, type Pairing } from './pairing';
-import { assistantMessage, followScroll, markFinished, renderReply, setStatus, userMessage, withoutThinking } from './render';
+import { assistantMessage, followScroll, markFinished, renderReply, setStatus, userMessage, withoutThinking, type AssistantView, type MessageView } from './render';
 import { localStore } from './storage';
 import { Turn } from './turn';
 
@@ -23,13 +24,65 @@ let store: ChatStore = localStore.read(KEEP_CHATS_KEY) === false ? new MemorySto
 /** The chat on screen. */
 let chat: Chat = newChat();
 let chats: Chat[] = [];
+/** The index of the sent message being edited, if any: Send then resends the chat from there. */
+let editing: number | null = null;
 
 // ---------------------------------------------------------------------------------------------
 // Chats
 
+/** What the provider gets: the chat's system prompt first, then the messages without reasoning. */
 function history(c: Chat): ChatRequestBody['messages'] {
   const messages: ChatRequestBody['messages'] = c.messages.map((m) => ({ role: m.role, content: m.role === 'assistant' ? withoutThinking(m.content) : m.content }));
-  return messages;
+  const system = c.systemPrompt.trim();
+  return system ? [{ role: 'system', content: system }, ...messages] : messages;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A message's own buttons
+
+function button(label: string, className: string, run: () => void, accessibleName = label): HTMLButtonElement {
+  const b = el('button', className, label);
+  b.type = 'button';
+  b.setAttribute('aria-label', accessibleName);
+  b.addEventListener('click', run);
+  return b;
+}
+
+function userActions(view: MessageView, text: string, index: number): void {
+  view.actions.append(copyButton('Copy', 'copy-msg', () => text, 'Copy message'), button('Edit', 'edit-msg', () => beginEdit(index), 'Edit message'));
+}
+
+function assistantActions(view: AssistantView, raw: string): void {
+  view.actions.replaceChildren(copyButton('Copy', 'copy-msg', () => withoutThinking(raw), 'Copy reply'));
+}
+
+/** "Regenerate" sits on the last reply, when the chat ends with one and nothing streams. */
+function updateRegenerate(): void {
+  for (const b of ui.log.querySelectorAll(':scope > li > .msg-actions > .regen')) b.remove();
+  if (current || chat.messages.at(-1)?.role !== 'assistant') return;
+  const li = [...ui.log.children].reverse().find((item) => item.classList.contains('assistant'));
+  li?.querySelector(':scope > .msg-actions')?.append(
+    button('Regenerate', 'regen', () => {
+      if (current || chat.messages.at(-1)?.role !== 'assistant') return;
+      chat.messages.pop();
+      li.remove();
+      void save(chat);
+      runTurn(chat);
+    }, 'Regenerate reply'),
+  );
+}
+
+function beginEdit(index: number): void {
+  if (current || !chat.messages[index]) return;
+  editing = index;
+  ui.message.value = chat.messages[index].content;
+  ui.editing.hidden = false;
+  ui.message.focus();
+}
+
+function endEdit(): void {
+  editing = null;
+  ui.editing.hidden = true;
 }
 
 function storeFailed(err: unknown): void {
@@ -62,16 +115,21 @@ async function refreshList(): Promise<void> {
 /** Puts a chat on screen: its messages as they were, replies re-rendered through the sanitiser. */
 function showChat(c: Chat): void {
   chat = c;
+  endEdit();
   ui.log.replaceChildren();
+  ui.systemPrompt.value = c.systemPrompt;
+  ui.system.classList.toggle('set', !!c.systemPrompt.trim());
   setStatus('');
-  for (const m of c.messages) {
-    if (m.role === 'user') userMessage(m.content);
+  c.messages.forEach((m, i) => {
+    if (m.role === 'user') userActions(userMessage(m.content), m.content, i);
     else {
       const view = assistantMessage();
       renderReply(view, m.content);
       markFinished(view);
+      assistantActions(view, m.content);
     }
-  }
+  });
+  updateRegenerate();
   followScroll(true);
 }
 
@@ -155,15 +213,23 @@ function startTurn(text: string): void {
   if (!c.messages.length && !c.title) c.title = titleFrom(text);
   c.messages.push({ role: 'user', content: text });
   void save(c);
-  userMessage(text);
+  userActions(userMessage(text), text, c.messages.length - 1);
+  runTurn(c);
+}
+
+/** Streams the reply to the chat as it stands (a new message, a regenerate, an edit). */
+function runTurn(c: Chat): void {
+  if (!pairing) return;
   followScroll(true);
   current = new Turn(pairing.token, history(c), {
     finished(turn) {
       if (turn.state === 'done' || (turn.state === 'stopped' && withoutThinking(turn.raw))) {
         c.messages.push({ role: 'assistant', content: turn.raw });
+        assistantActions(turn.view, turn.raw);
         void save(c);
       }
       if (current === turn) current = null;
+      if (c === chat) updateRegenerate();
     },
     unauthorized: onUnauthorized,
     retry,
@@ -315,14 +381,42 @@ function init(): void {
     const text = ui.message.value.trim();
     if (!text || current || !pairing) return;
     ui.message.value = '';
+    chat.systemPrompt = ui.systemPrompt.value;
+    if (editing !== null) {
+      // Resend from the edited message: what followed it goes.
+      chat.messages = chat.messages.slice(0, editing);
+      showChat(chat);
+    }
     startTurn(text);
   });
+  ui.editCancel.addEventListener('click', () => {
+    endEdit();
+    ui.message.value = '';
+  });
+  // Enter sends on a desktop browser (Shift+Enter: a new line); on a phone it is a new line and
+  // the Send button sends. Ctrl/Cmd+Enter sends everywhere.
+  const phoneKeyboard = () => matchMedia('(pointer: coarse)').matches;
+  ui.message.enterKeyHint = phoneKeyboard() ? 'enter' : 'send';
   ui.message.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+    if (e.key !== 'Enter' || e.isComposing) return;
+    if (e.ctrlKey || e.metaKey || (!phoneKeyboard() && !e.shiftKey && !e.altKey)) {
       e.preventDefault();
       ui.compose.requestSubmit();
     }
   });
+  let systemTimer: ReturnType<typeof setTimeout> | undefined;
+  const saveSystem = () => {
+    clearTimeout(systemTimer);
+    if (chat.systemPrompt === ui.systemPrompt.value) return;
+    chat.systemPrompt = ui.systemPrompt.value;
+    ui.system.classList.toggle('set', !!chat.systemPrompt.trim());
+    void save(chat);
+  };
+  ui.systemPrompt.addEventListener('input', () => {
+    clearTimeout(systemTimer);
+    systemTimer = setTimeout(saveSystem, 400);
+  });
+  ui.systemPrompt.addEventListener('change', saveSystem);
   ui.stop.addEventListener('click', stop);
   ui.newChat.addEventListener('click', startNewChat);
   document.addEventListener('visibilitychange', maybeResume);

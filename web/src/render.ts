@@ -4,6 +4,7 @@
  */
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
+import { decorateCode } from './code';
 import { el, scroller, ui } from './dom';
 
 marked.setOptions({ gfm: true, breaks: true, async: false });
@@ -170,9 +171,11 @@ export function renderReply(v: AssistantView, raw: string): void {
   scrollToEnd();
 }
 
+/** The reply is complete: no cursor, not busy, its code blocks get Copy buttons and highlighting. */
 export function markFinished(v: AssistantView): void {
   v.reply.classList.remove('cursor');
   v.reply.setAttribute('aria-busy', 'false');
+  decorateCode(v.reply);
 }
 
 export interface NoteAction {

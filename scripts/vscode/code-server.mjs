@@ -81,6 +81,8 @@ export async function startCodeServer(tmp, env, { onCleanup, log }) {
       '--disable-update-check',
       '--disable-workspace-trust',
       '--disable-getting-started-override',
+      // The suite's stand-in chat models (test/e2e/vscode/lm-standin) use the chatProvider proposal.
+      '--enable-proposed-api', 'deskrelay-test.lm-standin',
     ],
     { cwd: tmp, env, detached: true, stdio: ['ignore', fd, fd] },
   );

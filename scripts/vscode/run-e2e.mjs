@@ -8,7 +8,7 @@
 // Always cleans up code-server, Chromium and the temp dirs.
 //
 // Usage: node scripts/vscode/run-e2e.mjs [--timeout SECONDS] [--grep TEXT] [--skip-ui] [--skip-suite] [--keep]
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, copyFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, copyFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -19,6 +19,7 @@ import { compileTests, buildDir } from './compile-tests.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const artifactsDir = join(repoRoot, 'test-results');
+const LM_STANDIN = join(repoRoot, 'test', 'e2e', 'vscode', 'lm-standin');
 
 const { values: args } = parseArgs({
   options: {
@@ -62,7 +63,12 @@ export function workbenchUrl(base, port, folder, { testsPath } = {}) {
   const remote = (p) => `vscode-remote://127.0.0.1:${port}${p}`;
   if (args.vsix) return `${base}/?folder=${encodeURIComponent(folder)}`;
   const payload = [['extensionDevelopmentPath', remote(repoRoot)]];
-  if (testsPath) payload.push(['extensionTestsPath', remote(testsPath)]);
+  if (testsPath) {
+    payload.push(['extensionTestsPath', remote(testsPath)]);
+    // The stand-in chat models' extension (installed below) uses VS Code 1.96's chatProvider
+    // proposal; the web workbench enables proposed API this way.
+    payload.push(['enableProposedApi', '']);
+  }
   return `${base}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
 }
 
@@ -189,6 +195,9 @@ async function main() {
     if (r.status !== 0) throw new Error(`installing ${vsix} failed:\n${r.stdout}\n${r.stderr}`);
     args['skip-suite'] = true;
   }
+  // A test-only extension registering stand-in chat models (test/e2e/vscode/lm-standin), copied
+  // into the extensions folder: a second extensionDevelopmentPath is not scanned by code-server.
+  cpSync(LM_STANDIN, join(tmp, 'ext', 'deskrelay-test.lm-standin-0.0.1'), { recursive: true });
   const cs = await launchCodeServer(tmp, env, { onCleanup: (fn) => cleanups.push(fn), log });
   log(`code-server listening on ${cs.base}`);
   const { chromium } = await import('playwright-core');

@@ -1,0 +1,45 @@
+// Test only: stand-in chat models for the DeskRelay suite, through VS Code 1.96's `chatProvider`
+// proposal (vscode.lm.registerChatModelProvider, provideLanguageModelResponse reporting
+// { index, part: LanguageModelTextPart }). Two models:
+//   standin/echo     no consent needed (metadata without `auth`)
+//   standin/guarded  `auth: true`: another extension needs the user's consent first
+// The user's last message steers the reply: "slow" streams a part every 100 ms until cancelled,
+// "fail" throws (the requester sees VS Code's error with this text).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const vscode = require('vscode');
+
+const REPLY = ['Hello', ' from', ' the', " VS Code", ' stand-in', '!'];
+
+function textOf(message) {
+  const parts = Array.isArray(message.content) ? message.content : [message.content];
+  return parts.map((p) => (typeof p === 'string' ? p : (p && p.value) || '')).join('');
+}
+
+function activate() {
+  const state = { requests: [], cancelled: 0 };
+  const provider = (family) => ({
+    async provideLanguageModelResponse(messages, _options, extensionId, progress, token) {
+      const last = messages.length ? textOf(messages[messages.length - 1]) : '';
+      state.requests.push({ family, extensionId, messages: messages.map((m) => ({ role: m.role, text: textOf(m) })) });
+      if (last.includes('fail')) throw new Error('Stand-in quota exceeded: try again tomorrow.');
+      const slow = last.includes('slow');
+      for (let i = 0; slow || i < REPLY.length; i++) {
+        if (token.isCancellationRequested) {
+          state.cancelled++;
+          return;
+        }
+        progress.report({ index: 0, part: new vscode.LanguageModelTextPart(slow ? `tick ${i} ` : REPLY[i]) });
+        await new Promise((r) => setTimeout(r, slow ? 100 : 5));
+      }
+    },
+    async provideTokenCount(text) {
+      return typeof text === 'string' ? text.length : 1;
+    },
+  });
+  const meta = (family, auth) => ({ vendor: 'standin', name: `Stand-in ${family}`, family, version: '1', maxInputTokens: 100000, maxOutputTokens: 1000, ...(auth ? { auth: true } : {}) });
+  vscode.lm.registerChatModelProvider('standin-echo', provider('echo'), meta('echo', false));
+  vscode.lm.registerChatModelProvider('standin-guarded', provider('guarded'), meta('guarded', true));
+  return state;
+}
+
+module.exports = { activate, deactivate() {} };

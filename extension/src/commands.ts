@@ -2,9 +2,10 @@ import * as vscode from 'vscode';
 import { installCloudflared, isLoopbackHost, isLoopbackUrl, LOOPBACK_WARNING, RelayStartError } from '../../server/src';
 import type { OutputLog } from './log';
 import { PairingPanel } from './pairingPanel';
-import { CloudflaredNotFound, type RemoteChat, type Status } from './remoteChat';
-import type { SecretKeySource } from './secrets';
-import { activeProviderId, providerEntries, relaySettings, setActiveProviderId } from './settings';
+import { tunnelSecretName, TUNNEL_KINDS, type TunnelKind } from '../../server/src/tunnel';
+import { TunnelAgentNotFound, type RemoteChat, type Status } from './remoteChat';
+import type { SecretKeySource, TunnelSecrets } from './secrets';
+import { activeProviderId, providerEntries, relaySettings, setActiveProviderId, tunnelSettings } from './settings';
 
 const firstLine = (s: string) => s.split('\n')[0] ?? s;
 const t = vscode.l10n.t;
@@ -15,6 +16,7 @@ const SHOW_QR = () => t('Show Pairing QR Code');
 const START_TUNNEL = () => t('Start Tunnel');
 const RESTART_TUNNEL = () => t('Restart Tunnel');
 const SHOW_LOG = () => t('Show Log');
+const SET_TUNNEL_TOKEN = () => t('Set Tunnel Token');
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** What the user sees and answers; each command here is one `deskrelay.*` command. */
@@ -24,6 +26,7 @@ export class Commands {
     private readonly keys: SecretKeySource,
     private readonly log: OutputLog,
     private readonly context: vscode.ExtensionContext,
+    private readonly tunnelSecrets: TunnelSecrets,
   ) {}
 
   /** Start Remote Chat. Returns the status (no token); `error` when it could not start. */
@@ -97,12 +100,27 @@ export class Commands {
       const started = await this.start();
       if (!started.running) return undefined;
     }
+    let agent;
     try {
-      this.chat.findCloudflared();
+      agent = this.chat.findTunnelAgent();
     } catch (err) {
-      if (err instanceof CloudflaredNotFound) return this.offerCloudflaredInstall(err.message);
+      if (err instanceof TunnelAgentNotFound) return this.offerAgentInstall(err);
       throw err;
     }
+    const kind = this.chat.tunnelKind();
+    if (kind === 'cloudflare-named' && !tunnelSettings().hostname) {
+      void vscode.window
+        .showErrorMessage(t('DeskRelay: the named Cloudflare tunnel needs its public hostname (deskrelay.tunnel.hostname).'), t('Open Settings'))
+        .then((choice) => choice && void vscode.commands.executeCommand('workbench.action.openSettings', 'deskrelay.tunnel.hostname'));
+      return undefined;
+    }
+    if (kind === 'cloudflare-named' && !(await this.tunnelSecrets.get(kind))) {
+      void vscode.window
+        .showErrorMessage(t('DeskRelay: the named Cloudflare tunnel needs its tunnel token from the Cloudflare dashboard.'), SET_TUNNEL_TOKEN())
+        .then((choice) => choice && void vscode.commands.executeCommand('deskrelay.setTunnelToken', kind));
+      return undefined;
+    }
+    this.log.info(`starting ${agent.title} (${agent.path})`);
     let cancelled = false;
     try {
       const url = await vscode.window.withProgress(
@@ -113,22 +131,29 @@ export class Commands {
             cancelled = true;
             void this.chat.stopTunnel();
           });
-          progress.report({ message: t('Starting cloudflared…') });
+          progress.report({ message: t('Starting {0}…', agent.program) });
           return this.chat.startTunnel().finally(() => {
             sub.dispose();
             stop.dispose();
           });
         },
       );
+      const lasting = this.chat.status().lastingUrl;
       void vscode.window
-        .showInformationMessage(t('DeskRelay tunnel is up at {0}. Pair the phone with the tunnel URL.', url), COPY_PAIRING(), SHOW_QR())
+        .showInformationMessage(
+          lasting
+            ? t('DeskRelay tunnel is up at {0}. This address lasts: a phone paired with it only needs the new token after a restart.', url)
+            : t('DeskRelay tunnel is up at {0}. Pair the phone with the tunnel URL.', url),
+          COPY_PAIRING(),
+          SHOW_QR(),
+        )
         .then((choice) => {
           if (choice === COPY_PAIRING()) void vscode.commands.executeCommand('deskrelay.copyPairing');
           else if (choice === SHOW_QR()) void vscode.commands.executeCommand('deskrelay.showPairing');
         });
       return url;
     } catch (err) {
-      if (err instanceof CloudflaredNotFound) return this.offerCloudflaredInstall(err.message);
+      if (err instanceof TunnelAgentNotFound) return this.offerAgentInstall(err);
       if (cancelled) return undefined;
       void vscode.window.showErrorMessage(t('DeskRelay tunnel failed: {0}', firstLine(message(err))), SHOW_LOG(), RESTART_TUNNEL()).then((choice) => {
         if (choice === SHOW_LOG()) this.log.show();
@@ -148,6 +173,56 @@ export class Commands {
       if (choice === RESTART_TUNNEL()) void vscode.commands.executeCommand('deskrelay.startTunnel');
       else if (choice === SHOW_LOG()) this.log.show();
     });
+  }
+
+  /** Set Tunnel Token: the named tunnel's token or an ngrok authtoken, into SecretStorage (empty removes it). */
+  async setTunnelToken(kind?: string, token?: string): Promise<boolean> {
+    let chosen: TunnelKind | undefined = TUNNEL_KINDS.find((k) => k === kind);
+    if (!chosen) {
+      const current = tunnelSettings().kind;
+      const items = TUNNEL_KINDS.filter((k) => tunnelSecretName(k)).map((k) => ({ label: k, description: tunnelSecretName(k), picked: k === current, tunnelKind: k }));
+      // The configured kind when it takes a token; otherwise ask which.
+      const pick = tunnelSecretName(current)
+        ? items.find((i) => i.tunnelKind === current)
+        : await vscode.window.showQuickPick(items, { title: t('DeskRelay: Set Tunnel Token'), placeHolder: t('Which tunnel?') });
+      if (!pick) return false;
+      chosen = pick.tunnelKind;
+    }
+    const name = tunnelSecretName(chosen);
+    if (!name) {
+      void vscode.window.showInformationMessage(t('DeskRelay: the {0} tunnel takes no token.', chosen));
+      return false;
+    }
+    if (typeof token !== 'string') {
+      token = await vscode.window.showInputBox({
+        title: t('DeskRelay: {0}', name),
+        prompt:
+          chosen === 'ngrok'
+            ? t("Optional: ngrok uses the authtoken in its own config otherwise. Stored in VS Code's secret storage, never in settings. Leave empty to remove it.")
+            : t("From the Cloudflare dashboard (Networks → Tunnels → your tunnel → the install command's token). Stored in VS Code's secret storage, never in settings. Leave empty to remove it."),
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (token === undefined) return false;
+    }
+    await this.tunnelSecrets.set(chosen, token.trim());
+    this.log.info(`${name} ${token.trim() ? 'stored' : 'removed'}`);
+    void vscode.window.showInformationMessage(
+      token.trim() ? t("DeskRelay: {0} stored in VS Code's secret storage.", name) : t('DeskRelay: {0} removed.', name),
+    );
+    return true;
+  }
+
+  /** The agent is missing: cloudflared can be installed for the user; for the others, their path setting. */
+  private offerAgentInstall(err: TunnelAgentNotFound): undefined {
+    if (err.program === 'cloudflared') return this.offerCloudflaredInstall(err.message);
+    this.log.warn(err.message);
+    const setPath = t('Set {0} Path', err.program);
+    void vscode.window.showErrorMessage(t('DeskRelay: {0}', firstLine(err.message)), setPath, SHOW_LOG()).then((choice) => {
+      if (choice === setPath) void vscode.commands.executeCommand('workbench.action.openSettings', `deskrelay.${err.program}Path`);
+      else if (choice === SHOW_LOG()) this.log.show();
+    });
+    return undefined;
   }
 
   /** cloudflared is missing: offer to install it or set its path (the command itself returns at once). */
@@ -272,6 +347,7 @@ export class Commands {
       { label: `$(circle-slash) ${t('Stop Tunnel')}`, command: 'deskrelay.stopTunnel', when: s.tunnel !== 'stopped' },
       { label: `$(server) ${t('Select Provider')}`, command: 'deskrelay.selectProvider', when: true },
       { label: `$(key) ${t('Set Provider API Key')}`, command: 'deskrelay.setApiKey', when: true },
+      { label: `$(key) ${SET_TUNNEL_TOKEN()}`, command: 'deskrelay.setTunnelToken', when: !!tunnelSecretName(tunnelSettings().kind) },
       { label: `$(refresh) ${t('Rotate Token')}`, command: 'deskrelay.rotateToken', when: s.running },
       { label: `$(debug-stop) ${t('Stop Remote Chat')}`, command: 'deskrelay.stop', when: s.running },
       { label: `$(output) ${SHOW_LOG()}`, command: 'deskrelay.showLog', when: true },

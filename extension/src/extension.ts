@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { Commands } from './commands';
 import { OutputLog } from './log';
 import { RemoteChat, type Status } from './remoteChat';
-import { SecretKeySource } from './secrets';
+import { SecretKeySource, TunnelSecrets } from './secrets';
 import { affectsRelayAddress, relaySettings, SECTION, SettingsProviderSource } from './settings';
 import { StatusBar } from './statusBar';
 import { ProviderWizard, type AddProviderAnswers } from './providerWizard';
@@ -22,17 +22,19 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
   const log = new OutputLog(vscode.window.createOutputChannel('DeskRelay'));
   context.subscriptions.push(log.channel);
   const keys = new SecretKeySource(context.secrets);
+  const tunnelSecrets = new TunnelSecrets(context.secrets);
   const remote = new RemoteChat({
     version: String(context.extension.packageJSON.version),
     providers: new SettingsProviderSource(log),
     keys,
     log,
     cloudflaredDir: vscode.Uri.joinPath(context.globalStorageUri, 'bin').fsPath,
+    tunnelSecrets,
     adapters: vscodeLmAdapters(context),
   });
   const wizard = new ProviderWizard(context, keys, log);
   chat = remote;
-  const commands = new Commands(remote, keys, log, context);
+  const commands = new Commands(remote, keys, log, context, tunnelSecrets);
   const setContext = () => {
     const s = remote.status();
     void vscode.commands.executeCommand('setContext', 'deskrelay.running', s.running);
@@ -51,6 +53,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     vscode.commands.registerCommand('deskrelay.showPairing', () => commands.showPairing()),
     vscode.commands.registerCommand('deskrelay.startTunnel', () => commands.startTunnel()),
     vscode.commands.registerCommand('deskrelay.stopTunnel', () => commands.stopTunnel()),
+    vscode.commands.registerCommand('deskrelay.setTunnelToken', (kind?: string, token?: string) => commands.setTunnelToken(kind, token)),
     vscode.commands.registerCommand('deskrelay.selectProvider', (id?: string) => commands.selectProvider(id)),
     vscode.commands.registerCommand('deskrelay.setApiKey', (id?: string, key?: string) => commands.setApiKey(id, key)),
     vscode.commands.registerCommand('deskrelay.addProvider', (answers?: AddProviderAnswers) => wizard.addProvider(answers)),

@@ -11,6 +11,8 @@ export interface PanelState {
   url?: string;
   viaTunnel: boolean;
   tunnel: string;
+  /** The tunnel's address lasts across restarts (named tunnel, Funnel/Serve, ngrok): the QR keeps its URL. */
+  lastingUrl: boolean;
   /** The pairing payload: shown only after the user reveals it. */
   payload?: string;
   /** The payload as a QR code (SVG data URL), made here in the extension host. */
@@ -88,12 +90,24 @@ export class PairingPanel extends Disposable {
     const p = this.chat.pairing();
     const warnings = [SECRET_WARNING()];
     if (p && !p.viaTunnel) warnings.push(isLoopbackUrl(p.url) ? LOOPBACK_WARNING : LAN_WARNING());
-    if (s.tunnel === 'down') warnings.push(t('The tunnel is down. Restart it: a restarted quick tunnel has a new URL, so pair again.'));
+    const lasting = s.lastingUrl === true;
+    if (s.tunnel === 'down') {
+      warnings.push(
+        lasting
+          ? t('The tunnel is down. Restart it: its address stays the same, so the phone keeps its pairing.')
+          : t('The tunnel is down. Restart it: a restarted quick tunnel has a new URL, so pair again.'),
+      );
+    }
     return {
       running: s.running,
       url: p?.url,
       viaTunnel: p?.viaTunnel ?? false,
-      tunnel: s.tunnelUrl ? t('up at {0}', s.tunnelUrl) : s.tunnel,
+      tunnel: s.tunnelUrl
+        ? lasting
+          ? t('up at {0}. This address lasts: after a restart the QR code carries the same URL and the phone only needs the new token.', s.tunnelUrl)
+          : t('up at {0}', s.tunnelUrl)
+        : s.tunnel,
+      lastingUrl: lasting && !!s.tunnelUrl,
       payload: p?.payload,
       qr: p ? await qrDataUrl(p.payload) : undefined,
       link: p?.link,

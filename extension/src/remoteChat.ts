@@ -1,9 +1,10 @@
 import * as vscode from 'vscode';
-import { cloudflareQuickTunnel, RelaySession, TunnelError, type AdapterFactories, type Pairing, type ProbeOptions, type SessionStatus } from '../../server/src';
+import { RelaySession, TunnelError, type AdapterFactories, type Pairing, type ProbeOptions, type SessionStatus } from '../../server/src';
+import { tunnelAgentFor, type TunnelKind } from '../../server/src/tunnel';
 import { Disposable } from './dispose';
 import type { OutputLog } from './log';
-import type { SecretKeySource } from './secrets';
-import { activeProviderId, relaySettings, type SettingsProviderSource } from './settings';
+import type { SecretKeySource, TunnelSecrets } from './secrets';
+import { activeProviderId, relaySettings, tunnelSettings, type SettingsProviderSource } from './settings';
 
 export type { Pairing } from '../../server/src';
 
@@ -12,8 +13,15 @@ export interface Status extends SessionStatus {
   providerReady: boolean;
 }
 
-/** cloudflared could not be found: the user can install it or set its path. */
-export class CloudflaredNotFound extends Error {}
+/** The tunnel agent's program (cloudflared, tailscale, ngrok) could not be found: the user can install it or set its path. */
+export class TunnelAgentNotFound extends Error {
+  constructor(
+    message: string,
+    readonly program: string,
+  ) {
+    super(message);
+  }
+}
 
 export interface RemoteChatDeps {
   version: string;
@@ -22,6 +30,8 @@ export interface RemoteChatDeps {
   log: OutputLog;
   /** Where "Install cloudflared" puts the binary (the extension's global storage). */
   cloudflaredDir: string;
+  /** The named tunnel's token and the ngrok authtoken. */
+  tunnelSecrets: TunnelSecrets;
   /** Adapters for kinds only the extension serves (`vscode-lm`). */
   adapters?: AdapterFactories;
 }
@@ -32,6 +42,8 @@ export interface RemoteChatDeps {
  */
 export class RemoteChat extends Disposable {
   private readonly session: RelaySession;
+  /** The current kind's secret, read from SecretStorage right before a tunnel start; never logged. */
+  private tunnelToken: string | undefined;
   private readonly changed = this.register(new vscode.EventEmitter<void>());
   private readonly tunnelDown = this.register(new vscode.EventEmitter<string>());
   private readonly tunnelProgress = this.register(new vscode.EventEmitter<string>());
@@ -60,7 +72,19 @@ export class RemoteChat extends Disposable {
           onRequestLog: (e) => log.request(e),
         };
       },
-      tunnel: () => cloudflareQuickTunnel({ explicitPath: relaySettings().cloudflaredPath || undefined, packageBinDir: deps.cloudflaredDir }),
+      // Settings are read at every tunnel start; the token was fetched from SecretStorage just before.
+      tunnel: () => {
+        const t = tunnelSettings();
+        return tunnelAgentFor({
+          kind: t.kind,
+          cloudflaredPath: t.cloudflaredPath || undefined,
+          cloudflaredPackageDir: deps.cloudflaredDir,
+          tailscalePath: t.tailscalePath || undefined,
+          ngrokPath: t.ngrokPath || undefined,
+          hostname: t.hostname || undefined,
+          token: this.tunnelToken,
+        });
+      },
       logger: log,
     });
     this.session.on('change', () => this.changed.fire());
@@ -99,22 +123,45 @@ export class RemoteChat extends Disposable {
   }
 
   async restart(): Promise<Status> {
-    await this.notFoundAs(() => this.session.restart());
+    this.tunnelToken = await this.deps.tunnelSecrets.get(tunnelSettings().kind);
+    try {
+      await this.notFoundAs(() => this.session.restart());
+    } finally {
+      this.tunnelToken = undefined;
+    }
     return this.status();
   }
 
-  /** Finds the user's cloudflared (setting, CLOUDFLARED_BIN, PATH, then our install folder). */
-  findCloudflared(): string {
-    return this.notFoundAs(() => this.session.locateTunnelAgent().program);
+  /** The configured tunnel kind (deskrelay.tunnel.kind). */
+  tunnelKind(): TunnelKind {
+    return tunnelSettings().kind;
+  }
+
+  /** Finds the configured agent's program (its path setting, PATH, …); throws TunnelAgentNotFound. Returns it and its name. */
+  findTunnelAgent(): { program: string; path: string; title: string } {
+    return this.notFoundAs(() => {
+      const { agent, program } = this.session.locateTunnelAgent();
+      return { program: agent.program, path: program, title: agent.title };
+    });
   }
 
   /** Starts (or, when down, restarts) the tunnel to the relay; resolves with its public URL. */
-  startTunnel(): Promise<string> {
-    return this.notFoundAs(() => this.session.startTunnel());
+  async startTunnel(): Promise<string> {
+    this.tunnelToken = await this.deps.tunnelSecrets.get(tunnelSettings().kind);
+    try {
+      return await this.notFoundAs(() => this.session.startTunnel());
+    } finally {
+      this.tunnelToken = undefined;
+    }
   }
 
   stopTunnel(): Promise<void> {
     return this.session.stopTunnel();
+  }
+
+  private programOf(): string {
+    const kind = tunnelSettings().kind;
+    return kind.startsWith('tailscale') ? 'tailscale' : kind === 'ngrok' ? 'ngrok' : 'cloudflared';
   }
 
   /** Everything off, for deactivate. */
@@ -126,10 +173,10 @@ export class RemoteChat extends Disposable {
     }
   }
 
-  /** A missing agent becomes CloudflaredNotFound, which commands.ts answers with "Install cloudflared". */
+  /** A missing agent becomes TunnelAgentNotFound, which commands.ts answers with "Install cloudflared" or the path setting. */
   private notFoundAs<T>(run: () => T): T {
     const mapped = (err: unknown): never => {
-      if (err instanceof TunnelError && err.code === 'agent-missing') throw new CloudflaredNotFound(err.message);
+      if (err instanceof TunnelError && err.code === 'agent-missing') throw new TunnelAgentNotFound(err.message, this.programOf());
       throw err;
     };
     try {

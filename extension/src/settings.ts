@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { validateProviderConfig, type ActiveProvider, type Logger, type ProviderConfig, type ProviderSource } from '../../server/src';
+import { isTunnelKind, type TunnelKind } from '../../server/src/tunnel';
 
 export const SECTION = 'deskrelay';
 
@@ -9,6 +10,16 @@ export interface RelaySettings {
   autoStart: boolean;
   maxConcurrentStreams: number;
   cloudflaredPath: string;
+}
+
+/** The tunnel settings (`deskrelay.tunnel.*` and the agents' paths). Tokens are never settings: secrets.ts. */
+export interface TunnelSettingValues {
+  kind: TunnelKind;
+  /** cloudflare-named: the public hostname (required). ngrok: the user's own domain (optional). */
+  hostname: string;
+  cloudflaredPath: string;
+  tailscalePath: string;
+  ngrokPath: string;
 }
 
 function config(): vscode.WorkspaceConfiguration {
@@ -23,6 +34,18 @@ export function relaySettings(): RelaySettings {
     autoStart: c.get<boolean>('autoStart', false),
     maxConcurrentStreams: Math.max(1, Math.floor(c.get<number>('maxConcurrentStreams', 8))),
     cloudflaredPath: c.get<string>('cloudflaredPath', '').trim(),
+  };
+}
+
+export function tunnelSettings(): TunnelSettingValues {
+  const c = config();
+  const kind = c.get<string>('tunnel.kind', 'cloudflare-quick');
+  return {
+    kind: isTunnelKind(kind) ? kind : 'cloudflare-quick',
+    hostname: c.get<string>('tunnel.hostname', '').trim(),
+    cloudflaredPath: c.get<string>('cloudflaredPath', '').trim(),
+    tailscalePath: c.get<string>('tailscalePath', '').trim(),
+    ngrokPath: c.get<string>('ngrokPath', '').trim(),
   };
 }
 

@@ -1,5 +1,6 @@
 // Makes sure Debian's Chromium is there for the browser suites (the phone web client's tests and
-// the real-VS-Code e2e), from Debian's own packages: no browser download of its own.
+// the real-VS-Code e2e), from Debian's own packages: no browser download of its own; then WebKit
+// (webkit2gtk-driver + xvfb) for the web client's WebKit suite, through install-webkit.mjs.
 // Run by `npm test` before vitest. When Chromium is missing and we are root, it runs
 // `apt-get update` then `apt-get install -y chromium` (non-interactive); otherwise it stops at
 // once with one line naming the command to run.
@@ -66,5 +67,16 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   } catch (err) {
     console.error(`[chromium] ${err instanceof Error ? err.message : err}`);
     process.exit(1);
+  }
+  // WebKit for the web client's WebKit suite, the same way (install-webkit.mjs). Not when a test
+  // plays a machine without Chromium (DESKRELAY_CHROMIUM): that run is about Chromium alone.
+  if (!process.env.DESKRELAY_CHROMIUM) {
+    const { ensureWebKit } = await import('./install-webkit.mjs');
+    try {
+      ensureWebKit();
+    } catch (err) {
+      console.error(`[webkit] ${err instanceof Error ? err.message : err}`);
+      process.exit(1);
+    }
   }
 }

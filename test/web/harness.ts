@@ -112,3 +112,31 @@ export async function setVisibility(page: Page, state: 'hidden' | 'visible'): Pr
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Makes the next chat stream's body fail after 3 reads with WebKit's `TypeError: Load failed`. */
+export const LOAD_FAILED_ONCE = `
+  window.__loadFailed = 0;
+  const realFetch = window.fetch;
+  window.fetch = async function (input, init) {
+    const res = await realFetch.call(this, input, init);
+    const url = typeof input === 'string' ? input : input.url;
+    if (window.__loadFailed > 0 || !String(url).endsWith('/v1/chat/stream')) return res;
+    window.__loadFailed = 1;
+    const reader = res.body.getReader();
+    let reads = 0;
+    const body = new ReadableStream({
+      async pull(controller) {
+        if (reads >= 3) {
+          reader.cancel().catch(() => {});
+          controller.error(new TypeError('Load failed'));
+          return;
+        }
+        const { value, done } = await reader.read();
+        if (done) return controller.close();
+        reads += 1;
+        controller.enqueue(value);
+      },
+    });
+    return new Response(body, { status: res.status, headers: res.headers });
+  };`;
+

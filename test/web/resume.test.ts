@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { countRequests, lastReply, launchBrowser, phone, replyFinished, SCREENSHOTS, send, setVisibility, sleep, startDesk, type Desk } from './harness';
+import { countRequests, lastReply, launchBrowser, LOAD_FAILED_ONCE, phone, replyFinished, SCREENSHOTS, send, setVisibility, sleep, startDesk, type Desk } from './harness';
 import { startProxy, type TestProxy } from './proxy';
 
 let browser: Browser;
@@ -113,6 +113,27 @@ describe('resume after the screen slept', () => {
     expect(await msg.locator('details.thinking').evaluate((d: any) => d.open)).toBe(false);
     await msg.getByText('Thinking', { exact: true }).click();
     expect(await msg.locator('.thinking-text').textContent()).toBe('Hmm let me see');
+  });
+});
+
+describe('WebKit\'s "Load failed"', () => {
+  // Every iPhone browser is WebKit, and a fetch WebKit killed (the page went to the background)
+  // rejects with `TypeError: Load failed`: a dropped connection like Chromium's, so it resumes.
+  it('treats "TypeError: Load failed" mid-reply as a dropped connection and resumes with the same key', async () => {
+    desk.ollama.set({ mode: 'normal', chunkDelayMs: 80, reply: PIECES });
+    const { page, posts, console } = await openPaired(LOAD_FAILED_ONCE);
+    const calls = chatCalls();
+    await send(page, 'Through a flaky radio');
+    await replyFinished(page, 15_000);
+    expect(await page.evaluate(() => (globalThis as any).__loadFailed)).toBe(1);
+    expect(await replyText(page)).toBe(FULL);
+    expect(await page.locator('.msg.assistant.failed').count()).toBe(0);
+    expect(posts.length).toBe(2);
+    const [first, second] = await Promise.all(posts.map((r) => r.allHeaders()));
+    expect(second!['idempotency-key']).toBe(first!['idempotency-key']);
+    expect(Number(second!['last-event-id'])).toBeGreaterThanOrEqual(1);
+    expect(chatCalls()).toBe(calls + 1);
+    expect(console.join('\n')).not.toContain(desk.relay.token);
   });
 });
 

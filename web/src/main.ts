@@ -428,6 +428,17 @@ function init(): void {
     if (pairing && !current && ui.conn.textContent === 'Desktop unreachable') void connect();
   });
 
+  // The pairing link opened again while the page is open (a rotated token): only the fragment
+  // changes, so the page is not reloaded; take the token (and take it out of the address bar).
+  window.addEventListener('hashchange', () => {
+    const token = readFragment();
+    if (!token) return;
+    if (!TOKEN_RE.test(token)) return showPairing('The link did not carry a valid token. Paste the pairing JSON instead.');
+    stop();
+    pairWith({ url: location.origin, token }, remembered());
+    void connect();
+  });
+
   if (pairing) void connect();
   else if (!fragmentToken) showPairing();
   // The most recent chat comes back on screen (unless a message was sent meanwhile).

@@ -76,6 +76,8 @@ describe('chat actions', () => {
     expect(await reply.locator('code.language-python .hljs-keyword').count()).toBeGreaterThan(0);
     expect(requests.filter((p) => p === '/vendor/highlight.js')).toHaveLength(1);
     await page.screenshot({ path: join(SCREENSHOTS, 'code-light.png'), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: join(SCREENSHOTS, 'code-dark.png'), fullPage: true });
   });
 
   it('regenerates the last reply with the same history', async () => {

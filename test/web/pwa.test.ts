@@ -97,6 +97,20 @@ describe('install metadata', () => {
   });
 });
 
+describe('weight', () => {
+  // What a phone downloads to open the app (index.html, app.css, app.js, gzip), and highlight.js
+  // on top at the first code block. A budget, so growth is a decision and not an accident.
+  it('the shell stays under 48 KiB gzip, highlight.js under 28 KiB', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const web = join(__dirname, '..', '..', 'media', 'web');
+    const gz = (f: string) => gzipSync(readFileSync(join(web, f)), { level: 9 }).length;
+    const shell = gz('index.html') + gz('app.css') + gz('app.js');
+    expect(shell).toBeLessThan(48 * 1024);
+    expect(gz('vendor/highlight.js')).toBeLessThan(28 * 1024);
+    expect(gz('sw.js')).toBeLessThan(2 * 1024);
+  });
+});
+
 describe('service worker', () => {
   it('registers, caches the shell only (no API response, no token), and opens the app offline saying the desktop is unreachable', async () => {
     const proxy = await startProxy(desk.relay.url);

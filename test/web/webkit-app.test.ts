@@ -1,0 +1,173 @@
+/**
+ * The phone app's own features in WebKit (WebKitGTK's MiniBrowser over W3C WebDriver, as
+ * webkit.test.ts): the service worker serving the shell offline, chats kept in IndexedDB across a
+ * reload, delete and delete all, "Keep chats on this phone" off leaving IndexedDB empty, copy
+ * buttons, regenerate, edit and resend, and the system prompt sent first.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webClientLink } from '../../server/src/session/pairing';
+import { ensureVendor, SCREENSHOTS, startDesk, type Desk } from './harness';
+import { startProxy, type TestProxy } from './proxy';
+import { startWebKit, type Session, type WebKit } from './webdriver';
+
+let webkit: WebKit;
+let desk: Desk;
+
+beforeAll(async () => {
+  ensureVendor();
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  webkit = await startWebKit();
+  desk = await startDesk({ mode: 'normal' });
+}, 120_000);
+afterAll(async () => {
+  await webkit?.stop();
+  await desk?.close();
+});
+
+type Sent = { role: string; content: string }[];
+const lastSent = (): Sent => (desk.ollama.requests.filter((r) => r.path === '/api/chat').at(-1)!.body as { messages: Sent }).messages;
+
+async function withSession(base: string, run: (s: Session) => Promise<void>): Promise<void> {
+  const s = await webkit.session();
+  try {
+    await s.setWindowRect({ width: 375, height: 812 });
+    await s.go(webClientLink(base, desk.relay.token));
+    await s.waitFor('#chat');
+    await run(s);
+  } finally {
+    await s.close();
+  }
+}
+
+async function click(s: Session, css: string): Promise<void> {
+  await s.click(await s.waitFor(css));
+}
+
+async function turn(s: Session, text: string, reply: string): Promise<void> {
+  desk.ollama.set({ mode: 'normal', reply: [reply] });
+  const before = await s.count('.msg.assistant');
+  const box = await s.waitFor('form.compose textarea[name="message"]');
+  await s.clear(box);
+  await s.type(box, text);
+  await click(s, 'form.compose button[type="submit"]');
+  await expect.poll(() => s.count('.msg.assistant .reply[aria-busy="false"]'), { timeout: 10_000 }).toBe(before + 1);
+}
+
+/** The chats in IndexedDB, read without creating the database. */
+function stored(s: Session): Promise<{ exists: boolean; titles: string[] }> {
+  return s.exec(`
+    return (async () => {
+      const names = (await indexedDB.databases()).map((d) => d.name);
+      if (!names.includes('deskrelay')) return { exists: false, titles: [] };
+      const db = await new Promise((res, rej) => { const r = indexedDB.open('deskrelay'); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+      try {
+        if (!db.objectStoreNames.contains('chats')) return { exists: true, titles: [] };
+        const all = await new Promise((res, rej) => { const r = db.transaction('chats').objectStore('chats').getAll(); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+        return { exists: true, titles: all.map((c) => c.title).sort() };
+      } finally { db.close(); }
+    })();`);
+}
+
+const titles = (s: Session) => s.exec<string[]>(`return [...document.querySelectorAll('#chat-list .chat-title')].map((e) => e.textContent);`);
+
+describe('WebKit: the installed app', () => {
+  it('registers the service worker and opens offline with the saved chats, saying the desktop is unreachable', async () => {
+    const proxy: TestProxy = await startProxy(desk.relay.url);
+    let open = true;
+    try {
+      await withSession(proxy.url, async (s) => {
+        await expect.poll(() => s.exec<boolean>('return !!(navigator.serviceWorker && navigator.serviceWorker.controller);'), { timeout: 10_000 }).toBe(true);
+        await turn(s, 'Saved in WebKit', 'Kept.');
+        await proxy.close();
+        open = false;
+        await s.refresh();
+        await s.waitFor('#chat');
+        await expect.poll(() => s.textOf('#conn'), { timeout: 10_000 }).toBe('Desktop unreachable');
+        await expect.poll(() => s.textOf('.msg.user .text')).toBe('Saved in WebKit');
+        expect(await s.textOf('#info-warning')).toContain('The desktop is unreachable');
+        writeFileSync(join(SCREENSHOTS, 'webkit-offline.png'), await s.screenshot());
+      });
+    } finally {
+      if (open) await proxy.close();
+    }
+  });
+
+  it('keeps chats across a reload; delete and delete all; "Keep chats" off leaves IndexedDB empty', async () => {
+    await withSession(desk.relay.url, async (s) => {
+      await turn(s, 'first webkit chat', 'one');
+      await click(s, 'form.compose button.ghost');
+      await turn(s, 'second webkit chat', 'two');
+      expect((await stored(s)).titles).toEqual(['first webkit chat', 'second webkit chat']);
+      await s.refresh();
+      await s.waitFor('#chat');
+      await expect.poll(() => s.textOf('.msg.user .text')).toBe('second webkit chat');
+      await click(s, '#chats-open');
+      await expect.poll(() => titles(s)).toEqual(['second webkit chat', 'first webkit chat']);
+      writeFileSync(join(SCREENSHOTS, 'webkit-chats.png'), await s.screenshot());
+      // Delete one, then all (a second tap confirms).
+      await click(s, '#chat-list li:last-child .chat-delete');
+      await expect.poll(() => titles(s)).toEqual(['second webkit chat']);
+      expect((await stored(s)).titles).toEqual(['second webkit chat']);
+      await turn(s, 'third webkit chat', 'three');
+      await click(s, '#delete-all');
+      await click(s, '#delete-all');
+      await expect.poll(() => titles(s)).toEqual([]);
+      expect((await stored(s)).titles).toEqual([]);
+      // Keep chats off: the database goes, and nothing is stored afterwards.
+      await turn(s, 'kept before', 'yes');
+      expect((await stored(s)).titles).toEqual(['kept before']);
+      await click(s, '#settings summary');
+      await click(s, '#keep-chats');
+      await expect.poll(async () => (await stored(s)).exists).toBe(false);
+      await turn(s, 'not kept', 'no');
+      expect(await stored(s)).toEqual({ exists: false, titles: [] });
+    });
+  });
+});
+
+describe('WebKit: chat actions', () => {
+  it('copy buttons, regenerate, edit and resend, and the system prompt sent first', async () => {
+    await withSession(desk.relay.url, async (s) => {
+      // The page's clipboard call, captured (WebKit asks the user before a page may read it back).
+      await s.exec(`window.__copied = []; Object.defineProperty(navigator, 'clipboard', { configurable: true, value: { writeText: (t) => { window.__copied.push(t); return Promise.resolve(); } } });`);
+      await click(s, '#system summary');
+      await s.type(await s.waitFor('#system-prompt'), 'Answer like a poet.');
+      await turn(s, 'Show code', 'Here:\n\n```js\nconst x = 1;\n```\n');
+      expect(lastSent()[0]).toEqual({ role: 'system', content: 'Answer like a poet.' });
+      await click(s, '.reply .copy-code');
+      await click(s, '.msg.user .copy-msg');
+      await click(s, '.msg.assistant .copy-msg');
+      await expect.poll(() => s.exec<string[]>('return window.__copied;')).toEqual(['const x = 1;\n', 'Show code', 'Here:\n\n```js\nconst x = 1;\n```\n']);
+      await expect.poll(() => s.count('.reply code .hljs-keyword')).toBeGreaterThan(0);
+      writeFileSync(join(SCREENSHOTS, 'webkit-code.png'), await s.screenshot());
+
+      desk.ollama.set({ mode: 'normal', reply: ['Regenerated.'] });
+      await click(s, '.regen');
+      await expect.poll(() => s.textOf('.msg.assistant:last-of-type .reply')).toContain('Regenerated.');
+      expect(lastSent()).toEqual([
+        { role: 'system', content: 'Answer like a poet.' },
+        { role: 'user', content: 'Show code' },
+      ]);
+      expect(await s.count('.msg.assistant')).toBe(1);
+
+      await turn(s, 'second question', 'second answer');
+      await click(s, '.msg.user:nth-of-type(3) .edit-msg');
+      expect(await s.exec('return document.querySelector("form.compose textarea").value;')).toBe('second question');
+      const box = await s.find('form.compose textarea[name="message"]');
+      await s.clear(box);
+      await s.type(box, 'edited question');
+      desk.ollama.set({ mode: 'normal', reply: ['edited answer'] });
+      await click(s, 'form.compose button[type="submit"]');
+      await expect.poll(() => s.textOf('.msg.assistant:last-of-type .reply')).toContain('edited answer');
+      expect(lastSent()).toEqual([
+        { role: 'system', content: 'Answer like a poet.' },
+        { role: 'user', content: 'Show code' },
+        { role: 'assistant', content: 'Regenerated.' },
+        { role: 'user', content: 'edited question' },
+      ]);
+      expect(await s.count('ol.log > li')).toBe(4);
+    });
+  });
+});

@@ -61,7 +61,6 @@ describe('lasting tunnels (stand-in tailscale and named cloudflared through Star
     stateFile = join(tls.dir, 'tailscale-state.json');
     tailscaledInfo = join(tls.dir, 'tailscaled-info.json');
     namedInfo = join(tls.dir, 'named-info.json');
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { startTailscaled, initialState } = require(fixture('tailscale', 'tailscaled.cjs')) as TailscaledModule;
     writeFileSync(stateFile, JSON.stringify(initialState({ serve: theirs })));
     edge = await startTailscaled({ stateFile, infoFile: tailscaledInfo, keyFile: tls.keyFile, certFile: tls.certFile });

@@ -57,10 +57,6 @@ export class Turn {
     setStreaming(true);
   }
 
-  get messages(): ChatRequestBody['messages'] {
-    return (JSON.parse(this.body) as ChatRequestBody).messages;
-  }
-
   start(): void {
     this.note('');
     if (this.transport === 'ws') runWs(this);

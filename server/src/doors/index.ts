@@ -4,6 +4,7 @@ import { chatSocketRoute } from './ws/chatSocket';
 import { OPENAI_ROUTES } from './openai/routes';
 import { ollamaDoor } from './ollama/routes';
 import { providersDoor } from './providers';
+import { pushDoor } from './push';
 import { chatStreamRoute } from './spec/chatStream';
 import { healthRoute } from './spec/health';
 import { infoRoute } from './spec/info';
@@ -17,4 +18,5 @@ export const DOORS: readonly DoorFactory[] = [
   () => ({ routes: OPENAI_ROUTES }),
   ollamaDoor,
   providersDoor,
+  pushDoor,
 ];

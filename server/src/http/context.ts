@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../logger';
 import type { AdapterFactories, KeySource, ProviderSource } from '../providers/types';
 import type { ChatService } from '../chat/service';
+import type { ReplyEvents } from '../doors/replyEvents';
 
 export interface RequestLogEntry {
   method: string;
@@ -46,6 +47,17 @@ export interface RelayOptions {
   resumeErrorTtlMs?: number;
   /** Resumable streams: framed event bytes kept per generation for replay (1 MiB); older events are dropped. */
   resumeBufferBytes?: number;
+  /**
+   * Web Push when a resumable reply ends with no client connected (issue 15); read on every use,
+   * so a settings change applies at once. Default on.
+   */
+  pushNotifications?: () => boolean;
+  /**
+   * Push services the relay may send to besides the browsers' own (FCM, Mozilla, Apple,
+   * Windows): hostnames, `host:port`, or `*.suffix`. For tests with a stand-in push service;
+   * default: `$DESKRELAY_PUSH_HOSTS`, comma-separated, else none.
+   */
+  pushHosts?: readonly string[];
 }
 
 export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters'>> &
@@ -65,6 +77,8 @@ export interface RelayContext {
   /** The token in force; undefined while stopped. */
   readonly token: string | undefined;
   readonly stopping: boolean;
+  /** Doors telling each other what happened in this relay run (a resumable reply ended). */
+  readonly replies: ReplyEvents;
   state(req: IncomingMessage): RequestState;
 }
 

@@ -28,6 +28,12 @@ export type ErrorCode =
   | 'provider.switch_disabled'
   /** 400: the provider cannot be chosen from a phone (kind `cloud`). */
   | 'provider.not_selectable'
+  /** 403: push notifications are turned off on the desktop (deskrelay.pushNotifications, "pushNotifications"). */
+  | 'push.disabled'
+  /** 400: a push subscription's endpoint is not on a browser's push service the relay sends to. */
+  | 'push.endpoint_not_allowed'
+  /** 409: the token already has the most push subscriptions the relay keeps. */
+  | 'push.too_many_subscriptions'
   | 'server.stopping'
   | 'server.internal_error';
 

@@ -14,6 +14,8 @@ import { DEFAULT_RESUME_ERROR_TTL_MS, DEFAULT_RESUME_TTL_MS } from '../doors/res
 import { ChatService, MAX_REPLY_CHARS } from '../chat/service';
 import type { Door } from '../doors/door';
 import { DOORS } from '../doors';
+import { ReplyEvents } from '../doors/replyEvents';
+import { pushHostsFromEnv } from '../doors/push/endpoint';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
 
 export type { RelayOptions, RequestLogEntry } from '../http/context';
@@ -43,6 +45,8 @@ function resolve(options: RelayOptions): ResolvedOptions {
     maxReplyChars: MAX_REPLY_CHARS,
     logger: silentLogger,
     ...options,
+    pushNotifications: options.pushNotifications ?? (() => true),
+    pushHosts: options.pushHosts ?? pushHostsFromEnv(),
     // Past the body's own timeout, so a slow body gets that answer first; Node's check is the backstop.
     requestTimeoutMs: options.requestTimeoutMs ?? Math.max(60_000, (options.bodyTimeoutMs ?? 30_000) + 10_000),
     configDir: options.configDir ?? configDir(),
@@ -137,6 +141,7 @@ export class RelayServer {
       get stopping() {
         return self.stopping;
       },
+      replies: new ReplyEvents(this.options.logger),
       state: requestState,
     };
     this.doors = DOORS.map((open) => open(ctx));

@@ -40,6 +40,11 @@ export class ResumableGeneration {
     this.idle();
   }
 
+  /** Clients listening now (0: nobody is connected to this generation). */
+  get clients(): number {
+    return this.attached;
+  }
+
   /** The provider finished; finished generations are the ones a budget may evict. */
   get finished(): boolean {
     return this.ended;

@@ -48,7 +48,7 @@ export function resumableStreamRoute(registry: ResumableRegistry): Route {
         if (after > entry.log.lastId) throw lastEventIdTooHigh(after, entry.log.lastId);
         ctx.state(req).provider = entry.providerId;
       } else {
-        entry = start(req, ctx, registry, scope, bodyHash, messages);
+        entry = start(req, ctx, registry, scope, bodyHash, messages, headers.key);
       }
 
       // Same tick as start(): the generation cannot have emitted yet, so the replay misses nothing.
@@ -62,7 +62,7 @@ export function resumableStreamRoute(registry: ResumableRegistry): Route {
   };
 }
 
-function start(req: IncomingMessage, ctx: RelayContext, registry: ResumableRegistry, scope: string, bodyHash: string, messages: ChatMessage[]): ResumableGeneration {
+function start(req: IncomingMessage, ctx: RelayContext, registry: ResumableRegistry, scope: string, bodyHash: string, messages: ChatMessage[], key: string): ResumableGeneration {
   const provider = ctx.chat.provider();
   ctx.state(req).provider = provider.id;
   const entry = registry.prepare(bodyHash, provider.id);
@@ -73,6 +73,8 @@ function start(req: IncomingMessage, ctx: RelayContext, registry: ResumableRegis
   void chat.done.then((ending) => {
     entry.finish(ending.ok);
     registry.enforceBudget();
+    // Other doors hear of it (the push door tells a phone nobody is connected for).
+    ctx.replies.finished({ idempotencyKey: key, ok: ending.ok, attached: entry.clients });
   });
   return entry;
 }

@@ -1,0 +1,174 @@
+import type { IncomingMessage } from 'node:http';
+import type { RelayContext } from '../../http/context';
+import { HttpError } from '../../http/errors';
+import { sendJson } from '../../http/json';
+import type { Route } from '../../http/route';
+import type { DoorFactory } from '../door';
+import { readJsonBody } from '../read';
+import type { ReplyFinished } from '../replyEvents';
+import { checkEndpoint } from './endpoint';
+import { sendPush, type PushOutcome, type PushTarget } from './send';
+import { loadVapidKeys, type VapidKeys } from './vapid';
+
+/** Subscriptions at most per token: a person's phones and browsers, not a mailing list. */
+export const MAX_SUBSCRIPTIONS = 10;
+/** How long one push may take to be accepted by the push service. */
+const PUSH_TIMEOUT_MS = 10_000;
+
+/** The encrypted payload a phone gets: which reply, and whether it ended well. Never the reply's text. */
+export interface ReplyReadyPush {
+  type: 'reply_ready';
+  idempotencyKey: string;
+  ok: boolean;
+}
+
+const invalid = (message: string) => new HttpError(400, 'request.invalid_body', message);
+const disabled = () =>
+  new HttpError(403, 'push.disabled', 'Push notifications are turned off on the desktop ("deskrelay.pushNotifications" in the editor, "pushNotifications" in config.json).');
+
+function bodyObject(json: unknown, shape: string): Record<string, unknown> {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalid(`The body must be a JSON object: ${shape}.`);
+  return json as Record<string, unknown>;
+}
+
+/** A base64url (padding allowed) string decoding to exactly `bytes` bytes, or undefined. */
+function base64urlOf(value: unknown, bytes: number): string | undefined {
+  if (typeof value !== 'string' || !/^[A-Za-z0-9_-]+={0,2}$/.test(value)) return undefined;
+  const decoded = Buffer.from(value, 'base64url');
+  return decoded.length === bytes ? decoded.toString('base64url') : undefined;
+}
+
+const SUBSCRIPTION_SHAPE = '{"endpoint":"https://…","keys":{"p256dh":"…","auth":"…"}} (a PushSubscription\'s toJSON())';
+
+/** A browser's `PushSubscription.toJSON()`, checked: the endpoint (see checkEndpoint) and the keys RFC 8291 encrypts to. */
+export function parseSubscription(json: unknown, extraHosts: readonly string[]): PushTarget {
+  const body = bodyObject(json, SUBSCRIPTION_SHAPE);
+  const endpoint = checkEndpoint(body.endpoint, extraHosts);
+  const keys = typeof body.keys === 'object' && body.keys !== null ? (body.keys as Record<string, unknown>) : {};
+  const p256dh = base64urlOf(keys.p256dh, 65);
+  if (!p256dh || Buffer.from(p256dh, 'base64url')[0] !== 0x04) throw invalid('keys.p256dh must be the subscription\'s P-256 public key: 65 bytes, uncompressed, base64url.');
+  const auth = base64urlOf(keys.auth, 16);
+  if (!auth) throw invalid('keys.auth must be the subscription\'s authentication secret: 16 bytes, base64url.');
+  return { endpoint, keys: { p256dh, auth } };
+}
+
+/**
+ * Web Push when a resumable reply ends with nobody connected (issue 15). Subscriptions belong to
+ * the token in force: they are kept in memory for this relay run only, so a new token (restart,
+ * rotation) starts with none and a phone subscribes again when it pairs. The VAPID key pair is
+ * the desktop's, kept in the config dir (vapid.ts).
+ */
+export const pushDoor: DoorFactory = (ctx) => {
+  const subscriptions = new Map<string, PushTarget>();
+  const { logger } = ctx.options;
+  let keys: Promise<VapidKeys> | undefined;
+  const vapid = (): Promise<VapidKeys> => {
+    keys ??= loadVapidKeys(ctx.options.configDir, logger).catch((err: unknown) => {
+      keys = undefined;
+      logger.error(`push: cannot read or write the Web Push key file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new HttpError(500, 'server.internal_error', 'The desktop could not read or make its push key.');
+    });
+    return keys;
+  };
+  const enabled = () => ctx.options.pushNotifications();
+  let stopped = false;
+
+  const keyRoute: Route = {
+    method: 'GET',
+    path: '/v1/push/key',
+    auth: true,
+    async handle(_req, res) {
+      if (!enabled()) throw disabled();
+      const { publicKey } = await vapid();
+      sendJson(res, 200, { publicKey });
+    },
+  };
+
+  const subscribeRoute: Route = {
+    method: 'POST',
+    path: '/v1/push/subscriptions',
+    auth: true,
+    async handle(req, res, c) {
+      if (!enabled()) throw disabled();
+      const { json } = await readJsonBody(req, c);
+      const target = parseSubscription(json, c.options.pushHosts);
+      const id = target.endpoint.href;
+      if (!subscriptions.has(id) && subscriptions.size >= MAX_SUBSCRIPTIONS) {
+        throw new HttpError(
+          409,
+          'push.too_many_subscriptions',
+          `The desktop keeps at most ${MAX_SUBSCRIPTIONS} push subscriptions; remove one (DELETE /v1/push/subscriptions) or pair again.`,
+        );
+      }
+      // Make the key now, so the first push does not wait for it.
+      await vapid();
+      if (stopped) return;
+      // The same endpoint again: its keys are replaced (a browser that renewed them).
+      subscriptions.set(id, target);
+      sendJson(res, 201, { endpoint: id });
+    },
+  };
+
+  const unsubscribeRoute: Route = {
+    method: 'DELETE',
+    path: '/v1/push/subscriptions',
+    auth: true,
+    async handle(req: IncomingMessage, res, c: RelayContext) {
+      const { json } = await readJsonBody(req, c);
+      const { endpoint } = bodyObject(json, '{"endpoint":"https://…"}');
+      if (typeof endpoint !== 'string' || endpoint === '') throw invalid('endpoint must be the endpoint of a subscription made before.');
+      let id = endpoint;
+      try {
+        id = new URL(endpoint).href;
+      } catch {
+        // Not a URL: nothing was subscribed under it.
+      }
+      subscriptions.delete(id);
+      res.statusCode = 204;
+      res.setHeader('Cache-Control', 'no-store');
+      res.end();
+    },
+  };
+
+  async function notify(event: ReplyFinished): Promise<void> {
+    const payload: ReplyReadyPush = { type: 'reply_ready', idempotencyKey: event.idempotencyKey, ok: event.ok };
+    const text = JSON.stringify(payload);
+    // The push lives as long as the reply can still be fetched; after that it would lead nowhere.
+    const ttlMs = event.ok ? ctx.options.resumeTtlMs : Math.min(ctx.options.resumeTtlMs, ctx.options.resumeErrorTtlMs);
+    const ttlSeconds = Math.max(1, Math.ceil(ttlMs / 1000));
+    const pair = await vapid();
+    await Promise.all(
+      [...subscriptions].map(async ([id, target]) => {
+        let outcome: PushOutcome;
+        try {
+          outcome = await sendPush(target, text, pair, { ttlSeconds, timeoutMs: PUSH_TIMEOUT_MS });
+        } catch (err) {
+          outcome = { outcome: 'failed', reason: err instanceof Error ? err.name : typeof err };
+        }
+        // The endpoint is a capability URL: only its host is logged.
+        const host = target.endpoint.host;
+        if (outcome.outcome === 'gone') {
+          if (subscriptions.get(id) === target) subscriptions.delete(id);
+          logger.info(`push: ${host} answered ${outcome.status}: the subscription is gone and was removed`);
+        } else if (outcome.outcome === 'failed') {
+          logger.warn(`push: not delivered to ${host}: ${outcome.reason}`);
+        }
+      }),
+    );
+  }
+
+  const unsubscribe = ctx.replies.onFinished((event) => {
+    // A client still connected sees the reply end itself; a stopping relay ends every reply.
+    if (event.attached > 0 || subscriptions.size === 0 || ctx.stopping || stopped || !enabled()) return;
+    void notify(event).catch((err: unknown) => logger.warn(`push: not sent (${err instanceof Error ? err.message : typeof err})`));
+  });
+
+  return {
+    routes: [keyRoute, subscribeRoute, unsubscribeRoute],
+    stop() {
+      stopped = true;
+      unsubscribe();
+      subscriptions.clear();
+    },
+  };
+};

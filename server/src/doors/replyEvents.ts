@@ -1,0 +1,36 @@
+import type { Logger } from '../logger';
+
+/** A resumable generation (Idempotency-Key) ended: `ok` false for an error; `attached` is how many clients were listening then. */
+export interface ReplyFinished {
+  idempotencyKey: string;
+  ok: boolean;
+  attached: number;
+}
+
+export type ReplyFinishedListener = (event: ReplyFinished) => void;
+
+/**
+ * What one door tells another, per relay run: the resumable door says when a generation ends,
+ * the push door listens. A listener's failure is logged and never reaches the door that told.
+ */
+export class ReplyEvents {
+  private readonly listeners = new Set<ReplyFinishedListener>();
+
+  constructor(private readonly logger: Logger) {}
+
+  /** Returns the unsubscribe. */
+  onFinished(listener: ReplyFinishedListener): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  finished(event: ReplyFinished): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.logger.error(`a reply-finished listener failed: ${err instanceof Error ? err.name : typeof err}`);
+      }
+    }
+  }
+}

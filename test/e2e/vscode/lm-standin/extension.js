@@ -3,7 +3,7 @@
 // { index, part: LanguageModelTextPart }). Two models:
 //   standin/echo     no consent needed (metadata without `auth`)
 //   standin/guarded  `auth: true`: another extension needs the user's consent first
-// The user's last message steers the reply: "slow" streams a part every 100 ms until cancelled,
+// The user's last message steers the reply: "slow" streams a part every 100 ms (for a minute, or until cancelled),
 // "fail" throws (the requester sees VS Code's error with this text).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const vscode = require('vscode');
@@ -23,7 +23,9 @@ function activate() {
       state.requests.push({ family, extensionId, messages: messages.map((m) => ({ role: m.role, text: textOf(m) })) });
       if (last.includes('fail')) throw new Error('Stand-in quota exceeded: try again tomorrow.');
       const slow = last.includes('slow');
-      for (let i = 0; slow || i < REPLY.length; i++) {
+      // A slow reply still ends by itself after a minute: VS Code 1.96 does not forward a started
+      // request's cancellation to the provider (see 04-providers.test.ts).
+      for (let i = 0; slow ? i < 600 : i < REPLY.length; i++) {
         if (token.isCancellationRequested) {
           state.cancelled++;
           return;

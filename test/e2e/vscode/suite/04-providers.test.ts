@@ -170,25 +170,45 @@ describe("VS Code's language models (vscode-lm) with a stand-in chat model", fun
     assert.match(r.events[0].message, /Stand-in quota exceeded: try again tomorrow\./);
   });
 
-  // Skipped: in code-server 1.96 the stand-in provider never saw its token cancelled within 10 s
-  // after the phone's fetch was aborted (the reply, errors and consent paths pass). Not yet known
-  // whether the relay's abort or VS Code's token forwarding to a provider in the same extension
-  // host is at fault; see the issue 16 report.
-  it.skip('the phone going away cancels the request (CancellationToken)', async () => {
-    const before = standIn.cancelled;
-    const controller = new AbortController();
-    const res = await fetch(`${base}/v1/chat/stream`, {
-      method: 'POST',
-      signal: controller.signal,
-      headers: { authorization: `Bearer ${readToken()}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ messages: [{ role: 'user', content: 'slow please' }] }),
-    });
-    const reader = res.body!.getReader();
-    const first = await reader.read();
-    assert.match(new TextDecoder().decode(first.value), /tick 0/);
-    controller.abort();
-    await reader.cancel().catch(() => {});
-    await waitFor('the stand-in to see the cancellation', () => standIn.cancelled > before, 10_000);
+  // What reaches the model: DeskRelay cancels the CancellationToken it passed to sendRequest, but
+  // VS Code 1.96 does not forward that to the provider once the request has started: the main
+  // thread's $tryStartChatRequest answers as soon as the request is under way (its stream is read
+  // in a detached loop), and the RPC layer stops listening to a call's token once the call has
+  // answered, so the provider's token is never cancelled (seen in code-server 4.96.4's
+  // workbench.js and extensionHostProcess.js). What a phone's leaving does control is DeskRelay's
+  // side, which this test checks: the reply stops at once and its stream slot is free.
+  it('the phone going away ends the chat at once: DeskRelay stops reading the model and frees the slot', async () => {
+    await setSetting('maxConcurrentStreams', 1);
+    try {
+      const controller = new AbortController();
+      const res = await fetch(`${base}/v1/chat/stream`, {
+        method: 'POST',
+        signal: controller.signal,
+        headers: { authorization: `Bearer ${readToken()}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'slow please' }] }),
+      });
+      const reader = res.body!.getReader();
+      const first = await reader.read();
+      assert.match(new TextDecoder().decode(first.value), /tick 0/);
+      // While the slow reply runs, the one slot is taken.
+      const busy = await fetch(`${base}/v1/chat/stream`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${readToken()}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      assert.equal(busy.status, 429);
+      await busy.text();
+      controller.abort();
+      await reader.cancel().catch(() => {});
+      // The model goes on ticking (see above), yet the next message is served within a second.
+      const next = await waitFor('the slot to be free', async () => {
+        const r = await chat(base, readToken()!);
+        return r.status === 200 ? r : undefined;
+      }, 2_000);
+      assert.equal(reply(next), 'Hello from the VS Code stand-in!');
+    } finally {
+      await setSetting('maxConcurrentStreams', undefined);
+    }
   });
 
   it('without consent the phone gets an error event saying what to run on the desktop, and no request is made', async () => {

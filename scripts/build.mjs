@@ -27,29 +27,37 @@ const common = {
 };
 
 // A production build leaves no stale maps from an earlier development build behind.
-if (production) await Promise.all(['extension.js.map', 'cli.js.map', 'undici.js.map'].map((f) => rm(out(f), { force: true })));
+if (production) await Promise.all(['extension.js.map', 'cli.js.map', 'undici.js.map', 'web-push.js.map'].map((f) => rm(out(f), { force: true })));
 /**
  * `import('undici')` in the bundles becomes a lazy `require('./undici.js')`, the bundle beside
  * them (a require, not a native import(), so it behaves the same in every extension host).
+ * web-push (Web Push, issue 15: asn1.js, bn.js, jws…) is loaded the same way, on the first push.
  */
-const undiciBeside = {
-  name: 'undici-beside',
-  setup(b) {
-    b.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici', namespace: 'undici-beside' }));
-    b.onLoad({ filter: /.*/, namespace: 'undici-beside' }, () => ({ contents: "module.exports = require('./undici.js');", loader: 'js' }));
-    b.onResolve({ filter: /^\.\/undici\.js$/, namespace: 'undici-beside' }, () => ({ path: './undici.js', external: true }));
-  },
-};
+function beside(name, file) {
+  const namespace = `${name}-beside`;
+  const escape = (text) => text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+  return {
+    name: namespace,
+    setup(b) {
+      b.onResolve({ filter: new RegExp(`^${escape(name)}$`) }, () => ({ path: name, namespace }));
+      b.onLoad({ filter: /.*/, namespace }, () => ({ contents: `module.exports = require('./${file}');`, loader: 'js' }));
+      b.onResolve({ filter: new RegExp(`^${escape(`./${file}`)}$`), namespace }, () => ({ path: `./${file}`, external: true }));
+    },
+  };
+}
+const undiciBeside = beside('undici', 'undici.js');
+const webPushBeside = beside('web-push', 'web-push.js');
 await Promise.all([
-  build({ ...common, entryPoints: ['extension/src/extension.ts'], outfile: out('extension.js'), external: ['vscode'], plugins: [undiciBeside] }),
+  build({ ...common, entryPoints: ['extension/src/extension.ts'], outfile: out('extension.js'), external: ['vscode'], plugins: [undiciBeside, webPushBeside] }),
   build({
     ...common,
     entryPoints: ['server/src/cli/main.ts'],
     outfile: out('cli.js'),
     banner: { js: '#!/usr/bin/env node' },
-    plugins: [undiciBeside],
+    plugins: [undiciBeside, webPushBeside],
   }),
   build({ ...common, entryPoints: ['node_modules/undici/index.js'], outfile: out('undici.js') }),
+  build({ ...common, entryPoints: ['node_modules/web-push/src/index.js'], outfile: out('web-push.js') }),
 ]);
 await chmod(out('cli.js'), 0o755);
 

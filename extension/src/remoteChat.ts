@@ -4,7 +4,7 @@ import { tunnelAgentFor, type TunnelKind } from '../../server/src/tunnel';
 import { Disposable } from './dispose';
 import type { OutputLog } from './log';
 import type { SecretKeySource, TunnelSecrets } from './secrets';
-import { activeProviderId, relaySettings, tunnelSettings, type SettingsProviderSource } from './settings';
+import { activeProviderId, pushNotificationsOn, relaySettings, tunnelSettings, type SettingsProviderSource } from './settings';
 
 export type { Pairing } from '../../server/src';
 
@@ -68,6 +68,7 @@ export class RemoteChat extends Disposable {
           adapters,
           workspaces: () => vscode.workspace.workspaceFolders?.length ?? 0,
           maxConcurrentStreams: () => relaySettings().maxConcurrentStreams,
+          pushNotifications: pushNotificationsOn,
           logger: log,
           onRequestLog: (e) => log.request(e),
         };

@@ -100,6 +100,11 @@ export function phoneMaySwitch(): boolean {
   return config().get<boolean>('allowPhoneProviderSwitch', false) === true;
 }
 
+/** `deskrelay.pushNotifications`: Web Push to the phone when a resumable reply is ready (default on). */
+export function pushNotificationsOn(): boolean {
+  return config().get<boolean>('pushNotifications', true) !== false;
+}
+
 /**
  * Sets the `model` of provider `id` in `deskrelay.providers`, where that list is set now; every
  * other entry and field stays as the user wrote it.

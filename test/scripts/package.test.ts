@@ -79,7 +79,7 @@ describe('the package', () => {
 
   it('production build: minified, no source maps', () => {
     execFileSync(process.execPath, ['scripts/build.mjs', '--production', '--outdir', out], { cwd: root, stdio: 'pipe' });
-    expect(readdirSync(out).sort()).toEqual(['cli.js', 'extension.js', 'undici.js']);
+    expect(readdirSync(out).sort()).toEqual(['cli.js', 'extension.js', 'undici.js', 'web-push.js']);
     const ext = readFileSync(join(out, 'extension.js'), 'utf8');
     expect(ext).not.toContain('sourceMappingURL');
     // Minified: long lines (only template literals keep their newlines).
@@ -90,6 +90,10 @@ describe('the package', () => {
     expect(ext.match(/require\("\.\/undici\.js"\)/g)).toHaveLength(1);
     expect(ext).not.toContain('UndiciError');
     expect(readFileSync(join(out, 'undici.js'), 'utf8')).toContain('UndiciError');
+    // web-push too (Web Push, issue 15): loaded on the first push, never on activation.
+    for (const bundle of ['extension.js', 'cli.js']) expect(readFileSync(join(out, bundle), 'utf8').match(/require\("\.\/web-push\.js"\)/g), bundle).toHaveLength(1);
+    expect(ext).not.toContain('Unsupported urgency specified');
+    expect(readFileSync(join(out, 'web-push.js'), 'utf8')).toContain('Unsupported urgency specified');
   }, 60_000);
 
   it('vsce ls lists only what ships: the bundle, media, manifest, README, CHANGELOG, LICENSE', () => {
@@ -99,12 +103,13 @@ describe('the package', () => {
       .filter(Boolean);
     expect(files).toContain('dist/extension.js');
     expect(files).toContain('dist/undici.js');
+    expect(files).toContain('dist/web-push.js');
     expect(files).toContain('media/icon.png');
     expect(files).toContain('package.nls.json');
     expect(files).toContain('CHANGELOG.md');
     for (const f of ['media/walkthrough/start.md', 'media/walkthrough/provider.md', 'media/walkthrough/tunnel.md', 'media/walkthrough/scan.md']) expect(files).toContain(f);
     for (const f of files) {
-      expect(f).toMatch(/^(dist\/(extension|undici)\.js|media\/.+|package\.json|package\.nls\.json|README\.md|CHANGELOG\.md|LICENSE)$/);
+      expect(f).toMatch(/^(dist\/(extension|undici|web-push)\.js|media\/.+|package\.json|package\.nls\.json|README\.md|CHANGELOG\.md|LICENSE)$/);
       expect(f).not.toMatch(/\.(map|ts|mts)$|^test\/|^node_modules\/|^scripts\/|^docs\//);
     }
   }, 60_000);

@@ -37,8 +37,12 @@ describe('parseConfig', () => {
       maxConcurrentStreams: 8,
       providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
       allowPhoneProviderSwitch: false,
+      pushNotifications: true,
     });
     expect(parseConfig('{}').maxConcurrentStreams).toBe(8);
+    expect(parseConfig('{}').pushNotifications).toBe(true);
+    expect(parseConfig('{"pushNotifications":false}').pushNotifications).toBe(false);
+    expect(() => parseConfig('{"pushNotifications":"no"}')).toThrow('"pushNotifications" must be true or false');
     expect(parseConfig('{"allowPhoneProviderSwitch":true}').allowPhoneProviderSwitch).toBe(true);
     expect(() => parseConfig('{"allowPhoneProviderSwitch":"yes"}')).toThrow('"allowPhoneProviderSwitch" must be true or false');
   });

@@ -12,6 +12,8 @@ export interface StandaloneConfig {
   providers: ProviderConfig[];
   /** The phone may switch the active provider (`PUT /v1/providers/active`); default false. */
   allowPhoneProviderSwitch: boolean;
+  /** Web Push to the phone when a resumable reply is ready (issue 15); default true. */
+  pushNotifications: boolean;
 }
 
 export const DEFAULT_MAX_STREAMS = 8;
@@ -24,6 +26,7 @@ export function defaultConfig(): StandaloneConfig {
     maxConcurrentStreams: DEFAULT_MAX_STREAMS,
     providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
     allowPhoneProviderSwitch: false,
+    pushNotifications: true,
   };
 }
 
@@ -68,7 +71,9 @@ export function parseConfig(text: string): StandaloneConfig {
   }
   const allowPhoneProviderSwitch = raw.allowPhoneProviderSwitch ?? false;
   if (typeof allowPhoneProviderSwitch !== 'boolean') throw new ConfigError('"allowPhoneProviderSwitch" must be true or false');
-  return { activeProvider, workspaces, maxConcurrentStreams, providers, allowPhoneProviderSwitch };
+  const pushNotifications = raw.pushNotifications ?? true;
+  if (typeof pushNotifications !== 'boolean') throw new ConfigError('"pushNotifications" must be true or false');
+  return { activeProvider, workspaces, maxConcurrentStreams, providers, allowPhoneProviderSwitch, pushNotifications };
 }
 
 /** Which provider a config makes active, in the ProviderSource's terms. */

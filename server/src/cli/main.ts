@@ -72,6 +72,7 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
       keys: envKeySource(),
       workspaces: () => config.current().workspaces,
       maxConcurrentStreams: () => config.current().maxConcurrentStreams,
+      pushNotifications: () => config.current().pushNotifications,
       logger,
       onRequestLog: (e) =>
         logger.info(`${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.provider ? ` provider=${e.provider}` : ''}`),

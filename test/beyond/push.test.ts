@@ -17,7 +17,11 @@ import { checkEndpoint, PUSH_SERVICES } from '../../server/src/doors/push/endpoi
 import { loadVapidKeys, vapidPath } from '../../server/src/doors/push/vapid';
 import { parseSubscription } from '../../server/src/doors/push';
 import { createECDH, randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { silentLogger } from '../../server/src/logger';
+import { closedPort } from '../helpers/http';
 
 const SLOW = Array.from({ length: 8 }, (_, i) => `w${i} `);
 const RESUME_TTL_MS = 5_000;
@@ -227,6 +231,63 @@ describe('a new token', () => {
     expect((await subscribe(sub.json)).status).toBe(201);
     await detachedReply();
     await expectPushes(sub.id, 1);
+  });
+});
+
+describe('deskrelay serve (the built bundle, web-push loaded from dist/web-push.js)', () => {
+  const CLI = resolve(__dirname, '../../dist/cli.js');
+
+  async function serve(config: Record<string, unknown>) {
+    if (!existsSync(CLI) || !existsSync(resolve(__dirname, '../../dist/web-push.js'))) throw new Error('dist/ is missing: run "npm run build" first (npm test does)');
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-push-cli-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ activeProvider: 'local', providers: [{ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'llama3.2' }], ...config }));
+    const port = await closedPort();
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port)], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '', NODE_EXTRA_CA_CERTS: push.caFile, DESKRELAY_PUSH_HOSTS: push.host },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr!.resume();
+    const exited = new Promise((r) => child.once('exit', r));
+    await expect.poll(() => out, { timeout: 10_000 }).toMatch(/\{"url":"[^"]+","token":"dr_[^"]+"\}/);
+    const pairing = JSON.parse(/\{"url":"[^"]+","token":"dr_[^"]+"\}/.exec(out)![0]) as { url: string; token: string };
+    return {
+      ...pairing,
+      async close() {
+        child.kill('SIGTERM');
+        await exited;
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+
+  it('pushes when a detached reply ends', async () => {
+    const cli = await serve({});
+    try {
+      const sub = push.subscribe();
+      const reply = await send(cli.url, '/v1/push/subscriptions', { method: 'POST', headers: json(cli.token), body: JSON.stringify(sub.json) });
+      expect(reply.status).toBe(201);
+      ollama.set({ mode: 'normal', reply: SLOW, chunkDelayMs: 40 });
+      const key = newKey();
+      await resumable(cli.url, cli.token, key, { leaveAfter: 1 });
+      const [got] = await expectPushes(sub.id, 1);
+      expect(got!.problems).toEqual([]);
+      expect(got!.payload).toEqual({ type: 'reply_ready', idempotencyKey: key, ok: true });
+    } finally {
+      await cli.close();
+    }
+  });
+
+  it('"pushNotifications": false in config.json turns it off', async () => {
+    const cli = await serve({ pushNotifications: false });
+    try {
+      const reply = await send(cli.url, '/v1/push/key', { headers: bearer(cli.token) });
+      expect(reply.status).toBe(403);
+      expect(reply.json.error.code).toBe('push.disabled');
+    } finally {
+      await cli.close();
+    }
   });
 });
 

@@ -106,6 +106,10 @@ export class ChatService {
     if (!slot) throw tooManyStreams(limit);
     const { controller, result } = slot;
     let used = false;
+    // Doors abort when their client goes away, which is usually after the reply ended: nothing
+    // to do then (and an AbortSignal's default reason is a DOMException with a stack to capture).
+    let ended = false;
+    void result.then(() => (ended = true));
     return {
       signal: controller.signal,
       start: (provider, messages, sink) => {
@@ -119,7 +123,9 @@ export class ChatService {
             return named.model;
           },
           signal: controller.signal,
-          abort: (reason) => controller.abort(reason),
+          abort: (reason) => {
+            if (!ended) controller.abort(reason);
+          },
           done: result as Promise<Ending>,
         };
       },

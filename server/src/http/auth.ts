@@ -11,7 +11,14 @@ const digest = (value: string) => createHash('sha256').update(value, 'utf8').dig
  * the presented value's length or content: timingSafeEqual needs equal lengths.
  */
 export function tokensMatch(presented: string, expected: string): boolean {
-  return timingSafeEqual(digest(presented), digest(expected));
+  return timingSafeEqual(digest(presented), expectedDigest(expected));
+}
+
+/** The token in force changes once per start: its digest is worked out once, not per request. */
+let expectedCache: { token: string; digest: Buffer } | undefined;
+function expectedDigest(token: string): Buffer {
+  if (expectedCache?.token !== token) expectedCache = { token, digest: digest(token) };
+  return expectedCache.digest;
 }
 
 /** Node keeps only the first of repeated Authorization headers; an ambiguous request is refused instead. */

@@ -14,7 +14,18 @@ export const PATHS = Object.freeze({
   chatCancel: '/v1/chat/cancel',
   /** GET with `Upgrade: websocket`: one chat per socket. */
   chatSocket: '/v1/chat/ws',
+  /** GET: the desktop's VAPID public key for Web Push (issue 15). */
+  pushKey: '/v1/push/key',
+  /** POST a browser's PushSubscription JSON; DELETE `{"endpoint"}`. */
+  pushSubscriptions: '/v1/push/subscriptions',
 });
+
+/** The decrypted payload of a push (issue 15): which reply is ready, and whether it ended well. Never the reply's text. */
+export interface ReplyReadyPush {
+  type: 'reply_ready';
+  idempotencyKey: string;
+  ok: boolean;
+}
 
 /** Request headers of the resumable stream, as spelled on the wire. */
 export const HEADERS = Object.freeze({

@@ -15,7 +15,8 @@ import { bearer, send } from '../helpers/http';
 import { completeBlocks, newKey, parseNumbered, resumable } from './helpers';
 import { checkEndpoint, PUSH_SERVICES } from '../../server/src/doors/push/endpoint';
 import { loadVapidKeys, vapidPath } from '../../server/src/doors/push/vapid';
-import { parseSubscription } from '../../server/src/doors/push';
+import { parseSubscription, PUSH_KEY_PATH, PUSH_SUBSCRIPTIONS_PATH } from '../../server/src/doors/push';
+import { PATHS } from '../../server/src/protocol';
 import { createECDH, randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -292,6 +293,11 @@ describe('deskrelay serve (the built bundle, web-push loaded from dist/web-push.
 });
 
 describe('pieces', () => {
+  it('the door serves the paths of the shared protocol the web client is built from', () => {
+    expect(PUSH_KEY_PATH).toBe(PATHS.pushKey);
+    expect(PUSH_SUBSCRIPTIONS_PATH).toBe(PATHS.pushSubscriptions);
+  });
+
   it('endpoint check: the browsers\' push services on 443 only; extra hosts only as given', () => {
     expect(PUSH_SERVICES).toEqual(['fcm.googleapis.com', 'updates.push.services.mozilla.com', 'web.push.apple.com', '*.notify.windows.com']);
     for (const ok of [

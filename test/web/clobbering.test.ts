@@ -34,7 +34,7 @@ const PAGE_IDS = [
   'info-host', 'info-version', 'info-warning', 'test-conn', 'chat', 'chat-title', 'log', 'chat-status', 'compose',
   'message', 'new-chat', 'stop', 'send', 'chats-open', 'pair-remember', 'settings', 'keep-chats', 'remember', 'forget',
   'history', 'history-title', 'history-new', 'history-empty', 'chat-list', 'delete-all', 'store-error',
-  'system', 'system-prompt', 'editing', 'edit-cancel',
+  'system', 'system-prompt', 'editing', 'edit-cancel', 'push-bell', 'push-note',
 ];
 
 async function openChat(): Promise<{ page: Page }> {

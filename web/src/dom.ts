@@ -13,6 +13,8 @@ export const ui = Object.freeze({
   conn: pageElement('conn'),
   unpair: pageElement<HTMLButtonElement>('unpair'),
   chatsOpen: pageElement<HTMLButtonElement>('chats-open'),
+  pushBell: pageElement<HTMLButtonElement>('push-bell'),
+  pushNote: pageElement('push-note'),
   pairRemember: pageElement<HTMLInputElement>('pair-remember'),
   keepChats: pageElement<HTMLInputElement>('keep-chats'),
   remember: pageElement<HTMLInputElement>('remember'),

@@ -11,10 +11,21 @@ import { el, ui } from './dom';
 import { registerServiceWorker } from './install';
 import { loadPairing, parsePairing, readFragment, remembered, savePairing, TOKEN_RE, type Pairing } from './pairing';
 import { assistantMessage, followScroll, markFinished, renderReply, setStatus, userMessage, withoutThinking, type AssistantView, type MessageView } from './render';
+import { PUSH_UNAVAILABLE, pushSupport, pushWanted, renewPush, turnPushOff, turnPushOn } from './push';
 import { localStore } from './storage';
 import { Turn } from './turn';
 
 const KEEP_CHATS_KEY = 'deskrelay.keepChats';
+/**
+ * The reply being streamed while push is on and chats are kept: its key, its chat and its exact
+ * request, so a page opened from the push notification (the old one was gone) resumes it.
+ */
+const PENDING_TURN_KEY = 'deskrelay.pendingTurn';
+interface PendingTurn {
+  key: string;
+  chatId: string;
+  body: string;
+}
 
 let pairing: Pairing | null = null;
 /** The turn being streamed (at most one). */
@@ -217,12 +228,13 @@ function startTurn(text: string): void {
   runTurn(c);
 }
 
-/** Streams the reply to the chat as it stands (a new message, a regenerate, an edit). */
-function runTurn(c: Chat): void {
+/** Streams the reply to the chat as it stands (a new message, a regenerate, an edit), or resumes one from before a reload. */
+function runTurn(c: Chat, resume?: PendingTurn): void {
   if (!pairing) return;
   followScroll(true);
   current = new Turn(pairing.token, history(c), {
     finished(turn) {
+      localStore.remove(PENDING_TURN_KEY);
       if (turn.state === 'done' || (turn.state === 'stopped' && withoutThinking(turn.raw))) {
         c.messages.push({ role: 'assistant', content: turn.raw });
         assistantActions(turn.view, turn.raw);
@@ -233,8 +245,19 @@ function runTurn(c: Chat): void {
     },
     unauthorized: onUnauthorized,
     retry,
-  });
+  }, resume);
+  if (pushWanted() && store.persistent) localStore.write(PENDING_TURN_KEY, { key: current.key, chatId: c.id, body: current.body } satisfies PendingTurn);
   current.start();
+}
+
+/** A page opened after the one that streamed a reply was gone (from the push notification): that reply resumes. */
+function resumePending(): void {
+  const pending = localStore.read(PENDING_TURN_KEY) as PendingTurn | null;
+  if (!pending || typeof pending.key !== 'string' || typeof pending.body !== 'string' || current || !pairing) return;
+  const found = chats.find((c) => c.id === pending.chatId);
+  if (!found || found.messages.at(-1)?.role !== 'user') return localStore.remove(PENDING_TURN_KEY);
+  showChat(structuredClone(found));
+  runTurn(chat, pending);
 }
 
 /** Resend the same request as a new turn (after a failure that could not be resumed). */
@@ -258,6 +281,56 @@ function maybeResume(): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Push notifications (the bell)
+
+function pushNote(text: string): void {
+  ui.pushNote.textContent = text;
+  ui.pushNote.hidden = !text;
+}
+
+function showBell(): void {
+  const support = pushSupport();
+  const on = support === 'ok' && pushWanted() && Notification.permission === 'granted';
+  ui.pushBell.hidden = false;
+  ui.pushBell.classList.toggle('unavailable', support !== 'ok');
+  ui.pushBell.setAttribute('aria-pressed', String(on));
+  const label = support !== 'ok' ? 'Notifications are not available here' : on ? 'Notifications on: tap to turn off' : 'Notify me when a reply is ready';
+  ui.pushBell.setAttribute('aria-label', label);
+  ui.pushBell.title = label;
+}
+
+/** The bell: the user's own tap is what asks the browser for permission. */
+async function bellTapped(): Promise<void> {
+  const support = pushSupport();
+  if (support !== 'ok') return pushNote(PUSH_UNAVAILABLE[support]);
+  ui.pushBell.disabled = true;
+  try {
+    if (ui.pushBell.getAttribute('aria-pressed') === 'true') {
+      await turnPushOff(pairing?.token ?? null);
+      pushNote('Notifications are off.');
+    } else {
+      if (!pairing) return;
+      await turnPushOn(pairing.token);
+      pushNote('You will be notified when a reply finishes while DeskRelay is in the background.');
+    }
+  } catch (err) {
+    pushNote(err instanceof Error ? err.message : String(err));
+  } finally {
+    ui.pushBell.disabled = false;
+    showBell();
+  }
+}
+
+/** Each connection: the desktop's subscriptions belong to its token, so ours is posted again (no prompt). */
+function renewPushAfterConnect(token: string): void {
+  showBell();
+  void renewPush(token).then(
+    () => showBell(),
+    (err: unknown) => pushNote(err instanceof Error ? `Notifications: ${err.message}` : String(err)),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
 // Screens
 
 function onUnauthorized(): void {
@@ -272,6 +345,8 @@ function showPairing(message = ''): void {
   ui.chat.hidden = true;
   ui.unpair.hidden = true;
   ui.chatsOpen.hidden = true;
+  ui.pushBell.hidden = true;
+  pushNote('');
   showHistory(false);
   ui.conn.textContent = 'Not paired';
   ui.pairError.textContent = message;
@@ -301,6 +376,7 @@ async function connect(): Promise<boolean> {
       ui.infoWarning.hidden = false;
     }
     showChatScreen();
+    renewPushAfterConnect(pairing.token);
     return true;
   } catch (err) {
     const message = err instanceof Error ? err.message : 'Could not connect.';
@@ -418,6 +494,12 @@ function init(): void {
   });
   ui.systemPrompt.addEventListener('change', saveSystem);
   ui.stop.addEventListener('click', stop);
+  ui.pushBell.addEventListener('click', () => void bellTapped());
+  // The notification was opened while this page was still there: back to the reply, resumed.
+  navigator.serviceWorker?.addEventListener('message', (e: MessageEvent) => {
+    const data = e.data as { type?: unknown } | null;
+    if (data?.type === 'reply_ready') maybeResume();
+  });
   ui.newChat.addEventListener('click', startNewChat);
   document.addEventListener('visibilitychange', maybeResume);
   window.addEventListener('online', maybeResume);
@@ -443,6 +525,7 @@ function init(): void {
   else if (!fragmentToken) showPairing();
   // The most recent chat comes back on screen (unless a message was sent meanwhile).
   void refreshList().then(() => {
+    resumePending();
     if (chats[0] && !chat.messages.length && !current) showChat(structuredClone(chats[0]));
   });
   registerServiceWorker();

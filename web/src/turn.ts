@@ -33,7 +33,7 @@ export interface TurnHooks {
 let preferWs = false;
 
 export class Turn {
-  readonly key = newKey();
+  readonly key: string;
   readonly body: string;
   readonly view: AssistantView;
   state: TurnState = 'streaming';
@@ -51,8 +51,11 @@ export class Turn {
     readonly token: string,
     messages: ChatRequestBody['messages'],
     private readonly hooks: TurnHooks,
+    /** A reply started before this page was loaded (opened from its push notification): its key and exact body. */
+    resume?: { key: string; body: string },
   ) {
-    this.body = JSON.stringify({ messages } satisfies ChatRequestBody);
+    this.key = resume?.key ?? newKey();
+    this.body = resume?.body ?? JSON.stringify({ messages } satisfies ChatRequestBody);
     this.view = assistantMessage();
     setStreaming(true);
   }

@@ -65,3 +65,51 @@ self.addEventListener('fetch', (event) => {
     })(),
   );
 });
+
+/**
+ * Push (issue 15): the desktop says a reply the page stopped watching is ready. The payload holds
+ * only its Idempotency-Key and whether it ended well. A page on screen sees the reply itself, so
+ * the notification is for when it is not.
+ */
+self.addEventListener('push', (event) => {
+  // ReplyReadyPush in server/src/protocol.ts (this worker is type-checked on its own).
+  let data: { type?: unknown; idempotencyKey?: unknown; ok?: unknown } = {};
+  try {
+    data = (event.data?.json() ?? {}) as typeof data;
+  } catch {
+    return;
+  }
+  if (data.type !== 'reply_ready' || typeof data.idempotencyKey !== 'string') return;
+  const key = data.idempotencyKey;
+  const ok = data.ok !== false;
+  event.waitUntil(
+    (async () => {
+      const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+      if (windows.some((w) => w.visibilityState === 'visible' && w.focused)) return;
+      await self.registration.showNotification(ok ? 'Your reply is ready' : 'Your reply stopped with an error', {
+        body: ok ? 'Tap to read it in DeskRelay.' : 'Tap to see what happened in DeskRelay.',
+        tag: `reply-${key}`,
+        icon: 'icons/icon-192.png',
+        data: { idempotencyKey: key },
+      });
+    })(),
+  );
+});
+
+/** Opening the notification brings the chat back: the open page (told which reply), or a new one, which resumes the reply it was streaming. */
+self.addEventListener('notificationclick', (event) => {
+  event.notification.close();
+  const key = (event.notification.data as { idempotencyKey?: string } | null)?.idempotencyKey;
+  event.waitUntil(
+    (async () => {
+      const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+      const page = windows.find((w) => w.focused) ?? windows[0];
+      if (page) {
+        await page.focus().catch(() => page);
+        page.postMessage({ type: 'reply_ready', idempotencyKey: key });
+        return;
+      }
+      await self.clients.openWindow('./');
+    })(),
+  );
+});

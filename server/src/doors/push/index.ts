@@ -5,6 +5,7 @@ import { sendJson } from '../../http/json';
 import type { Route } from '../../http/route';
 import type { DoorFactory } from '../door';
 import { readJsonBody } from '../read';
+import type { ReplyReadyPush } from '../../protocol';
 import type { ReplyFinished } from '../replyEvents';
 import { checkEndpoint } from './endpoint';
 import { sendPush, type PushOutcome, type PushTarget } from './send';
@@ -15,12 +16,9 @@ export const MAX_SUBSCRIPTIONS = 10;
 /** How long one push may take to be accepted by the push service. */
 const PUSH_TIMEOUT_MS = 10_000;
 
-/** The encrypted payload a phone gets: which reply, and whether it ended well. Never the reply's text. */
-export interface ReplyReadyPush {
-  type: 'reply_ready';
-  idempotencyKey: string;
-  ok: boolean;
-}
+/** The door's paths (PATHS.pushKey and PATHS.pushSubscriptions in the shared protocol). */
+export const PUSH_KEY_PATH = '/v1/push/key';
+export const PUSH_SUBSCRIPTIONS_PATH = '/v1/push/subscriptions';
 
 const invalid = (message: string) => new HttpError(400, 'request.invalid_body', message);
 const disabled = () =>
@@ -75,7 +73,7 @@ export const pushDoor: DoorFactory = (ctx) => {
 
   const keyRoute: Route = {
     method: 'GET',
-    path: '/v1/push/key',
+    path: PUSH_KEY_PATH,
     auth: true,
     async handle(_req, res) {
       if (!enabled()) throw disabled();
@@ -86,7 +84,7 @@ export const pushDoor: DoorFactory = (ctx) => {
 
   const subscribeRoute: Route = {
     method: 'POST',
-    path: '/v1/push/subscriptions',
+    path: PUSH_SUBSCRIPTIONS_PATH,
     auth: true,
     async handle(req, res, c) {
       if (!enabled()) throw disabled();
@@ -111,7 +109,7 @@ export const pushDoor: DoorFactory = (ctx) => {
 
   const unsubscribeRoute: Route = {
     method: 'DELETE',
-    path: '/v1/push/subscriptions',
+    path: PUSH_SUBSCRIPTIONS_PATH,
     auth: true,
     async handle(req: IncomingMessage, res, c: RelayContext) {
       const { json } = await readJsonBody(req, c);

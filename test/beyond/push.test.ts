@@ -177,6 +177,20 @@ describe('a push when a reply ends with nobody connected', () => {
     await cleanSubscriptions(sub);
   });
 
+  it('is not sent for a reply the phone stopped (POST /v1/chat/cancel)', async () => {
+    const sub = push.subscribe();
+    await subscribe(sub.json);
+    ollama.set({ mode: 'normal', reply: SLOW, chunkDelayMs: 100 });
+    const key = newKey();
+    await resumable(relay.url, relay.token, key, { leaveAfter: 1 });
+    const cancel = await send(relay.url, '/v1/chat/cancel', { method: 'POST', headers: { ...bearer(relay.token), 'Idempotency-Key': key } });
+    expect(cancel.json).toEqual({ cancelled: true });
+    await ollama.lastRequestClosed;
+    await sleep(600);
+    expect(pushesTo(sub.id)).toHaveLength(0);
+    await cleanSubscriptions(sub);
+  });
+
   it('goes to every subscription; one the push service answers 404 or 410 for is removed', async () => {
     const [gone410, gone404, kept] = [push.subscribe(), push.subscribe(), push.subscribe()];
     for (const s of [gone410, gone404, kept]) expect((await subscribe(s.json)).status).toBe(201);

@@ -201,6 +201,8 @@ async function setKeepChats(keep: boolean): Promise<void> {
     store = new IdbStore();
   } else {
     localStore.write(KEEP_CHATS_KEY, false);
+    // The reply kept for a reopened page holds the conversation: it goes with the chats.
+    localStore.remove(PENDING_TURN_KEY);
     store = new MemoryStore();
     if (before instanceof IdbStore) await before.destroy();
   }
@@ -404,6 +406,7 @@ function pairWith(p: Pairing, remember = false): void {
 /** "Forget this desktop" (and "Pair again"): the pairing goes from this tab and this phone; chats stay. */
 function forgetDesktop(): void {
   stop();
+  localStore.remove(PENDING_TURN_KEY);
   pairing = null;
   savePairing(null);
   showChat(newChat());

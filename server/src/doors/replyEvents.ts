@@ -4,6 +4,8 @@ import type { Logger } from '../logger';
 export interface ReplyFinished {
   idempotencyKey: string;
   ok: boolean;
+  /** Ended on purpose before the provider finished: the client's cancel, nobody resuming it in time, the relay stopping. */
+  stopped: boolean;
   attached: number;
 }
 

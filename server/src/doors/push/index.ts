@@ -156,8 +156,9 @@ export const pushDoor: DoorFactory = (ctx) => {
   }
 
   const unsubscribe = ctx.replies.onFinished((event) => {
-    // A client still connected sees the reply end itself; a stopping relay ends every reply.
-    if (event.attached > 0 || subscriptions.size === 0 || ctx.stopping || stopped || !enabled()) return;
+    // A client still connected sees the reply end itself; a reply stopped on purpose (the phone's
+    // Stop, nobody resuming it, the relay stopping) has nothing to tell.
+    if (event.attached > 0 || event.stopped || subscriptions.size === 0 || ctx.stopping || stopped || !enabled()) return;
     void notify(event).catch((err: unknown) => logger.warn(`push: not sent (${err instanceof Error ? err.message : typeof err})`));
   });
 

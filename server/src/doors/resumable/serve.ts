@@ -74,7 +74,7 @@ function start(req: IncomingMessage, ctx: RelayContext, registry: ResumableRegis
     entry.finish(ending.ok);
     registry.enforceBudget();
     // Other doors hear of it (the push door tells a phone nobody is connected for).
-    ctx.replies.finished({ idempotencyKey: key, ok: ending.ok, attached: entry.clients });
+    ctx.replies.finished({ idempotencyKey: key, ok: ending.ok, stopped: chat.signal.aborted, attached: entry.clients });
   });
   return entry;
 }

@@ -1,15 +1,11 @@
-import { AgentTunnel, stoppedError } from '../base';
-import { agentEnv, passedNames } from '../env';
-import { TunnelError, withLastLines } from '../errors';
-import { freeLoopbackPort } from '../loopback';
-import { AgentProcess, type Exit } from '../process';
-import type { TunnelOptions } from '../tunnel';
-import { createIsolatedConfig } from './isolation';
+import type { AgentProcess } from '../process';
+import { ProcessTunnel, type ProcessTunnelOptions } from '../processTunnel';
+import { isolatedFlags } from './isolation';
 import { connectionSignal, isErrorLine, tunnelUrlFrom } from './output';
 
 export type { TunnelState } from '../tunnel';
 
-export interface QuickTunnelOptions extends TunnelOptions {
+export interface QuickTunnelOptions extends ProcessTunnelOptions {
   /** From `findCloudflared()`. */
   binary: string;
   /** Limit for cloudflared to print its URL (default 30 s). */
@@ -36,114 +32,36 @@ const NOT_REACHED = 'cloudflared is running but Cloudflare does not reach DeskRe
  * only and offers no way to tie cloudflared's life to ours. We spawn directly and keep its
  * parsing knowledge (output.ts); the package still supplies install() and its install location.
  */
-export class QuickTunnel extends AgentTunnel {
+export class QuickTunnel extends ProcessTunnel {
   readonly kind = 'cloudflare-quick' as const;
   readonly lastingUrl = false;
-  private readonly binary: string;
   private readonly urlTimeoutMs: number;
-  private proc?: AgentProcess;
-  private config?: { file: string; remove(): void };
 
   constructor(opts: QuickTunnelOptions) {
     super('cloudflared', opts);
-    this.binary = opts.binary;
     this.urlTimeoutMs = opts.urlTimeoutMs ?? 30_000;
   }
 
-  get pid(): number | undefined {
-    return this.proc?.pid;
-  }
-
   protected async open(signal: AbortSignal): Promise<string> {
-    const metricsPort = await freeLoopbackPort();
-    if (signal.aborted) throw stoppedError();
-    this.config = createIsolatedConfig();
+    const { config, flags } = await isolatedFlags(signal);
+    this.tempFiles = config;
     this.track();
-    const args = [
-      'tunnel',
-      '--url',
-      this.localOrigin,
-      '--no-autoupdate',
-      '--config',
-      this.config.file,
-      '--metrics',
-      `127.0.0.1:${metricsPort}`,
-      '--loglevel',
-      'info',
-    ];
-    const source = this.opts.env ?? process.env;
-    const passed = passedNames(source);
-    if (passed.length > 0) this.logger.info(`cloudflared also gets ${passed.join(', ')} (DESKRELAY_TUNNEL_PASS_ENV)`);
-    const proc = new AgentProcess(this.binary, args, { env: agentEnv(source), graceMs: this.opts.stopGraceMs });
-    this.proc = proc;
-    proc.on('line', (line: string) => this.onLine(proc, line));
-    proc.on('exit', (exit: Exit) => this.onExit(proc, exit));
+    const proc = this.spawnAgent(['tunnel', '--url', this.localOrigin, ...flags]);
 
-    const url = await this.waitForUrl(proc, signal);
+    const url = await this.waitForAgent(proc, signal, {
+      limitMs: this.urlTimeoutMs,
+      match: tunnelUrlFrom,
+      exitWhen: 'before it printed a tunnel URL.',
+      timeout: 'cloudflared printed no tunnel URL',
+    });
     this.logger.info(`cloudflared opened ${url}; waiting for it to answer`);
     this.announce(url);
     this.progress(`cloudflared opened ${url}; waiting for the tunnel to answer…`);
-    const died = proc.done.then((exit): never => {
-      throw this.exitError(exit, `while waiting for ${url} to answer.`);
-    });
-    await this.waitForAnswer(url, died, signal, NOT_REACHED);
+    await this.waitForProcessAnswer(proc, url, signal, NOT_REACHED);
     return url;
   }
 
-  protected async close(): Promise<void> {
-    const proc = this.proc;
-    const config = this.config;
-    this.proc = undefined;
-    this.config = undefined;
-    try {
-      if (proc) await proc.stop();
-    } finally {
-      config?.remove();
-    }
-  }
-
-  protected closeSync(): void {
-    this.proc?.killSync();
-    this.config?.remove();
-  }
-
-  private waitForUrl(proc: AgentProcess, signal: AbortSignal): Promise<string> {
-    const limitMs = this.urlTimeoutMs;
-    return new Promise((resolve, reject) => {
-      const cleanup = () => {
-        clearTimeout(timer);
-        proc.off('line', onLine);
-        proc.off('exit', onExit);
-        signal.removeEventListener('abort', onAbort);
-      };
-      const onLine = (line: string) => {
-        const url = tunnelUrlFrom(line);
-        if (!url) return;
-        cleanup();
-        resolve(url);
-      };
-      const onExit = (exit: Exit) => {
-        cleanup();
-        reject(this.exitError(exit, 'before it printed a tunnel URL.'));
-      };
-      const onAbort = () => {
-        cleanup();
-        reject(stoppedError());
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        const lines = this.last.get();
-        reject(new TunnelError(withLastLines(`cloudflared printed no tunnel URL within ${Math.round(limitMs / 1000)} s.`, lines), lines));
-      }, limitMs);
-      proc.on('line', onLine);
-      proc.on('exit', onExit);
-      signal.addEventListener('abort', onAbort, { once: true });
-      if (proc.exit) onExit(proc.exit);
-    });
-  }
-
-  private onLine(proc: AgentProcess, line: string): void {
-    if (proc !== this.proc) return;
+  protected onLine(proc: AgentProcess, line: string): void {
     this.last.add(line);
     if (isErrorLine(line)) this.logger.warn(`cloudflared: ${line}`);
     const signal = connectionSignal(line);
@@ -154,32 +72,7 @@ export class QuickTunnel extends AgentTunnel {
     }
   }
 
-  private onExit(proc: AgentProcess, exit: Exit): void {
-    // While starting, start() reports the exit; on stop(), close() has already let go of proc.
-    if (proc !== this.proc || this.state === 'starting') return;
-    const url = this.url;
-    this.proc = undefined;
-    this.config?.remove();
-    this.config = undefined;
-    this.gone(
-      withLastLines(
-        `${describeExit(exit)}; the tunnel ${url ?? ''} is gone. Restart the tunnel: a restarted quick tunnel has a new URL, so the phone must pair again.`,
-        this.last.get(),
-      ),
-    );
+  protected exitedAfterUp(): string {
+    return 'is gone. Restart the tunnel: a restarted quick tunnel has a new URL, so the phone must pair again.';
   }
-
-  private exitError(exit: Exit, when: string): TunnelError {
-    const lines = this.last.get();
-    if (exit.spawnError) {
-      return new TunnelError(`Could not start cloudflared at ${this.binary}: ${exit.spawnError.message}`, lines);
-    }
-    return new TunnelError(withLastLines(`${describeExit(exit)} ${when}`, lines), lines);
-  }
-}
-
-function describeExit(exit: Exit): string {
-  if (exit.spawnError) return `cloudflared could not be started (${exit.spawnError.message})`;
-  if (exit.signal) return `cloudflared was killed (${exit.signal})`;
-  return `cloudflared exited with code ${exit.code ?? 'unknown'}`;
 }

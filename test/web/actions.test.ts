@@ -5,33 +5,20 @@
  * follows the reply unless the reader scrolled up, and Enter: send on a desktop, newline on a phone.
  */
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { lastReply, launchBrowser, phone, replyFinished, SCREENSHOTS, send, sleep, startDesk, type Desk } from './harness';
+import { lastReply, phone, replyFinished, SCREENSHOTS, send, sleep, usePhoneSuite } from './harness';
 
-let browser: Browser;
-let desk: Desk;
-const cleanups: (() => Promise<unknown>)[] = [];
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  desk = await startDesk({ mode: 'normal' });
-});
-afterAll(async () => {
-  await browser?.close();
-  await desk?.close();
-});
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const suite = usePhoneSuite({ mode: 'normal' });
+const { desk, cleanups } = suite;
 
 type Sent = { role: string; content: string }[];
 const lastSent = (): Sent => (desk.ollama.requests.filter((r) => r.path === '/api/chat').at(-1)!.body as { messages: Sent }).messages;
 const chatCalls = () => desk.ollama.requests.filter((r) => r.path === '/api/chat').length;
 
 async function openChat(colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; requests: string[] }> {
-  const { context, page, console } = await phone(browser, colorScheme);
+  const { context, page, console } = await phone(suite.browser, colorScheme);
   cleanups.push(async () => {
     await context.close();
     expect(console.filter((l) => l.startsWith('pageerror'))).toEqual([]);
@@ -193,7 +180,7 @@ describe('keyboard', () => {
   });
 
   it('Enter sends on a desktop browser; Shift+Enter is a new line', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const context = await suite.browser.newContext({ viewport: { width: 1280, height: 800 } });
     cleanups.push(() => context.close());
     const page = await context.newPage();
     await page.goto(webClientLink(desk.relay.url, desk.relay.token));

@@ -5,29 +5,16 @@
  * desktop" and removed by "Forget this desktop", and a clear message when storage is full.
  */
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { lastReply, launchBrowser, pairingJson, phone, replyFinished, SCREENSHOTS, send, startDesk, type Desk } from './harness';
+import { lastReply, pairingJson, phone, replyFinished, SCREENSHOTS, send, usePhoneSuite } from './harness';
 
-let browser: Browser;
-let desk: Desk;
-const cleanups: (() => Promise<unknown>)[] = [];
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  desk = await startDesk({ mode: 'normal' });
-});
-afterAll(async () => {
-  await browser?.close();
-  await desk?.close();
-});
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const suite = usePhoneSuite({ mode: 'normal' });
+const { desk, cleanups } = suite;
 
 async function openPhone(colorScheme: 'light' | 'dark' = 'light') {
-  const p = await phone(browser, colorScheme);
+  const p = await phone(suite.browser, colorScheme);
   cleanups.push(() => p.context.close());
   return p;
 }

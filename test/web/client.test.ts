@@ -6,15 +6,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findWebRoot, webClient } from '../../server/src/http/static';
 import { webClientLink } from '../../server/src/session/pairing';
 import {
   countRequests,
   ensureVendor,
   lastReply,
-  launchBrowser,
   pairByPaste,
   pairingJson,
   phone,
@@ -22,29 +20,14 @@ import {
   SCREENSHOTS,
   send,
   sleep,
-  startDesk,
-  type Desk,
+  usePhoneSuite,
 } from './harness';
 
-let browser: Browser;
-let desk: Desk;
-const cleanups: (() => Promise<unknown>)[] = [];
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  desk = await startDesk({ mode: 'normal' });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await desk?.close();
-});
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const suite = usePhoneSuite({ mode: 'normal' });
+const { desk, cleanups } = suite;
 
 async function openPhone(colorScheme: 'light' | 'dark' = 'light') {
-  const p = await phone(browser, colorScheme);
+  const p = await phone(suite.browser, colorScheme);
   cleanups.push(() => p.context.close());
   return p;
 }

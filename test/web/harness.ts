@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions } from '../fixtures/providers/ollama';
 
@@ -67,6 +68,51 @@ export async function startDesk(options: OllamaStandInOptions = {}): Promise<Des
       await relay.close();
       await ollama.close();
     },
+  };
+}
+
+export interface PhoneSuite {
+  /** Stays the same object for the whole file, so a test file can keep it in a const. */
+  readonly desk: Desk;
+  readonly browser: Browser;
+  /** Run after each test, the last added first (a page closes before what it used). */
+  readonly cleanups: (() => Promise<unknown>)[];
+}
+
+/**
+ * One Chromium and one desk for a whole test file, set up and torn down by vitest hooks, with
+ * per-test cleanups; call it at the top level of the file.
+ */
+export function usePhoneSuite(options: OllamaStandInOptions = { mode: 'normal' }): PhoneSuite {
+  let browser: Browser | undefined;
+  let started: Desk | undefined;
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const desk: Desk = {
+    get relay() {
+      return started!.relay;
+    },
+    get ollama() {
+      return started!.ollama;
+    },
+    close: async () => started?.close(),
+  };
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    started = await startDesk(options);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await started?.close();
+  });
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()!();
+  });
+  return {
+    desk,
+    get browser() {
+      return browser!;
+    },
+    cleanups,
   };
 }
 

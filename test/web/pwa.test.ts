@@ -6,28 +6,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { PNG } from 'pngjs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { lastReply, launchBrowser, phone, replyFinished, SCREENSHOTS, send, startDesk, type Desk } from './harness';
+import { lastReply, phone, replyFinished, SCREENSHOTS, send, usePhoneSuite } from './harness';
 import { startProxy } from './proxy';
 
-let browser: Browser;
-let desk: Desk;
-const cleanups: (() => Promise<unknown>)[] = [];
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  desk = await startDesk({ mode: 'normal' });
-});
-afterAll(async () => {
-  await browser?.close();
-  await desk?.close();
-});
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const suite = usePhoneSuite({ mode: 'normal' });
+const { desk, cleanups } = suite;
 
 /** Resolves once a service worker controls the page (it claims its clients on activation). */
 export async function swControls(page: Page): Promise<void> {
@@ -116,7 +103,7 @@ describe('service worker', () => {
     const proxy = await startProxy(desk.relay.url);
     let proxyOpen = true;
     cleanups.push(() => (proxyOpen ? proxy.close() : Promise.resolve()));
-    const { context, page, console } = await phone(browser);
+    const { context, page, console } = await phone(suite.browser);
     cleanups.push(() => context.close());
     await page.goto(webClientLink(proxy.url, desk.relay.token));
     await page.locator('#chat').waitFor();

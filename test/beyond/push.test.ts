@@ -129,6 +129,11 @@ describe('subscriptions', () => {
     expect(eleventh.json.error.code).toBe('push.too_many_subscriptions');
     expect((await subscribe(subs[3]!.json)).status).toBe(201);
     await cleanSubscriptions(...subs);
+    // Posted all at once, still only 10.
+    const burst = await Promise.all(Array.from({ length: 14 }, () => subscribe(push.subscribe().json)));
+    expect(burst.filter((r) => r.status === 201)).toHaveLength(10);
+    expect(burst.filter((r) => r.status === 409)).toHaveLength(4);
+    for (const r of burst.filter((b) => b.status === 201)) expect((await unsubscribe(r.json.endpoint)).status).toBe(204);
     expect((await subscribe(push.subscribe().json)).status).toBe(201);
     // The last one is left to the restart test, which sees it go.
   });

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { RelayContext } from '../../http/context';
-import { HttpError } from '../../http/errors';
+import { HttpError, serverStopping } from '../../http/errors';
 import { sendJson } from '../../http/json';
 import type { Route } from '../../http/route';
 import type { DoorFactory } from '../door';
@@ -91,6 +91,10 @@ export const pushDoor: DoorFactory = (ctx) => {
       const { json } = await readJsonBody(req, c);
       const target = parseSubscription(json, c.options.pushHosts);
       const id = target.endpoint.href;
+      // Make the key now, so the first push does not wait for it.
+      await vapid();
+      if (stopped) throw serverStopping();
+      // Checked after the wait, so subscriptions posted at once cannot pass the limit together.
       if (!subscriptions.has(id) && subscriptions.size >= MAX_SUBSCRIPTIONS) {
         throw new HttpError(
           409,
@@ -98,9 +102,6 @@ export const pushDoor: DoorFactory = (ctx) => {
           `The desktop keeps at most ${MAX_SUBSCRIPTIONS} push subscriptions; remove one (DELETE /v1/push/subscriptions) or pair again.`,
         );
       }
-      // Make the key now, so the first push does not wait for it.
-      await vapid();
-      if (stopped) return;
       // The same endpoint again: its keys are replaced (a browser that renewed them).
       subscriptions.set(id, target);
       sendJson(res, 201, { endpoint: id });

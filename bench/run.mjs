@@ -319,7 +319,7 @@ async function startRelay(providerPort, root = ROOT) {
   const config = join(dir, 'config.json');
   writeFileSync(
     config,
-    JSON.stringify({ activeProvider: 'bench', maxConcurrentStreams: 1500, providers: [{ id: 'bench', kind: 'ollama', baseUrl: `http://127.0.0.1:${providerPort}`, model: 'bench' }] }),
+    JSON.stringify({ activeProvider: 'bench', maxConcurrentStreams: 1500, maxConnections: 1500, providers: [{ id: 'bench', kind: 'ollama', baseUrl: `http://127.0.0.1:${providerPort}`, model: 'bench' }] }),
   );
   const { child, value } = await spawnReady(process.execPath, [...(process.env.BENCH_RELAY_NODE_ARGS?.split(' ').filter(Boolean) ?? []), join(root, 'dist/cli.js'), 'serve', '--port', '0', '--config', config], {
     env: { DESKRELAY_CONFIG_DIR: dir },

@@ -1,7 +1,7 @@
 /** CONTRACT §7: `deskrelay serve` as a user runs it, the built bundle in a child process. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -51,6 +51,33 @@ async function started(r: Run): Promise<{ url: string; token: string }> {
 }
 
 describe('deskrelay serve', () => {
+  it('"maxConnections" in config.json caps the connections it holds (the rest are closed at once)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ maxConnections: 2 }));
+    const r = run(['serve', '--port', '0'], { DESKRELAY_CONFIG_DIR: dir });
+    const pairing = await started(r);
+    const { port } = new URL(pairing.url);
+    const open = async () => {
+      const socket = connect(Number(port), '127.0.0.1');
+      // A connection over the cap is reset: expected here, not a failure of the test.
+      socket.on('error', () => {});
+      await new Promise((resolve) => socket.once('connect', resolve));
+      return socket;
+    };
+    const held = [await open(), await open()];
+    const third = await open();
+    // Past the cap the server closes the new connection without answering it.
+    const closed = await new Promise<boolean>((resolve) => {
+      third.once('close', () => resolve(true));
+      third.write('GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      setTimeout(() => resolve(false), 3_000);
+    });
+    expect(closed).toBe(true);
+    for (const s of held) s.destroy();
+    // Once they are gone, the relay serves again.
+    await expect.poll(async () => (await send(pairing.url, '/v1/health')).status, { timeout: 5_000 }).toBe(200);
+  });
+
   it('prints the local URL, the pairing payload and a QR code, and serves', async () => {
     const port = await closedPort();
     const r = run(['serve', '--port', String(port)]);

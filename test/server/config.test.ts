@@ -35,6 +35,7 @@ describe('parseConfig', () => {
       activeProvider: 'local',
       workspaces: 0,
       maxConcurrentStreams: 8,
+      maxConnections: 512,
       providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
       allowPhoneProviderSwitch: false,
       pushNotifications: true,
@@ -77,6 +78,8 @@ describe('parseConfig', () => {
     ['{"providers":[{"id":"a","kind":"ollama"},{"id":"a","kind":"ollama"}]}', /share the id "a"/],
     ['{"providers":[{"id":"x","kind":"openai-compatible"}]}', /providers\[0\]\.baseUrl is required/],
     ['{"maxConcurrentStreams":0}', /maxConcurrentStreams/],
+    ['{"maxConnections":0}', /"maxConnections" must be a whole number of 1 or more/],
+    ['{"maxConnections":1.5}', /maxConnections/],
     ['{"workspaces":-1}', /workspaces/],
     ['{"activeProvider":3}', /activeProvider/],
   ])('%s is refused: %s', (text, message) => {

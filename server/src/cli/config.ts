@@ -9,6 +9,8 @@ export interface StandaloneConfig {
   activeProvider: string;
   workspaces: number;
   maxConcurrentStreams: number;
+  /** Client connections held at once (512): past it new ones are closed. Read at start. */
+  maxConnections: number;
   providers: ProviderConfig[];
   /** The phone may switch the active provider (`PUT /v1/providers/active`); default false. */
   allowPhoneProviderSwitch: boolean;
@@ -17,6 +19,7 @@ export interface StandaloneConfig {
 }
 
 export const DEFAULT_MAX_STREAMS = 8;
+export const DEFAULT_MAX_CONNECTIONS = 512;
 
 /** With no config file: one Ollama on its default address, first model it lists. */
 export function defaultConfig(): StandaloneConfig {
@@ -24,6 +27,7 @@ export function defaultConfig(): StandaloneConfig {
     activeProvider: 'local',
     workspaces: 0,
     maxConcurrentStreams: DEFAULT_MAX_STREAMS,
+    maxConnections: DEFAULT_MAX_CONNECTIONS,
     providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
     allowPhoneProviderSwitch: false,
     pushNotifications: true,
@@ -69,11 +73,15 @@ export function parseConfig(text: string): StandaloneConfig {
   if (typeof maxConcurrentStreams !== 'number' || !Number.isInteger(maxConcurrentStreams) || maxConcurrentStreams < 1) {
     throw new ConfigError('"maxConcurrentStreams" must be a whole number of 1 or more');
   }
+  const maxConnections = raw.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  if (typeof maxConnections !== 'number' || !Number.isInteger(maxConnections) || maxConnections < 1) {
+    throw new ConfigError('"maxConnections" must be a whole number of 1 or more');
+  }
   const allowPhoneProviderSwitch = raw.allowPhoneProviderSwitch ?? false;
   if (typeof allowPhoneProviderSwitch !== 'boolean') throw new ConfigError('"allowPhoneProviderSwitch" must be true or false');
   const pushNotifications = raw.pushNotifications ?? true;
   if (typeof pushNotifications !== 'boolean') throw new ConfigError('"pushNotifications" must be true or false');
-  return { activeProvider, workspaces, maxConcurrentStreams, providers, allowPhoneProviderSwitch, pushNotifications };
+  return { activeProvider, workspaces, maxConcurrentStreams, maxConnections, providers, allowPhoneProviderSwitch, pushNotifications };
 }
 
 /** Which provider a config makes active, in the ProviderSource's terms. */

@@ -72,6 +72,7 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
       keys: envKeySource(),
       workspaces: () => config.current().workspaces,
       maxConcurrentStreams: () => config.current().maxConcurrentStreams,
+      maxConnections: config.current().maxConnections,
       pushNotifications: () => config.current().pushNotifications,
       logger,
       onRequestLog: (e) =>

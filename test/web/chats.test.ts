@@ -8,16 +8,9 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { lastReply, pairingJson, phone, replyFinished, SCREENSHOTS, send, usePhoneSuite } from './harness';
+import { lastReply, pairingJson, replyFinished, SCREENSHOTS, send, usePhoneSuite } from './harness';
 
-const suite = usePhoneSuite({ mode: 'normal' });
-const { desk, cleanups } = suite;
-
-async function openPhone(colorScheme: 'light' | 'dark' = 'light') {
-  const p = await phone(suite.browser, colorScheme);
-  cleanups.push(() => p.context.close());
-  return p;
-}
+const { desk, openPhone } = usePhoneSuite({ mode: 'normal' });
 
 async function openLinked(page: Page): Promise<void> {
   await page.goto(webClientLink(desk.relay.url, desk.relay.token));

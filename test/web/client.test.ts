@@ -15,7 +15,6 @@ import {
   lastReply,
   pairByPaste,
   pairingJson,
-  phone,
   replyFinished,
   SCREENSHOTS,
   send,
@@ -23,14 +22,7 @@ import {
   usePhoneSuite,
 } from './harness';
 
-const suite = usePhoneSuite({ mode: 'normal' });
-const { desk, cleanups } = suite;
-
-async function openPhone(colorScheme: 'light' | 'dark' = 'light') {
-  const p = await phone(suite.browser, colorScheme);
-  cleanups.push(() => p.context.close());
-  return p;
-}
+const { desk, cleanups, openPhone } = usePhoneSuite({ mode: 'normal' });
 
 function expectTokenNowhere(token: string, consoleLines: string[]) {
   expect(desk.relay.logLines.join('\n')).not.toContain(token);

@@ -6,26 +6,13 @@
  * Each case is a stand-in Ollama reply; then the user types and sends, and the provider must
  * receive the user's own words.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { lastReply, launchBrowser, phone, replyFinished, send, sleep, startDesk, type Desk } from './harness';
+import { lastReply, phone, replyFinished, send, sleep, usePhoneSuite } from './harness';
 
-let browser: Browser;
-let desk: Desk;
-const cleanups: (() => Promise<unknown>)[] = [];
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  desk = await startDesk({ mode: 'normal' });
-});
-afterAll(async () => {
-  await browser?.close();
-  await desk?.close();
-});
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const suite = usePhoneSuite({ mode: 'normal' });
+const { desk, cleanups } = suite;
 
 const MODEL_TEXT = 'model-chosen';
 /** Every id in index.html: the names a reply must not be able to take. */
@@ -38,7 +25,7 @@ const PAGE_IDS = [
 ];
 
 async function openChat(): Promise<{ page: Page }> {
-  const { context, page, console } = await phone(browser);
+  const { context, page, console } = await phone(suite.browser);
   // A clobbered control shows up as a script error (a <span> has no .value, a <fieldset> no requestSubmit).
   cleanups.push(async () => {
     await context.close();

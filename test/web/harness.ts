@@ -77,6 +77,8 @@ export interface PhoneSuite {
   readonly browser: Browser;
   /** Run after each test, the last added first (a page closes before what it used). */
   readonly cleanups: (() => Promise<unknown>)[];
+  /** phone() on the suite's browser, closed after the test. */
+  openPhone(colorScheme?: 'light' | 'dark'): ReturnType<typeof phone>;
 }
 
 /**
@@ -113,6 +115,11 @@ export function usePhoneSuite(options: OllamaStandInOptions = { mode: 'normal' }
       return browser!;
     },
     cleanups,
+    async openPhone(colorScheme = 'light') {
+      const p = await phone(browser!, colorScheme);
+      cleanups.push(() => p.context.close());
+      return p;
+    },
   };
 }
 

@@ -2,6 +2,7 @@
 import { request as httpRequest, type Agent, type IncomingHttpHeaders } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { spawnBundledChild } from '../helpers/relayChild';
 
 export interface StreamEvent {
   type: string;
@@ -150,57 +151,20 @@ export interface RelayChild {
   stop(): Promise<void>;
 }
 
-/** Bundles test/reliability/relayChild.ts with esbuild into a temp dir and runs it. */
+/** Runs test/reliability/relayChild.ts in a process of its own, with gc() for memory(). */
 export async function spawnRelayChild(opts: { providerUrl: string; model: string; maxStreams?: number; keepAliveMs?: number }): Promise<RelayChild> {
-  const { build } = await import('esbuild');
-  const { spawn } = await import('node:child_process');
-  const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
-  const dir = mkdtempSync(join(tmpdir(), 'deskrelay-child-bundle-'));
-  const outfile = join(dir, 'relayChild.js');
-  await build({ entryPoints: [join(__dirname, 'relayChild.ts')], outfile, bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'error' });
-  const child = spawn(process.execPath, ['--expose-gc', outfile, JSON.stringify(opts)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const lines: string[] = [];
-  const waiting: ((line: string) => void)[] = [];
-  let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    out += d;
-    let nl: number;
-    while ((nl = out.indexOf('\n')) >= 0) {
-      const line = out.slice(0, nl);
-      out = out.slice(nl + 1);
-      const w = waiting.shift();
-      if (w) w(line);
-      else lines.push(line);
-    }
-  });
-  const nextLine = (what: string) =>
-    new Promise<string>((resolve, reject) => {
-      const queued = lines.shift();
-      if (queued !== undefined) return resolve(queued);
-      const timer = setTimeout(() => reject(new Error(`relay child: no ${what} within 10 s`)), 10_000);
-      waiting.push((line) => {
-        clearTimeout(timer);
-        resolve(line);
-      });
-    });
+  const { readFileSync } = await import('node:fs');
+  const proc = await spawnBundledChild({ entry: join(__dirname, 'relayChild.ts'), arg: opts, bundlePrefix: 'deskrelay-child-bundle-', nodeArgs: ['--expose-gc'], stderr: 'inherit' });
+  const nextLine = (what: string) => proc.nextLine(10_000, () => new Error(`relay child: no ${what} within 10 s`));
   const first = JSON.parse(await nextLine('start line')) as { url: string; token: string; pid: number };
   return {
     ...first,
     async memory() {
-      child.stdin!.write('mem\n');
+      proc.send('mem');
       return JSON.parse(await nextLine('memory report')) as NodeJS.MemoryUsage;
     },
     rss: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${first.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024,
-    async stop() {
-      child.stdin!.end();
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(killer);
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop: () => proc.stop(),
   };
 }

@@ -4,23 +4,9 @@ import https from 'node:https';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { EdgeAgent, fakeTunnelToken, isAlive, makeTls, NAMED_HOSTNAME, readInfo, TAILNET_HOST, type Tls } from '../../../tunnel/helpers';
-import { api, extension, freePort, readToken, rememberSecret, setSetting, waitFor, type DeskRelayApi, type Status } from './helpers';
+import { api, extension, freePort, getViaTunnel, readToken, rememberSecret, setSetting, waitFor, type DeskRelayApi, type Status } from './helpers';
 
 const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
-
-/** GET through a stand-in edge, the way a phone reaches the tunnel URL. */
-function getViaTunnel(url: string, agent: https.Agent, token: string): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    https
-      .get(new URL('/v1/remote/info', url), { agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-      })
-      .on('error', reject);
-  });
-}
 
 interface TailscaledModule {
   startTailscaled(o: { stateFile: string; infoFile: string; keyFile: string; certFile: string }): Promise<https.Server>;

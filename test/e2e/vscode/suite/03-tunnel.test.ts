@@ -1,26 +1,11 @@
 import * as assert from 'node:assert/strict';
-import https from 'node:https';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { EdgeAgent, isAlive, makeTls, readInfo, type Tls } from '../../../tunnel/helpers';
-import { api, extension, freePort, readToken, setSetting, waitFor, type DeskRelayApi, type Status } from './helpers';
+import { api, extension, freePort, getViaTunnel, readToken, setSetting, waitFor, type DeskRelayApi, type Status } from './helpers';
 
 const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
 const TUNNEL_URL = /^https:\/\/[a-z0-9-]+\.trycloudflare\.com$/;
-
-/** GET through the stand-in edge, the way a phone reaches the tunnel URL. */
-function getViaTunnel(url: string, agent: https.Agent, token: string): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    https
-      .get(new URL('/v1/remote/info', url), { agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-      })
-      .on('error', reject);
-  });
-}
 
 describe('tunnel (stand-in cloudflared through the tunnel module)', function () {
   this.timeout(60_000);

@@ -9,6 +9,23 @@ const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.command
 const portOf = (url: string) => new URL(url).port;
 const providers = () => cfg().get<any[]>('providers') ?? [];
 
+/** Starts the relay on a free port with no provider configured; resolves with its base URL. */
+async function startWithoutProviders(): Promise<string> {
+  const port = await freePort();
+  await setSetting('port', port);
+  await setSetting('providers', []);
+  const s = await run<Status>('deskrelay.start');
+  assert.equal(s.running, true);
+  rememberSecret(readToken()!);
+  return `http://127.0.0.1:${port}`;
+}
+
+/** Clears what these suites set, so the files after this one start from the defaults. */
+async function stopAndForgetProviders(): Promise<void> {
+  await run('deskrelay.stop');
+  for (const key of ['port', 'providers', 'activeProvider']) await setSetting(key, undefined);
+}
+
 interface AddResult {
   id?: string;
   config?: any;
@@ -37,19 +54,12 @@ describe('Add, remove and edit providers (against stand-in runners on loopback)'
     closed = await freePort();
     // The extension host is this process: the probe reads the stand-ins' ports from here.
     process.env.DESKRELAY_RUNNER_PORTS = `ollama=${portOf(ollama.url)},lm-studio=${portOf(lmStudio.url)},jan=${closed}`;
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    await setSetting('port', port);
-    await setSetting('providers', []);
-    const s = await run<Status>('deskrelay.start');
-    assert.equal(s.running, true);
-    rememberSecret(readToken()!);
+    base = await startWithoutProviders();
   });
 
   after(async () => {
     delete process.env.DESKRELAY_RUNNER_PORTS;
-    await run('deskrelay.stop');
-    for (const key of ['port', 'providers', 'activeProvider']) await setSetting(key, undefined);
+    await stopAndForgetProviders();
     await ollama?.close();
     await lmStudio?.close();
     await anthropic?.close();
@@ -129,18 +139,11 @@ describe("VS Code's language models (vscode-lm) with a stand-in chat model", fun
       return found.length === 2 ? found : undefined;
     });
     assert.deepEqual(models.map((m) => m.family).sort(), ['echo', 'guarded']);
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    await setSetting('port', port);
-    await setSetting('providers', []);
-    const s = await run<Status>('deskrelay.start');
-    assert.equal(s.running, true);
-    rememberSecret(readToken()!);
+    base = await startWithoutProviders();
   });
 
   after(async () => {
-    await run('deskrelay.stop');
-    for (const key of ['port', 'providers', 'activeProvider']) await setSetting(key, undefined);
+    await stopAndForgetProviders();
   });
 
   it('Add Provider offers VS Code models; the phone gets a streamed reply from the stand-in', async () => {

@@ -1,5 +1,6 @@
 // Shared by the suite's test files (each test file is bundled with its own copy).
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import https from 'node:https';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 
@@ -70,6 +71,20 @@ export async function waitFor<T>(what: string, fn: () => T | Promise<T>, timeout
 export async function getInfo(baseUrl: string, token: string | undefined): Promise<{ status: number; body: any }> {
   const res = await fetch(`${baseUrl}/v1/remote/info`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
   return { status: res.status, body: await res.json() };
+}
+
+/** GET /v1/remote/info through a stand-in edge (`agent`), the way a phone reaches the tunnel URL. */
+export function getViaTunnel(url: string, agent: https.Agent, token: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    https
+      .get(new URL('/v1/remote/info', url), { agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      })
+      .on('error', reject);
+  });
 }
 
 export interface ChatResult {

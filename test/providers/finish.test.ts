@@ -82,13 +82,21 @@ describe('push delivery', () => {
     let flushes = 0;
     let waiting = 0;
     const pieces: string[] = [];
+    /** Pieces handed over before each flush: what one provider read held. */
+    const perFlush: number[] = [];
+    let since = 0;
     const finish = await createAdapter({ id: 'p', kind: 'ollama', baseUrl: ollama.url, model: 'm' }, deps({ idleTimeoutMs: 200 })).run(
       [{ role: 'user', content: 'hi' }],
       new AbortController().signal,
       {
-        piece: (_kind, text) => void pieces.push(text),
+        piece: (_kind, text) => {
+          pieces.push(text);
+          since++;
+        },
         flush: () => {
           flushes++;
+          perFlush.push(since);
+          since = 0;
           // A consumer slower than the idle limit: the wait must not count as provider silence.
           if (flushes === 2) {
             waiting++;
@@ -100,6 +108,27 @@ describe('push delivery', () => {
     expect(finish).toBe('stop');
     expect(pieces.join('')).toBe(OLLAMA_DEFAULT_REPLY.join(''));
     expect(waiting).toBe(1);
-    expect(flushes).toBeGreaterThanOrEqual(OLLAMA_DEFAULT_REPLY.length);
+    // Lines 30 ms apart are separate reads: each is flushed on its own, none held back for the next.
+    expect(perFlush.slice(0, 2)).toEqual([1, 1]);
+    // What arrived while the consumer made the provider wait comes through after it, in full.
+    expect(perFlush.reduce((a, b) => a + b, 0)).toBe(OLLAMA_DEFAULT_REPLY.length);
+  });
+
+  it('a burst of lines in one read is one flush, not one per line (one client write per read)', async () => {
+    const reply = Array.from({ length: 300 }, (_, i) => `w${i} `);
+    const ollama = await startOllamaStandIn({ reply });
+    standIn = ollama as never;
+    let flushes = 0;
+    const pieces: string[] = [];
+    const finish = await createAdapter({ id: 'p', kind: 'ollama', baseUrl: ollama.url, model: 'm' }, deps({ idleTimeoutMs: 2_000 })).run(
+      [{ role: 'user', content: 'hi' }],
+      new AbortController().signal,
+      { piece: (_kind, text) => void pieces.push(text), flush: () => void flushes++ },
+    );
+    expect(finish).toBe('stop');
+    expect(pieces.join('')).toBe(reply.join(''));
+    // The stand-in writes each line as its own HTTP chunk without waiting: they arrive in a few
+    // socket reads, and each read is flushed once.
+    expect(flushes).toBeLessThan(reply.length / 4);
   });
 });

@@ -163,13 +163,16 @@ export class Exchange {
         this.arm();
         body.resume();
       };
-      const onData = (buf: Buffer) => {
+      // undici hands over each HTTP chunk as its own 'data' event, so one socket read of a fast
+      // provider is many events: the flush waits for the end of that read (a microtask), so the
+      // client gets one write per read, not one per chunk.
+      let flushQueued = false;
+      let complete = false;
+      const flushRead = () => {
+        flushQueued = false;
         if (settled) return;
-        this.arm();
-        let complete: boolean;
         let wait: void | Promise<void>;
         try {
-          complete = framer.chunk(buf);
           wait = sink.flush();
         } catch (e) {
           return finish(e);
@@ -180,11 +183,25 @@ export class Exchange {
           wait.then(complete ? done : resume, finish);
         } else if (complete) finish();
       };
+      const onData = (buf: Buffer) => {
+        if (settled || complete) return;
+        this.arm();
+        try {
+          complete = framer.chunk(buf);
+        } catch (e) {
+          return finish(e);
+        }
+        if (!flushQueued) {
+          flushQueued = true;
+          queueMicrotask(flushRead);
+        }
+      };
       const onEnd = () => {
         this.ended = true;
         let wait: void | Promise<void>;
         try {
-          framer.end();
+          // After the end marker the rest of the body is not the framer's any more.
+          if (!complete) framer.end();
           wait = sink.flush();
         } catch (e) {
           return finish(e);

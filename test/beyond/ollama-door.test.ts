@@ -211,12 +211,12 @@ describe('POST /api/chat', () => {
     expect(await client().chat({ model: 'x', messages: hello, stream: false })).toMatchObject({ done: true, done_reason: 'length' });
   });
 
-  it('maps roles and drops images, thinking and options without failing the request', async () => {
+  it('maps roles and drops thinking and options without failing the request', async () => {
     await client().chat({
       model: 'x',
       messages: [
         { role: 'System', content: 'Be brief.' },
-        { role: 'user', content: 'What is this?', images: ['aGVsbG8='] },
+        { role: 'user', content: 'What is this?' },
         { role: 'assistant', content: 'A greeting.', thinking: 'It says hello.' },
         { role: 'user', content: 'Thanks' },
       ],
@@ -231,6 +231,39 @@ describe('POST /api/chat', () => {
       { role: 'assistant', content: 'A greeting.' },
       { role: 'user', content: 'Thanks' },
     ]);
+  });
+
+  it("passes a message's images (bare base64, typed from their bytes) to the provider in its own form", async () => {
+    // A 1x1 PNG and the first bytes of a JPEG: Ollama apps send no media type.
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01]).toString('base64');
+    await client().chat({ model: 'x', messages: [{ role: 'user', content: 'What is this?', images: [png, jpeg] }], stream: false });
+    expect(ollama.requests.at(-1)!.images).toEqual([
+      { message: 0, data: png },
+      { message: 0, data: jpeg },
+    ]);
+    // Behind an OpenAI-compatible server the same photos go as image_url data URLs.
+    useLmStudio(t);
+    await client().generate({ model: 'x', prompt: 'Describe it', images: [png], stream: false });
+    expect(lmstudio.requests.at(-1)!.images).toEqual([{ message: 0, mediaType: 'image/png', data: png }]);
+  });
+
+  it('refuses an image it cannot recognise, and images on a non-user turn, naming the field', async () => {
+    const notAnImage = Buffer.from('hello, not an image').toString('base64');
+    const reply = await send(t.url, '/api/chat', {
+      method: 'POST',
+      headers: { ...bearer(t.token), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: 'x', messages: [{ role: 'user', content: 'hi', images: [notAnImage] }] }),
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.json).toEqual({ error: 'messages[0].images[0] is not a JPEG, PNG, WebP or GIF image.' });
+    const onAssistant = await send(t.url, '/api/chat', {
+      method: 'POST',
+      headers: { ...bearer(t.token), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: 'x', messages: [{ role: 'assistant', content: 'hi', images: [notAnImage] }] }),
+    });
+    expect(onAssistant.status).toBe(400);
+    expect(onAssistant.json.error).toMatch(/messages\[0\]\.images: only user messages may carry images/);
   });
 
   it('answers an empty chat the way Ollama does when it only loads the model, without asking the provider', async () => {

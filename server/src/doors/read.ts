@@ -14,8 +14,11 @@ export const MAX_IMAGE_BODY_BYTES = 10 * 1024 * 1024;
 const CONTENT_ARRAY = /"content"\s*:\s*\[/;
 
 export interface BodyLimit {
-  /** The route takes chat requests that may carry images: up to MAX_IMAGE_BODY_BYTES when they do. */
-  images?: boolean;
+  /**
+   * The route takes chat requests that may carry images: up to MAX_IMAGE_BODY_BYTES when they do.
+   * A RegExp is the route's own sign of images in the body's first MiB (Ollama's `"images":[`).
+   */
+  images?: boolean | RegExp;
 }
 
 /**
@@ -26,10 +29,11 @@ export interface BodyLimit {
  */
 export async function readJsonBody(req: IncomingMessage, ctx: RelayContext, limit: BodyLimit = {}): Promise<{ json: unknown; raw: Buffer }> {
   checkMediaType(req);
+  const marker = limit.images instanceof RegExp ? limit.images : CONTENT_ARRAY;
   const raw = await readBody(
     req,
     limit.images
-      ? { timeoutMs: ctx.options.bodyTimeoutMs, maxBytes: MAX_IMAGE_BODY_BYTES, softMaxBytes: MAX_BODY_BYTES, mayGrow: (prefix) => CONTENT_ARRAY.test(prefix.toString('latin1')) }
+      ? { timeoutMs: ctx.options.bodyTimeoutMs, maxBytes: MAX_IMAGE_BODY_BYTES, softMaxBytes: MAX_BODY_BYTES, mayGrow: (prefix) => marker.test(prefix.toString('latin1')) }
       : { timeoutMs: ctx.options.bodyTimeoutMs },
   );
   return { json: parseJson(raw), raw };

@@ -1,6 +1,6 @@
-import { parseChatRequest } from '../../chat/request';
+import { checkImage, MAX_IMAGES, parseChatRequest } from '../../chat/request';
 import { HttpError } from '../../http/errors';
-import type { ChatMessage } from '../../providers/types';
+import type { ChatImage, ChatMessage, ImageMediaType } from '../../providers/types';
 
 /** What the door uses of an Ollama request; `messages` empty means "just load the model". */
 export interface OllamaRequest {
@@ -19,8 +19,8 @@ const ROLES: Record<string, ChatMessage['role']> = { system: 'system', user: 'us
 
 /**
  * An Ollama `/api/chat` request mapped onto DeskRelay's chat request. Roles are read
- * case-insensitively and a missing content counts as empty, as Ollama reads them; `images`,
- * an assistant turn's `thinking`, `model`, `options`, `think`, `format`, `tools` and
+ * case-insensitively and a missing content counts as empty, as Ollama reads them; a user turn's
+ * `images` (bare base64, as Ollama takes them) become its photos; an assistant turn's `thinking`, `model`, `options`, `think`, `format`, `tools` and
  * `keep_alive` are accepted and not used (the desktop's provider and settings answer). Tool
  * turns are refused: the relay carries plain chat. The result goes through the SPEC request's
  * own checks (at most 1000 messages).
@@ -32,6 +32,7 @@ export function parseOllamaChat(body: unknown): OllamaRequest {
   if (messages === undefined || messages === null) return { messages: [], ...common };
   if (!Array.isArray(messages)) throw invalid('messages must be an array of {role, content} objects.');
   if (messages.length === 0) return { messages: [], ...common };
+  const count: Count = { n: 0 };
   const mapped = messages.map((message, i) => {
     if (!isObject(message)) throw invalid(`messages[${i}] must be an object with role and content.`);
     const role = typeof message.role === 'string' ? ROLES[message.role.toLowerCase()] : undefined;
@@ -44,26 +45,63 @@ export function parseOllamaChat(body: unknown): OllamaRequest {
     }
     const content = message.content ?? '';
     if (typeof content !== 'string') throw invalid(`messages[${i}].content must be a string.`);
-    return { role, content };
+    const images = photos(message.images, `messages[${i}].images`, role, count);
+    return images.length === 0 ? { role, content } : { role, content: [{ type: 'text', text: content }, ...images.map(asPart)] };
   });
   return { messages: parseChatRequest({ messages: mapped }), ...common };
 }
 
+/** Photos counted across one request, for the limit of MAX_IMAGES. */
+interface Count {
+  n: number;
+}
+
+const asPart = (image: ChatImage) => ({ type: 'image', mediaType: image.mediaType, data: image.data });
+
+/**
+ * Ollama's `images`: bare base64 with no media type, so the type is read from the image's first
+ * bytes. Only a user turn may carry photos (as on every door). Limits as for any chat request.
+ */
+function photos(value: unknown, field: string, role: ChatMessage['role'], count: Count): ChatImage[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw invalid(`${field} must be an array of base64 images.`);
+  if (value.length > 0 && role !== 'user') throw invalid(`${field}: only user messages may carry images.`);
+  return value.map((data, j) => {
+    const where = `${field}[${j}]`;
+    if (++count.n > MAX_IMAGES) throw new HttpError(413, 'request.body_too_large', `A request may carry at most ${MAX_IMAGES} images; ${where} is one too many.`);
+    if (typeof data !== 'string' || data === '') throw invalid(`${where} must be the image as a base64 string.`);
+    const mediaType = sniff(data);
+    if (!mediaType) throw invalid(`${where} is not a JPEG, PNG, WebP or GIF image.`);
+    return checkImage(mediaType, data, where, where);
+  });
+}
+
+/** The image type from its magic bytes (the first 16 base64 characters are its first 12 bytes). */
+function sniff(base64: string): ImageMediaType | undefined {
+  const head = Buffer.from(base64.slice(0, 16), 'base64');
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
+  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (head.subarray(0, 4).toString('latin1') === 'GIF8') return 'image/gif';
+  if (head.subarray(0, 4).toString('latin1') === 'RIFF' && head.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  return undefined;
+}
+
 /**
  * An Ollama `/api/generate` request: `system` (optional) and `prompt` become a system and a user
- * turn. No prompt means "just load the model". `images`, `suffix`, `template`, `context`, `raw`
+ * turn, the prompt's `images` its photos. No prompt means "just load the model". `suffix`, `template`, `context`, `raw`
  * and the fields `/api/chat` ignores are accepted and not used.
  */
 export function parseOllamaGenerate(body: unknown): OllamaRequest {
   if (!isObject(body)) throw invalid('The body must be a JSON object with a "prompt" string.');
-  const { prompt, system } = body;
+  const { prompt, system, images } = body;
   const common = commonFields(body);
   if (prompt !== undefined && prompt !== null && typeof prompt !== 'string') throw invalid('prompt must be a string.');
   if (system !== undefined && system !== null && typeof system !== 'string') throw invalid('system must be a string.');
   if (!prompt) return { messages: [], ...common };
   const messages: ChatMessage[] = [];
   if (system) messages.push({ role: 'system', content: system });
-  messages.push({ role: 'user', content: prompt });
+  const photosOfPrompt = photos(images, 'images', 'user', { n: 0 });
+  messages.push(photosOfPrompt.length === 0 ? { role: 'user', content: prompt } : { role: 'user', content: prompt, images: photosOfPrompt });
   return { messages, ...common };
 }
 

@@ -5,7 +5,7 @@ import { ProviderError } from '../../providers';
 import { listModels } from '../../providers/listModels';
 import type { ChatMessage, ProviderConfig } from '../../providers/types';
 import type { DoorFactory } from '../door';
-import { readJsonBody } from '../read';
+import { limitTextOnly, readJsonBody } from '../read';
 import { ollamaDialect, sendOllamaError } from './errors';
 import { NdjsonStream } from './ndjson';
 import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './request';
@@ -95,7 +95,10 @@ async function show(req: IncomingMessage, res: ServerResponse, ctx: RelayContext
 
 /** `/api/chat` and `/api/generate`: the same chat, in Ollama's two shapes. */
 async function reply(shape: Shape, parse: (body: unknown) => OllamaRequest, req: IncomingMessage, res: ServerResponse, ctx: RelayContext): Promise<void> {
-  const request = parse((await readJsonBody(req, ctx)).json);
+  // Ollama sends photos as `"images":[…]` on a message (or beside the prompt).
+  const { json, raw } = await readJsonBody(req, ctx, { images: /"images"\s*:\s*\[/ });
+  const request = parse(json);
+  limitTextOnly(raw.length, request.messages);
   const provider = ctx.chat.provider();
   ctx.state(req).provider = provider.id;
   const answer = new OllamaReply(shape, modelName(provider));

@@ -22,6 +22,8 @@ const PAGE_IDS = [
   'message', 'new-chat', 'stop', 'send', 'chats-open', 'pair-remember', 'settings', 'keep-chats', 'remember', 'forget',
   'history', 'history-title', 'history-new', 'history-empty', 'chat-list', 'delete-all', 'store-error',
   'system', 'system-prompt', 'editing', 'edit-cancel', 'push-bell', 'push-note',
+  'model-bar', 'model-name', 'model-change', 'picker', 'pick-provider', 'pick-model', 'picker-error', 'picker-cancel',
+  'picker-use', 'thumbs', 'attach-error', 'photo-input', 'attach',
 ];
 
 async function openChat(): Promise<{ page: Page }> {

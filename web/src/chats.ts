@@ -4,11 +4,14 @@
  * With "Keep chats on this phone" off, chats live in memory only and the database is deleted.
  */
 import type { Role } from '../../server/src/protocol';
+import type { Photo } from './photos';
 
 export interface Message {
   role: Exclude<Role, 'system'>;
   /** As received: an assistant's reply keeps its thinking (shown folded, never sent back). */
   content: string;
+  /** A user message's photos, downscaled as sent. */
+  images?: Photo[];
 }
 
 export interface Chat {
@@ -36,7 +39,7 @@ const STORE = 'chats';
 /** Storage is full (or the browser refuses to grow it): said plainly, with what to do. */
 export class QuotaError extends Error {
   constructor() {
-    super('This phone has no room left to save chats. Delete some chats (or turn off "Keep chats on this phone") and try again; this chat stays on screen until you leave the page.');
+    super('This phone has no room left to save chats. Delete some chats (photos take the most room) (or turn off "Keep chats on this phone") and try again; this chat stays on screen until you leave the page.');
   }
 }
 

@@ -46,6 +46,19 @@ export const ui = Object.freeze({
   newChat: pageElement<HTMLButtonElement>('new-chat'),
   stop: pageElement<HTMLButtonElement>('stop'),
   send: pageElement<HTMLButtonElement>('send'),
+  modelBar: pageElement('model-bar'),
+  modelName: pageElement('model-name'),
+  modelChange: pageElement<HTMLButtonElement>('model-change'),
+  picker: pageElement<HTMLFormElement>('picker'),
+  pickProvider: pageElement<HTMLSelectElement>('pick-provider'),
+  pickModel: pageElement<HTMLSelectElement>('pick-model'),
+  pickerUse: pageElement<HTMLButtonElement>('picker-use'),
+  pickerCancel: pageElement<HTMLButtonElement>('picker-cancel'),
+  pickerError: pageElement('picker-error'),
+  attach: pageElement<HTMLButtonElement>('attach'),
+  photoInput: pageElement<HTMLInputElement>('photo-input'),
+  thumbs: pageElement<HTMLUListElement>('thumbs'),
+  attachError: pageElement('attach-error'),
 });
 
 /** Taken at load like the controls: document's named properties outrank its own. */

@@ -2,7 +2,6 @@
  * DeskRelay phone web client: served by the relay itself, so every API call is same-origin.
  * This module wires the screens (pairing, connection, chats) to the other modules.
  */
-import type { ChatRequestBody } from '../../server/src/protocol';
 import { ApiError, AUTH_MESSAGE, fetchInfo } from './api';
 import { copyButton } from './code';
 import { deleteAllClicked, renderChatList, type ChatListActions } from './chatlist';
@@ -11,9 +10,11 @@ import { el, ui } from './dom';
 import { registerServiceWorker } from './install';
 import { loadPairing, parsePairing, readFragment, remembered, savePairing, TOKEN_RE, type Pairing } from './pairing';
 import { assistantMessage, followScroll, markFinished, renderReply, setStatus, userMessage, withoutThinking, type AssistantView, type MessageView } from './render';
+import { initPhotos, MAX_PHOTOS, MAX_REQUEST_PHOTO_BYTES, pending, photoBytes, setPending, type Photo } from './photos';
+import { hideProviders, initProviders, loadProviders } from './providers';
 import { PUSH_UNAVAILABLE, pushSupport, pushWanted, renewPush, turnPushOff, turnPushOn } from './push';
 import { localStore } from './storage';
-import { Turn } from './turn';
+import { Turn, type WireMessage } from './turn';
 
 const KEEP_CHATS_KEY = 'deskrelay.keepChats';
 /**
@@ -41,9 +42,29 @@ let editing: number | null = null;
 // ---------------------------------------------------------------------------------------------
 // Chats
 
-/** What the provider gets: the chat's system prompt first, then the messages without reasoning. */
-function history(c: Chat): ChatRequestBody['messages'] {
-  const messages: ChatRequestBody['messages'] = c.messages.map((m) => ({ role: m.role, content: m.role === 'assistant' ? withoutThinking(m.content) : m.content }));
+/**
+ * What the provider gets: the chat's system prompt first, then the messages without reasoning.
+ * Photos go as image parts, the newest first while the relay's limits allow (8 and ~10 MiB per
+ * request); older ones are left out.
+ */
+function history(c: Chat): WireMessage[] {
+  let count = 0;
+  let bytes = 0;
+  const messages = c.messages
+    .slice()
+    .reverse()
+    .map((m): WireMessage => {
+      if (m.role === 'assistant') return { role: m.role, content: withoutThinking(m.content) };
+      const images = (m.images ?? []).filter((p) => {
+        if (count >= MAX_PHOTOS || bytes + photoBytes(p) > MAX_REQUEST_PHOTO_BYTES) return false;
+        count += 1;
+        bytes += photoBytes(p);
+        return true;
+      });
+      if (!m.images?.length) return { role: m.role, content: m.content };
+      return { role: m.role, content: [{ type: 'text', text: m.content || (images.length ? '' : '(a photo)') }, ...images.map((p) => ({ type: 'image' as const, ...p }))] };
+    })
+    .reverse();
   const system = c.systemPrompt.trim();
   return system ? [{ role: 'system', content: system }, ...messages] : messages;
 }
@@ -87,6 +108,7 @@ function beginEdit(index: number): void {
   if (current || !chat.messages[index]) return;
   editing = index;
   ui.message.value = chat.messages[index].content;
+  setPending(chat.messages[index].images ?? []);
   ui.editing.hidden = false;
   ui.message.focus();
 }
@@ -132,7 +154,7 @@ function showChat(c: Chat): void {
   ui.system.classList.toggle('set', !!c.systemPrompt.trim());
   setStatus('');
   c.messages.forEach((m, i) => {
-    if (m.role === 'user') userActions(userMessage(m.content), m.content, i);
+    if (m.role === 'user') userActions(userMessage(m.content, m.images), m.content, i);
     else {
       const view = assistantMessage();
       renderReply(view, m.content);
@@ -220,13 +242,13 @@ async function setKeepChats(keep: boolean): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Turns
 
-function startTurn(text: string): void {
+function startTurn(text: string, images: Photo[] = []): void {
   if (!pairing) return;
   const c = chat;
-  if (!c.messages.length && !c.title) c.title = titleFrom(text);
-  c.messages.push({ role: 'user', content: text });
+  if (!c.messages.length && !c.title) c.title = text ? titleFrom(text) : 'Photo';
+  c.messages.push(images.length ? { role: 'user', content: text, images } : { role: 'user', content: text });
   void save(c);
-  userActions(userMessage(text), text, c.messages.length - 1);
+  userActions(userMessage(text, images), text, c.messages.length - 1);
   runTurn(c);
 }
 
@@ -271,7 +293,7 @@ function retry(turn: Turn): void {
   chat.messages.pop();
   const prev = ui.log.lastElementChild;
   if (prev && prev.classList.contains('user')) prev.remove();
-  startTurn(last.content);
+  startTurn(last.content, last.images);
 }
 
 function stop(): void {
@@ -348,6 +370,7 @@ function showPairing(message = ''): void {
   ui.unpair.hidden = true;
   ui.chatsOpen.hidden = true;
   ui.pushBell.hidden = true;
+  hideProviders();
   pushNote('');
   showHistory(false);
   ui.conn.textContent = 'Not paired';
@@ -378,6 +401,7 @@ async function connect(): Promise<boolean> {
       ui.infoWarning.hidden = false;
     }
     showChatScreen();
+    void loadProviders(pairing.token);
     renewPushAfterConnect(pairing.token);
     return true;
   } catch (err) {
@@ -422,6 +446,8 @@ function init(): void {
     pairing = loadPairing();
   }
   ui.keepChats.checked = store.persistent;
+  initProviders();
+  initPhotos();
 
   ui.pairForm.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -458,19 +484,22 @@ function init(): void {
   ui.compose.addEventListener('submit', (e) => {
     e.preventDefault();
     const text = ui.message.value.trim();
-    if (!text || current || !pairing) return;
+    const images = [...pending];
+    if ((!text && !images.length) || current || !pairing) return;
     ui.message.value = '';
+    setPending([]);
     chat.systemPrompt = ui.systemPrompt.value;
     if (editing !== null) {
       // Resend from the edited message: what followed it goes.
       chat.messages = chat.messages.slice(0, editing);
       showChat(chat);
     }
-    startTurn(text);
+    startTurn(text, images);
   });
   ui.editCancel.addEventListener('click', () => {
     endEdit();
     ui.message.value = '';
+    setPending([]);
   });
   // Enter sends on a desktop browser (Shift+Enter: a new line); on a phone it is a new line and
   // the Send button sends. Ctrl/Cmd+Enter sends everywhere.

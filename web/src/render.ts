@@ -6,6 +6,7 @@ import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import { decorateCode } from './code';
 import { el, scroller, ui } from './dom';
+import { photoUrl, type Photo } from './photos';
 
 marked.setOptions({ gfm: true, breaks: true, async: false });
 
@@ -133,8 +134,19 @@ function messageItem(kind: 'user' | 'assistant', name: string): MessageView {
   return { li, actions };
 }
 
-export function userMessage(text: string): MessageView {
+/** The user's own message: their words and photos (the chat's stored copies, as `data:` URLs). */
+export function userMessage(text: string, photos: readonly Photo[] = []): MessageView {
   const view = messageItem('user', 'You');
+  if (photos.length) {
+    const box = el('div', 'photos');
+    for (const p of photos) {
+      const img = el('img');
+      img.src = photoUrl(p);
+      img.alt = 'Photo';
+      box.append(img);
+    }
+    view.li.append(box);
+  }
   view.li.append(el('div', 'text', text), view.actions);
   ui.log.append(view.li);
   scrollToEnd();

@@ -11,11 +11,18 @@
  * key and the Last-Event-ID of the last event seen; when SSE shows no bytes (a buffering proxy),
  * it switches to the WebSocket, and later turns start there.
  */
-import type { ChatEvent, ChatRequestBody } from '../../server/src/protocol';
+import type { ChatEvent, Role } from '../../server/src/protocol';
 import { AUTH_MESSAGE, cancelKeyed, newKey } from './api';
 import { assistantMessage, markFinished, renderReply, setNote, setStatus, setStreaming, type AssistantView, type NoteAction } from './render';
 import { settings } from './settings';
 import { runSse, runWs } from './transports';
+
+/** A request message: the SPEC's string, or text and image parts (issue 13; docs/http-api.md). */
+export type ContentPart = { type: 'text'; text: string } | { type: 'image'; mediaType: string; data: string };
+export interface WireMessage {
+  role: Role;
+  content: string | ContentPart[];
+}
 
 export type TurnState = 'streaming' | 'interrupted' | 'done' | 'stopped' | 'error';
 export type AbortWhy = 'stop' | 'ws' | 'stall';
@@ -49,13 +56,13 @@ export class Turn {
 
   constructor(
     readonly token: string,
-    messages: ChatRequestBody['messages'],
+    messages: WireMessage[],
     private readonly hooks: TurnHooks,
     /** A reply started before this page was loaded (opened from its push notification): its key and exact body. */
     resume?: { key: string; body: string },
   ) {
     this.key = resume?.key ?? newKey();
-    this.body = resume?.body ?? JSON.stringify({ messages } satisfies ChatRequestBody);
+    this.body = resume?.body ?? JSON.stringify({ messages });
     this.view = assistantMessage();
     setStreaming(true);
   }

@@ -1,0 +1,121 @@
+/**
+ * Which of the desktop's providers and models answers (issue 13): shown under the top bar after
+ * each connection and switch; when the desktop allows it (`canSwitch`), "Change" opens a picker
+ * that lists a provider's models and switches with `PUT /v1/providers/active`.
+ */
+import { apiError, bearer } from './api';
+import { el, ui } from './dom';
+
+/** `GET /v1/providers` (docs/http-api.md), and the answer to a switch. */
+export interface ProvidersView {
+  active: string | null;
+  model: string | null;
+  canSwitch: boolean;
+  providers: { id: string; kind: string; label: string; model: string; selectable: boolean }[];
+}
+
+let token = '';
+let view: ProvidersView | null = null;
+
+async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, { ...init, headers: { ...bearer(token), ...init.headers }, cache: 'no-store' });
+  } catch {
+    throw new Error('The desktop is unreachable.');
+  }
+  if (!res.ok) throw await apiError(res);
+  return (await res.json()) as T;
+}
+
+function show(v: ProvidersView): void {
+  view = v;
+  const p = v.providers.find((x) => x.id === v.active);
+  ui.modelName.textContent = v.active ? `${v.active} · ${v.model ?? 'auto'}` : 'No provider selected on the desktop';
+  ui.modelName.title = p?.label ?? '';
+  ui.modelBar.hidden = false;
+  ui.modelChange.hidden = !v.canSwitch;
+  if (!v.canSwitch) closePicker();
+}
+
+/** After pairing and each connection: what answers. A relay without the endpoint shows nothing. */
+export async function loadProviders(t: string): Promise<void> {
+  token = t;
+  try {
+    show(await call<ProvidersView>('/v1/providers'));
+  } catch {
+    ui.modelBar.hidden = true;
+    closePicker();
+  }
+}
+
+export function hideProviders(): void {
+  ui.modelBar.hidden = true;
+  closePicker();
+}
+
+function closePicker(): void {
+  ui.picker.hidden = true;
+  ui.modelChange.setAttribute('aria-expanded', 'false');
+  ui.pickerError.textContent = '';
+}
+
+function option(value: string, text: string, selected = false): HTMLOptionElement {
+  const o = el('option', '', text);
+  o.value = value;
+  o.selected = selected;
+  return o;
+}
+
+/** The chosen provider's models, as it lists them; "as configured" sends no model. */
+async function listModels(): Promise<void> {
+  const p = view?.providers.find((x) => x.id === ui.pickProvider.value);
+  if (!p) return;
+  ui.pickerError.textContent = '';
+  ui.pickModel.replaceChildren(option('', `As configured (${p.model})`));
+  ui.pickModel.disabled = true;
+  const id = p.id;
+  try {
+    const { models } = await call<{ models: { id: string }[] }>(`/v1/providers/${encodeURIComponent(id)}/models`);
+    if (ui.pickProvider.value !== id) return;
+    const current = id === view?.active ? view.model : p.model;
+    for (const m of models) ui.pickModel.append(option(m.id, m.id, m.id === current));
+  } catch (err) {
+    if (ui.pickProvider.value === id) ui.pickerError.textContent = err instanceof Error ? err.message : String(err);
+  } finally {
+    ui.pickModel.disabled = false;
+  }
+}
+
+function openPicker(): void {
+  if (!view?.canSwitch) return;
+  ui.pickProvider.replaceChildren(...view.providers.filter((p) => p.selectable).map((p) => option(p.id, `${p.id} — ${p.label}`, p.id === view?.active)));
+  ui.picker.hidden = false;
+  ui.modelChange.setAttribute('aria-expanded', 'true');
+  void listModels();
+}
+
+async function switchProvider(): Promise<void> {
+  const id = ui.pickProvider.value;
+  const model = ui.pickModel.value;
+  ui.pickerUse.disabled = true;
+  ui.pickerError.textContent = '';
+  try {
+    show(await call<ProvidersView>('/v1/providers/active', { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(model ? { id, model } : { id }) }));
+    closePicker();
+  } catch (err) {
+    ui.pickerError.textContent = err instanceof Error ? err.message : String(err);
+  } finally {
+    ui.pickerUse.disabled = false;
+  }
+}
+
+export function initProviders(): void {
+  ui.modelChange.addEventListener('click', () => (ui.picker.hidden ? openPicker() : closePicker()));
+  ui.pickProvider.addEventListener('change', () => void listModels());
+  ui.pickerCancel.addEventListener('click', closePicker);
+  ui.picker.addEventListener('submit', (e) => {
+    e.preventDefault();
+    void switchProvider();
+  });
+}

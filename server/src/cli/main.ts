@@ -158,9 +158,10 @@ async function startTunnel(session: RelaySession): Promise<void> {
   try {
     const url = await session.startTunnel();
     out(`Tunnel up: ${url}`);
+    // Said before the pairing it is about (which a reader, or a script waiting for it, sees last).
+    if (session.tunnel?.lastingUrl) out('This address lasts: after a restart of deskrelay serve the phone keeps the URL and only needs the new token.');
     const pairing = session.pairing();
     if (pairing) await printPairing(pairing);
-    if (session.tunnel?.lastingUrl) out('This address lasts: after a restart of deskrelay serve the phone keeps the URL and only needs the new token.');
   } catch (err) {
     if (!(err instanceof TunnelError)) throw err;
     out(`Tunnel not started: ${err.message}`);

@@ -28,6 +28,7 @@
       $('url').textContent = state.url || '';
       $('tunnel').textContent = state.tunnel;
       $('start-tunnel').hidden = state.viaTunnel || state.tunnel === 'starting';
+      /** @type {HTMLInputElement} */ ($('phone-switch')).checked = state.phoneSwitch === true;
     }
     showSecret();
     const list = $('warnings');
@@ -51,5 +52,8 @@
   $('copy').addEventListener('click', () => vscode.postMessage({ type: 'copy' }));
   $('start-tunnel').addEventListener('click', () => vscode.postMessage({ type: 'startTunnel' }));
   $('start').addEventListener('click', () => vscode.postMessage({ type: 'start' }));
+  $('phone-switch').addEventListener('change', (e) =>
+    vscode.postMessage({ type: 'phoneSwitch', on: /** @type {HTMLInputElement} */ (e.target).checked }),
+  );
   vscode.postMessage({ type: 'ready' });
 })();

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { isLoopbackUrl, LOOPBACK_WARNING } from '../../server/src';
 import { Disposable } from './dispose';
 import type { RemoteChat } from './remoteChat';
+import { phoneMaySwitch, SECTION } from './settings';
 
 /** What the webview script renders (media/pairing.js). */
 export interface PanelState {
@@ -20,6 +21,8 @@ export interface PanelState {
   /** The phone web client link (`<url>/#token=…`) and its QR code. */
   link?: string;
   linkQr?: string;
+  /** `deskrelay.allowPhoneProviderSwitch`: the phone may choose the provider and model. */
+  phoneSwitch: boolean;
   warnings: string[];
 }
 
@@ -75,6 +78,12 @@ export class PairingPanel extends Disposable {
         else if (m?.type === 'copy') void vscode.commands.executeCommand('deskrelay.copyPairing');
         else if (m?.type === 'startTunnel') void vscode.commands.executeCommand('deskrelay.startTunnel');
         else if (m?.type === 'start') void vscode.commands.executeCommand('deskrelay.start');
+        else if (m?.type === 'phoneSwitch') void setPhoneSwitch((m as { on?: unknown }).on === true);
+      }),
+    );
+    this.register(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration(`${SECTION}.allowPhoneProviderSwitch`)) void this.update();
       }),
     );
     panel.webview.html = this.html();
@@ -112,6 +121,7 @@ export class PairingPanel extends Disposable {
       qr: p ? await qrDataUrl(p.payload) : undefined,
       link: p?.link,
       linkQr: p ? await qrDataUrl(p.link) : undefined,
+      phoneSwitch: phoneMaySwitch(),
       warnings,
     };
   }
@@ -169,6 +179,8 @@ export class PairingPanel extends Disposable {
         <button id="copy" type="button">${h('Copy pairing JSON')}</button>
         <button id="start-tunnel" type="button" class="secondary" hidden>${h('Start Tunnel')}</button>
       </div>
+      <label class="switch"><input id="phone-switch" type="checkbox"> ${h('Let the phone choose the provider and model')}</label>
+      <p class="hint">${h('The phone lists the providers set up here and can make another one (and its model) active for every next message, as Select Provider does.')}</p>
       <pre id="payload" hidden></pre>
       <pre id="link" hidden></pre>
     </section>
@@ -178,4 +190,9 @@ export class PairingPanel extends Disposable {
 </body>
 </html>`;
   }
+}
+
+/** The setting is machine-scoped: written to the user's settings, never a workspace's. */
+function setPhoneSwitch(on: boolean): Thenable<void> {
+  return vscode.workspace.getConfiguration(SECTION).update('allowPhoneProviderSwitch', on, vscode.ConfigurationTarget.Global);
 }

@@ -220,6 +220,17 @@ export const tests: UiTest[] = [
         assert((await frame.locator('#payload').textContent()) === clip, 'revealed payload differs from the clipboard');
         const link = await frame.locator('#link').textContent();
         assert(link === `${pairing.url}/#token=${pairing.token}`, `web client link ${link}`);
+
+        log('UI:   the pairing panel offers the phone the provider switch');
+        const canSwitch = async () =>
+          ((await (await fetch(`${pairing.url}/v1/providers`, { headers: { authorization: `Bearer ${pairing.token}` } })).json()) as { canSwitch: boolean }).canSwitch;
+        assert((await canSwitch()) === false, 'the phone may switch before the user allowed it');
+        const phoneSwitch = frame.locator('#phone-switch');
+        assert(!(await phoneSwitch.isChecked()), 'the switch starts on');
+        await phoneSwitch.check();
+        await waitUntil('the relay to allow a switch from the phone', canSwitch, 10_000);
+        await phoneSwitch.uncheck();
+        await waitUntil('the relay to refuse a switch from the phone again', async () => !(await canSwitch()), 10_000);
         // The link opens the relay's own web client (served at /, token only in the fragment).
         const page2 = await fetch(`${pairing.url}/`);
         assert(page2.status === 200 && (page2.headers.get('content-type') ?? '').startsWith('text/html'), `GET / gave ${page2.status}`);

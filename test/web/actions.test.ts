@@ -143,7 +143,7 @@ describe('chat actions', () => {
     const long = Array.from({ length: 60 }, (_, i) => `Line ${i} of a long answer.\n\n`);
     desk.ollama.set({ mode: 'normal', chunkDelayMs: 30, reply: long });
     await send(page, 'Something long');
-    await expect.poll(() => lastReply(page).textContent()).toContain('Line 30');
+    await expect.poll(() => lastReply(page).textContent(), { timeout: 10_000 }).toContain('Line 30');
     const gap = () => page.evaluate(() => {
       const s = (globalThis as any).document.scrollingElement;
       return s.scrollHeight - s.scrollTop - s.clientHeight;
@@ -153,8 +153,8 @@ describe('chat actions', () => {
     // Scrolled up while a reply streams: the page stays where the reader is.
     desk.ollama.set({ mode: 'normal', chunkDelayMs: 30, reply: long });
     await send(page, 'Again');
-    await expect.poll(() => page.locator('.msg.assistant').count()).toBe(2);
-    await expect.poll(() => lastReply(page).textContent()).toContain('Line 5');
+    await expect.poll(() => page.locator('.msg.assistant').count(), { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => lastReply(page).textContent(), { timeout: 10_000 }).toContain('Line 5');
     await page.mouse.wheel(0, -1500);
     await sleep(200);
     const top = await page.evaluate(() => (globalThis as any).document.scrollingElement.scrollTop);

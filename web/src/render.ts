@@ -86,7 +86,8 @@ export function withoutThinking(raw: string): string {
 // scroll up, and follow again when they come back down (or send).
 
 let following = true;
-let programmatic = false;
+/** Where our own last scroll to the end landed: a scroll event elsewhere is the reader's. */
+let ourTop = -1;
 
 export function followScroll(on = true): void {
   following = on;
@@ -95,19 +96,24 @@ export function followScroll(on = true): void {
 
 export function scrollToEnd(): void {
   if (!following) return;
-  programmatic = true;
   scroller.scrollTop = scroller.scrollHeight;
-  requestAnimationFrame(() => (programmatic = false));
+  ourTop = scroller.scrollTop;
 }
 
 window.addEventListener(
   'scroll',
   () => {
-    if (programmatic) return;
+    // Judged by position, not by timing: a reader who scrolls up in the same frame as a token
+    // arrives must not be pulled back down.
+    if (scroller.scrollTop === ourTop) return;
     following = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
   },
   { passive: true },
 );
+// A wheel turned up is the reader leaving the bottom, even before the page has moved.
+window.addEventListener('wheel', (e) => {
+  if (e.deltaY < 0) following = false;
+}, { passive: true });
 
 // ---------------------------------------------------------------------------------------------
 // Messages

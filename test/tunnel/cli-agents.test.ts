@@ -10,6 +10,7 @@ import type https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { closedPort } from '../helpers/http';
 import { fakeTunnelToken, isAlive, makeTls, NAMED_HOSTNAME, NGROK_STANDIN, readInfo, STANDIN, TAILNET_HOST, TAILSCALE_STANDIN, type Tls } from './helpers';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -69,8 +70,9 @@ describe('deskrelay serve --tunnel cloudflare-named', () => {
   it('runs cloudflared tunnel run with the token in its environment only, pairs with https://<hostname>, says the address lasts', async () => {
     const infoFile = tmpFile('named');
     const token = fakeTunnelToken();
-    // The dashboard routes the hostname to the relay's port: fixed here, as the user would.
-    const port = String(40000 + Math.floor(Math.random() * 20000));
+    // The dashboard routes the hostname to the relay's port: fixed here, as the user would. A port
+    // just seen free (a random one could be an ephemeral port some other connection holds).
+    const port = String(await closedPort());
     const own = {
       STANDIN_CLOUDFLARED_INFO: infoFile,
       STANDIN_CLOUDFLARED_TLS_KEY: cert.keyFile,
@@ -81,7 +83,9 @@ describe('deskrelay serve --tunnel cloudflare-named', () => {
     };
     const run2 = serve(['--port', port, '--tunnel', 'cloudflare-named', '--hostname', NAMED_HOSTNAME, '--cloudflared', STANDIN], infoFile, own, { DESKRELAY_TUNNEL_TOKEN: token });
     const url = `https://${NAMED_HOSTNAME}`;
-    await expect.poll(() => run2.stdout(), { timeout: 20_000 }).toMatch(payloadFor(url));
+    await expect.poll(() => run2.stdout(), { timeout: 20_000 }).toMatch(payloadFor(url)).catch((err: Error) => {
+      throw new Error(`${err.message}\nstderr: ${run2.stderr()}`);
+    });
     expect(run2.stdout()).toContain(`Tunnel up: ${url}`);
     expect(run2.stdout()).toContain('This address lasts');
     expect(run2.stderr()).toMatch(/GET \/v1\/health 200/);

@@ -61,7 +61,9 @@ function stored(s: Session): Promise<{ exists: boolean; titles: string[] }> {
     return (async () => {
       const names = (await indexedDB.databases()).map((d) => d.name);
       if (!names.includes('deskrelay')) return { exists: false, titles: [] };
-      const db = await new Promise((res, rej) => { const r = indexedDB.open('deskrelay'); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+      // Opening a database the page just deleted would create it again: refuse to create it.
+      const db = await new Promise((res) => { const r = indexedDB.open('deskrelay'); r.onupgradeneeded = () => r.transaction.abort(); r.onsuccess = () => res(r.result); r.onerror = () => res(undefined); });
+      if (!db) return { exists: false, titles: [] };
       try {
         if (!db.objectStoreNames.contains('chats')) return { exists: true, titles: [] };
         const all = await new Promise((res, rej) => { const r = db.transaction('chats').objectStore('chats').getAll(); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });

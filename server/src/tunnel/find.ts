@@ -60,7 +60,8 @@ export function findProgram(search: ProgramSearch): string {
   throw new TunnelError(`${program} was not found (looked in ${looked}). DeskRelay opens the tunnel with your own ${program}.\n${search.installHelp}`, [], 'agent-missing');
 }
 
-function isExecutable(file: string, platform: NodeJS.Platform): boolean {
+/** A regular file this user may run (Windows has no execute bit: its extension decides). */
+export function isExecutable(file: string, platform: NodeJS.Platform): boolean {
   try {
     if (!statSync(file).isFile()) return false;
     if (platform !== 'win32') accessSync(file, constants.X_OK);

@@ -1,8 +1,9 @@
-import { accessSync, constants, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_CLOUDFLARED_BIN, install } from 'cloudflared';
 import { TunnelError } from '../errors';
+import { isExecutable } from '../find';
 
 export interface FindOptions {
   /** The `deskrelay.cloudflaredPath` setting or `--cloudflared`: used as given, never replaced by another binary. */
@@ -47,7 +48,7 @@ export function findCloudflared(opts: FindOptions = {}): string {
     if (!dir) continue;
     for (const name of names) {
       const candidate = path.join(dir, name);
-      if (isExecutableFile(candidate, platform)) return candidate;
+      if (isExecutable(candidate, platform)) return candidate;
     }
   }
   searched.push('PATH');
@@ -55,7 +56,7 @@ export function findCloudflared(opts: FindOptions = {}): string {
   const pkgDir = opts.packageBinDir ?? packageBinDirDefault();
   if (pkgDir) {
     const candidate = path.join(pkgDir, exe);
-    if (isExecutableFile(candidate, platform)) return candidate;
+    if (isExecutable(candidate, platform)) return candidate;
     searched.push(pkgDir);
   }
 
@@ -97,21 +98,10 @@ function checkChosen(file: string, source: string, platform: NodeJS.Platform): s
     );
   }
   if (!stat.isFile()) throw new TunnelError(`${file} (from ${source}) is not a file; it should be the cloudflared binary.`, [], 'agent-missing');
-  if (!isExecutableFile(file, platform)) {
+  if (!isExecutable(file, platform)) {
     throw new TunnelError(`${file} (from ${source}) is not executable (chmod +x it).`, [], 'agent-missing');
   }
   return file;
-}
-
-function isExecutableFile(file: string, platform: NodeJS.Platform): boolean {
-  try {
-    if (!statSync(file).isFile()) return false;
-    // Windows has no execute bit; the extension (PATHEXT) decides.
-    if (platform !== 'win32') accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function windowsNames(env: NodeJS.ProcessEnv): string[] {

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { carriesImages } from '../chat/request';
 import { checkMediaType, MAX_BODY_BYTES, parseJson, readBody, tooLarge } from '../http/body';
 import type { RelayContext } from '../http/context';
-import type { ChatMessage } from '../providers/types';
+import type { ChatMessage, ProviderConfig } from '../providers/types';
 
 /** A chat request carrying images may be this large (issue 13); every other request keeps MAX_BODY_BYTES. */
 export const MAX_IMAGE_BODY_BYTES = 10 * 1024 * 1024;
@@ -44,4 +44,11 @@ export function limitTextOnly(size: number, messages: readonly ChatMessage[]): v
   if (size > MAX_BODY_BYTES && !carriesImages(messages)) {
     throw tooLarge(MAX_BODY_BYTES, ` (only requests carrying images may be up to ${MAX_IMAGE_BODY_BYTES / 1024 / 1024} MiB)`, false);
   }
+}
+
+/** The provider this chat request gets (412 when none), noted for the request log line. */
+export function chatProvider(req: IncomingMessage, ctx: RelayContext): ProviderConfig {
+  const provider = ctx.chat.provider();
+  ctx.state(req).provider = provider.id;
+  return provider;
 }

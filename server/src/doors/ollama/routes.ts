@@ -5,7 +5,7 @@ import { ProviderError } from '../../providers';
 import { listModels } from '../../providers/listModels';
 import type { ChatMessage, ProviderConfig } from '../../providers/types';
 import type { DoorFactory } from '../door';
-import { limitTextOnly, readJsonBody } from '../read';
+import { chatProvider, limitTextOnly, readJsonBody } from '../read';
 import { ollamaDialect, sendOllamaError } from './errors';
 import { NdjsonStream } from './ndjson';
 import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './request';
@@ -64,8 +64,7 @@ export const ollamaDoor: DoorFactory = () => ({ routes: OLLAMA_ROUTES });
  * only Ollama knows (size, digest, details) is empty; `modified_at` is the time of the answer.
  */
 async function tags(req: IncomingMessage, res: ServerResponse, ctx: RelayContext): Promise<void> {
-  const provider = ctx.chat.provider();
-  ctx.state(req).provider = provider.id;
+  const provider = chatProvider(req, ctx);
   const left = new AbortController();
   res.once('close', () => left.abort());
   let names: string[];
@@ -88,8 +87,8 @@ async function tags(req: IncomingMessage, res: ServerResponse, ctx: RelayContext
 /** `POST /api/show`: enough for apps that ask before chatting; the model named in the body is not looked up. */
 async function show(req: IncomingMessage, res: ServerResponse, ctx: RelayContext): Promise<void> {
   await readJsonBody(req, ctx);
-  const provider = ctx.chat.provider();
-  ctx.state(req).provider = provider.id;
+  // Still 412 without a usable provider, as the chat would be.
+  chatProvider(req, ctx);
   sendJson(res, 200, { details: UNKNOWN_DETAILS, model_info: {}, capabilities: ['completion'], modified_at: goTime() });
 }
 
@@ -99,8 +98,7 @@ async function reply(shape: Shape, parse: (body: unknown) => OllamaRequest, req:
   const { json, raw } = await readJsonBody(req, ctx, { images: /"images"\s*:\s*\[/ });
   const request = parse(json);
   limitTextOnly(raw.length, request.messages);
-  const provider = ctx.chat.provider();
-  ctx.state(req).provider = provider.id;
+  const provider = chatProvider(req, ctx);
   const answer = new OllamaReply(shape, modelName(provider));
   // Nothing to generate: Ollama loads the model and says so; the provider needs no warming.
   if (request.messages.length === 0) return sendJson(res, 200, answer.loaded(request.unload ? 'unload' : 'load'));

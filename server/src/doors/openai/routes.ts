@@ -7,7 +7,7 @@ import { SseStream } from '../../http/sse';
 import { Completion, errorChunk, modelName } from './completion';
 import { generationError, openAiError, sendOpenAiError } from './errors';
 import { parseCompletionRequest } from './request';
-import { limitTextOnly, readJsonBody } from '../read';
+import { chatProvider, limitTextOnly, readJsonBody } from '../read';
 import { configuredProviders, leaving, modelsOf } from '../providers';
 
 /**
@@ -60,8 +60,7 @@ export const completionsRoute: Route = {
     const { json, raw } = await readJsonBody(req, ctx, { images: true });
     const { messages, stream } = parseCompletionRequest(json);
     limitTextOnly(raw.length, messages);
-    const provider = ctx.chat.provider();
-    ctx.state(req).provider = provider.id;
+    const provider = chatProvider(req, ctx);
     const completion = new Completion(modelName(provider));
     if (stream) await streamCompletion(res, ctx, provider, messages, completion);
     else await answerCompletion(req, res, ctx, provider, messages, completion);

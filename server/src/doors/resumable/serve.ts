@@ -8,7 +8,7 @@ import { HttpError, serverStopping } from '../../http/errors';
 import type { Route } from '../../http/route';
 import { SseStream } from '../../http/sse';
 import type { ChatMessage } from '../../providers/types';
-import { limitTextOnly, readJsonBody } from '../read';
+import { chatProvider, limitTextOnly, readJsonBody } from '../read';
 import type { EventLog, Frame, FrameListener } from './eventLog';
 import { lastEventIdTooHigh, resumeHeaders } from './headers';
 import { hashBody, type ResumableGeneration, type ResumableRegistry } from './registry';
@@ -63,8 +63,7 @@ export function resumableStreamRoute(registry: ResumableRegistry): Route {
 }
 
 function start(req: IncomingMessage, ctx: RelayContext, registry: ResumableRegistry, scope: string, bodyHash: string, messages: ChatMessage[], key: string): ResumableGeneration {
-  const provider = ctx.chat.provider();
-  ctx.state(req).provider = provider.id;
+  const provider = chatProvider(req, ctx);
   const entry = registry.prepare(bodyHash, provider.id);
   // Refused (429) before the generation is held: a refused key stays unknown.
   const chat = ctx.chat.start(provider, messages, new SpecReply(logWriter(entry.log)));

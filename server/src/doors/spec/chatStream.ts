@@ -2,7 +2,7 @@ import { parseChatRequest } from '../../chat/request';
 import { SpecReply } from '../../chat/specReply';
 import type { Route } from '../../http/route';
 import { SseStream } from '../../http/sse';
-import { limitTextOnly, readJsonBody } from '../read';
+import { chatProvider, limitTextOnly, readJsonBody } from '../read';
 import { sseWriter } from './sseReply';
 
 /** SPEC's `POST /v1/chat/stream`: a chat request in, SPEC events out as SSE. */
@@ -14,8 +14,7 @@ export const chatStreamRoute: Route = {
     const { json, raw } = await readJsonBody(req, ctx, { images: true });
     const messages = parseChatRequest(json);
     limitTextOnly(raw.length, messages);
-    const provider = ctx.chat.provider();
-    ctx.state(req).provider = provider.id;
+    const provider = chatProvider(req, ctx);
     const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
     const chat = ctx.chat.start(provider, messages, new SpecReply(sseWriter(sse)));
     // Headers go out before the provider is asked, so a cold model still shows a live stream.

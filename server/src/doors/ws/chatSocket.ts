@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import { requestState } from '../../http/funnel';
 import { parseJson } from '../../http/body';
-import { limitTextOnly, MAX_IMAGE_BODY_BYTES } from '../read';
+import { chatProvider, limitTextOnly, MAX_IMAGE_BODY_BYTES } from '../read';
 import { parseChatRequest } from '../../chat/request';
 import type { RelayContext, Route } from '../../http/context';
 import { HttpError, serverStopping } from '../../http/errors';
@@ -117,8 +117,7 @@ async function serveChatSocket(ws: WebSocket, req: IncomingMessage, ctx: RelayCo
       const raw = toBuffer(first.data);
       messages = parseChatRequest(parseJson(raw));
       limitTextOnly(raw.length, messages);
-      provider = ctx.chat.provider();
-      ctx.state(req).provider = provider.id;
+      provider = chatProvider(req, ctx);
     } catch (err) {
       if (err instanceof HttpError) return refuse(CLOSE_POLICY, err);
       throw err;

@@ -38,36 +38,23 @@ async function writeAtomic(path, contents) {
 
 /** Returns the shipped files with their raw and gzip sizes. */
 export async function buildWeb() {
-  const result = await build({
+  // Safari 15 (iOS 15) and every evergreen browser; both bundles alike.
+  const browser = {
     absWorkingDir: ROOT,
-    entryPoints: { app: 'web/src/main.ts' },
     bundle: true,
     format: 'esm',
     platform: 'browser',
-    // Safari 15 (iOS 15) and every evergreen browser.
     target: ['es2021', 'safari15', 'chrome100', 'firefox100'],
     minify: true,
     legalComments: 'none',
     logLevel: 'warning',
     write: false,
-    outdir: WEB,
-  });
+  };
+  const result = await build({ ...browser, entryPoints: { app: 'web/src/main.ts' }, outdir: WEB });
   await mkdir(join(WEB, 'vendor'), { recursive: true });
   for (const file of result.outputFiles) await writeAtomic(file.path, file.contents);
   // highlight.js (core + a small language set) on its own: the page imports it at the first code block.
-  const hl = await build({
-    absWorkingDir: ROOT,
-    entryPoints: ['web/src/highlight.entry.ts'],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: ['es2021', 'safari15', 'chrome100', 'firefox100'],
-    minify: true,
-    legalComments: 'none',
-    logLevel: 'warning',
-    write: false,
-    outfile: join(WEB, 'vendor', 'highlight.js'),
-  });
+  const hl = await build({ ...browser, entryPoints: ['web/src/highlight.entry.ts'], outfile: join(WEB, 'vendor', 'highlight.js') });
   await writeAtomic(hl.outputFiles[0].path, hl.outputFiles[0].contents);
   makeWebIcons(join(WEB, 'icons'));
   // The service worker caches exactly the shell, under a name that changes with its contents.

@@ -5,7 +5,7 @@
  * behind the relay check that the tools and history reach them in their own providers' forms.
  */
 import { Ollama } from 'ollama';
-import OpenAI, { BadRequestError } from 'openai';
+import OpenAI, { APIError, BadRequestError } from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderConfig } from '../../server/src/providers/types';
 import { startAnthropicStandIn } from '../fixtures/providers/anthropic';
@@ -188,7 +188,7 @@ describe('OpenAI door', () => {
     t.useProvider({ id: 'p', kind: 'ollama', baseUrl: standIns.ollama!.url, model: 'gemma:2b' });
     const err = (await openai()
       .chat.completions.create({ model: 'x', messages: ask, tools: [weatherTool] })
-      .catch((e: unknown) => e)) as OpenAI.APIError;
+      .catch((e: unknown) => e)) as APIError;
     expect(err.status).toBe(502);
     expect(err.message).toMatch(/model "gemma:2b" on Ollama at .* cannot use tools \(HTTP 400: registry\.ollama\.ai\/library\/gemma:2b does not support tools\)/);
   });
@@ -228,7 +228,7 @@ describe('Ollama door', () => {
     expect(second.message.content).toBe('Results: sunny');
     // Anthropic got the history in its own form: the result answers the tool_use id it made.
     const sent = s.requests.at(-1)!.body.messages;
-    expect(sent.at(-1)).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: first.message.tool_calls![0]!.id, content: 'sunny' }] });
+    expect(sent.at(-1)).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: (first.message.tool_calls![0] as { id?: string }).id, content: 'sunny' }] });
   });
 
   it('a tool message without an id or name answers the call before it (older clients send neither)', async () => {

@@ -54,7 +54,9 @@ function activate() {
       }
       if (tools.length > 0 && last.includes('use a tool')) {
         progress.report({ index: 0, part: new vscode.LanguageModelTextPart('Let me check.') });
-        progress.report({ index: 1, part: new vscode.LanguageModelToolCallPart(`standin-call-${state.requests.length}`, tools[0].name, { city: 'Paris' }) });
+        // Index 0 like the text: VS Code 1.96 gives the requester's `stream` the parts of the first
+        // index only (extHostLanguageModels.ts, LanguageModelResponse.handleFragment).
+        progress.report({ index: 0, part: new vscode.LanguageModelToolCallPart(`standin-call-${state.requests.length}`, tools[0].name, { city: 'Paris' }) });
         return;
       }
       const slow = last.includes('slow');

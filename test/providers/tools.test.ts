@@ -148,6 +148,26 @@ describe.each(kinds)('$kind: tool calls in its own form', (k) => {
     expectHistory(k.kind, body, call);
   });
 
+  it('two results answering two calls of one turn go back together, each to its own call', async () => {
+    const oslo: StandInCall = { name: 'get_weather', arguments: '{"city":"Oslo"}' };
+    const { provider } = await start(k, { mode: 'tool-calls', calls: [paris, oslo] });
+    const first = await chatWith(provider, ask, TOOLS);
+    const [a, b] = first.calls;
+    const second = await chatWith(
+      provider,
+      [
+        ...ask,
+        { role: 'assistant', content: 'Checking both.', toolCalls: [a!, b!] },
+        { role: 'tool', toolCallId: a!.id, content: 'sunny' },
+        { role: 'tool', toolCallId: b!.id, content: 'snow' },
+      ],
+      TOOLS,
+    );
+    // Names come from the calls when a result has none (Gemini and Ollama need them); the stand-in checks the pairing.
+    expect(second.ending).toEqual({ ok: true, finish: 'stop' });
+    expect(second.text).toBe('Results: sunny | snow');
+  });
+
   it('the tools and a named tool choice go out in its own form', async () => {
     const { s, provider } = await start(k, { mode: 'tool-calls', calls: [paris] });
     await chatWith(provider, ask, { tools: [WEATHER, TIME], toolChoice: { name: 'get_weather' } });

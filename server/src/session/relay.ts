@@ -188,6 +188,8 @@ export class RelayServer {
       throw err;
     });
     this.server = server;
+    // After listen the server can still fail (EMFILE on accept): unheard, that would end the process.
+    server.on('error', (err: NodeJS.ErrnoException) => this.options.logger.error(`relay server error: ${err.code ?? err.message}`));
     const bound = (server.address() as AddressInfo).port;
     try {
       await writeTokenFile(this.tokenFile, token);

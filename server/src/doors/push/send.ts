@@ -56,10 +56,10 @@ export async function sendPush(target: PushTarget, payload: string, vapid: Vapid
       };
       res.once('end', settle);
       res.once('close', settle);
-      res.once('error', settle);
+      res.on('error', settle);
     });
     req.once('timeout', () => req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)));
-    req.once('error', (err: NodeJS.ErrnoException) => resolve({ outcome: 'failed', reason: err.code ?? err.message }));
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ outcome: 'failed', reason: err.code ?? err.message }));
     req.end(details.body ?? undefined);
   });
 }

@@ -35,6 +35,8 @@ export type ErrorCode =
   /** 409: the token already has the most push subscriptions the relay keeps. */
   | 'push.too_many_subscriptions'
   | 'server.stopping'
+  /** 503 with Retry-After: the request bodies being read already hold the relay's budget (issue 21). */
+  | 'server.busy'
   | 'server.internal_error';
 
 /** A failure that becomes the CONTRACT error body. Its message is shown to users, so it must be safe. */

@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { createFunnel, requestState } from '../http/funnel';
 import { HostPolicy } from '../http/host';
+import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from '../http/bodyBudget';
 import { RequestLog } from '../http/requestLog';
 import { answerClientError } from '../http/clientError';
 import type { RelayContext, RelayOptions, ResolvedOptions, Route } from '../http/context';
@@ -38,6 +39,7 @@ function resolve(options: RelayOptions): ResolvedOptions {
     keepAliveMs: 15_000,
     providerIdleMs: 5 * 60_000,
     bodyTimeoutMs: 30_000,
+    bodyBudgetBytes: DEFAULT_BODY_BUDGET_BYTES,
     maxConnections: 512,
     resumeTtlMs: DEFAULT_RESUME_TTL_MS,
     resumeErrorTtlMs: DEFAULT_RESUME_ERROR_TTL_MS,
@@ -142,6 +144,7 @@ export class RelayServer {
         return self.stopping;
       },
       replies: new ReplyEvents(this.options.logger),
+      bodies: new BodyBudget(this.options.bodyBudgetBytes),
       state: requestState,
     };
     this.doors = DOORS.map((open) => open(ctx));

@@ -57,7 +57,7 @@ export function resumableStreamRoute(registry: ResumableRegistry): Route {
       // One comment at once: a client can tell a slow model (bytes arrive) from a proxy that
       // holds streamed responses back (nothing arrives) and switch to the WebSocket only then.
       sse.comment();
-      deliver(entry, sse, res, after);
+      await deliver(entry, sse, res, after);
     },
   };
 }
@@ -88,16 +88,52 @@ function logWriter(log: EventLog): SpecEventWriter {
 }
 
 /** Replays what the client lacks, then forwards live events until the terminal one. */
-function deliver(entry: ResumableGeneration, sse: SseStream, res: ServerResponse, after: number): void {
-  const replay = entry.log.since(after);
-  // Unnumbered: this error is about the resume, not an event of the generation.
-  if (!replay.ok) return sse.error(replay.message);
+async function deliver(entry: ResumableGeneration, sse: SseStream, res: ServerResponse, after: number): Promise<void> {
+  // While replaying, live frames are left in the log: the replay reaches them there, in order.
+  let replaying = true;
   const listener: FrameListener = {
-    push: (frame: Frame) => (frame.terminal ? sse.finish(frame.framed) : void sse.write(frame.framed)),
-    flush: () => sse.flush(),
+    push: (frame: Frame) => {
+      if (replaying) return;
+      if (frame.terminal) sse.finish(frame.framed);
+      else sse.write(frame.framed);
+    },
+    flush: () => (replaying ? undefined : sse.flush()),
   };
-  for (const frame of replay.frames) listener.push(frame);
-  if (sse.ended) return;
   // Leaving does not abort: the generation runs on for a later resume (the registry's TTL bounds it).
-  res.once('close', entry.attach(listener));
+  res.once('close', entry.attach(listener, () => res.destroy()));
+  let cursor = after;
+  for (;;) {
+    const replay = entry.log.since(cursor);
+    // Unnumbered: this error is about the resume, not an event of the generation. A client
+    // replaying slower than the generation runs can fall behind what the log keeps.
+    if (!replay.ok) return sse.error(replay.message);
+    if (replay.frames.length === 0) {
+      // Caught up, in the same tick as `since`: nothing falls between replay and live.
+      replaying = false;
+      return;
+    }
+    for (const frame of replay.frames) {
+      // Each client's replay waits for it to drain: written at once, a finished reply (its done
+      // event is the whole reply again) was held in memory once per client that did not read.
+      await writePaced(sse, frame.framed);
+      if (sse.ended) return;
+      if (frame.terminal) return sse.finish('');
+      cursor = frame.id;
+    }
+  }
+}
+
+/** Slices of this many UTF-16 units; a done event may be megabytes in one frame. */
+const REPLAY_SLICE = 64 * 1024;
+
+async function writePaced(sse: SseStream, framed: string): Promise<void> {
+  for (let at = 0; at < framed.length && !sse.ended; ) {
+    let end = Math.min(at + REPLAY_SLICE, framed.length);
+    // Never between the two halves of a surrogate pair: each slice is encoded on its own.
+    const last = framed.charCodeAt(end - 1);
+    if (end < framed.length && last >= 0xd800 && last <= 0xdbff) end--;
+    const wait = sse.paced(framed.slice(at, end));
+    at = end;
+    if (wait) await wait;
+  }
 }

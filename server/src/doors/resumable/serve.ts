@@ -16,10 +16,15 @@ import { hashBody, type ResumableGeneration, type ResumableRegistry } from './re
 const conflict = () =>
   new HttpError(409, 'chat.idempotency_conflict', 'This Idempotency-Key was already used with a different request body. Use a new key for a new message.');
 
+const forgotten =
+  'This reply is no longer kept on the desktop (it expired, was evicted, or was never started), so it cannot be resumed. ' +
+  'Send the message again with a new Idempotency-Key.';
+
 /**
  * `POST /v1/chat/stream` with `Idempotency-Key`: numbered events, and a generation that outlives
  * its client. The same key and body attach to the running or finished generation (replaying
- * after `Last-Event-ID`, or from the start); an unknown, expired or evicted key starts a new one.
+ * after `Last-Event-ID`, or from the start). An unknown, expired or evicted key starts a new one,
+ * unless `Last-Event-ID` says the client holds events of it: that resume gets one error event.
  * The provider is never asked twice for one key.
  */
 export function resumableStreamRoute(registry: ResumableRegistry): Route {
@@ -47,6 +52,12 @@ export function resumableStreamRoute(registry: ResumableRegistry): Route {
         after = headers.lastEventId ?? 0;
         if (after > entry.log.lastId) throw lastEventIdTooHigh(after, entry.log.lastId);
         ctx.state(req).provider = entry.providerId;
+      } else if (headers.lastEventId !== undefined) {
+        // The client holds events of a reply the desktop no longer keeps: a new reply numbered
+        // from 1 would be spliced into the old one (and the provider paid twice).
+        const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
+        sse.open();
+        return sse.error(forgotten);
       } else {
         entry = start(req, ctx, registry, scope, bodyHash, messages, headers.key);
       }

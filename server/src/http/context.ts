@@ -61,6 +61,8 @@ export interface RelayOptions {
    * default: `$DESKRELAY_PUSH_HOSTS`, comma-separated, else none.
    */
   pushHosts?: readonly string[];
+  /** How long one push may take, all of it, before it is given up (10 s). Tests shorten it. */
+  pushTimeoutMs?: number;
 }
 
 export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters'>> &

@@ -17,6 +17,7 @@ import type { Door } from '../doors/door';
 import { DOORS } from '../doors';
 import { ReplyEvents } from '../doors/replyEvents';
 import { pushHostsFromEnv } from '../doors/push/endpoint';
+import { PUSH_TIMEOUT_MS } from '../doors/push/send';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
 
 export type { RelayOptions, RequestLogEntry } from '../http/context';
@@ -49,6 +50,7 @@ function resolve(options: RelayOptions): ResolvedOptions {
     ...options,
     pushNotifications: options.pushNotifications ?? (() => true),
     pushHosts: options.pushHosts ?? pushHostsFromEnv(),
+    pushTimeoutMs: options.pushTimeoutMs ?? PUSH_TIMEOUT_MS,
     // Past the body's own timeout, so a slow body gets that answer first; Node's check is the backstop.
     requestTimeoutMs: options.requestTimeoutMs ?? Math.max(60_000, (options.bodyTimeoutMs ?? 30_000) + 10_000),
     configDir: options.configDir ?? configDir(),

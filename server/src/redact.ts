@@ -5,16 +5,27 @@
  * from the middle ("…key provided: proj-Qm7vT2…"), and a text cut short may end inside one.
  * A secret shorter than MIN_RUN is taken out only whole.
  *
- * This runs on error and log paths only, never per token of a reply. Each call indexes the
- * secrets' MIN_RUN-character windows once (a Map from window to where it occurs); the text is
- * then scanned once, and at each position one lookup says whether a secret piece starts there.
+ * This runs on error and log paths only, never per token of a reply. The secrets'
+ * MIN_RUN-character windows are indexed once (a Map from window to where it occurs; the last
+ * few indexes are kept, as the same key is redacted again and again); the text is then scanned
+ * once, and at each position one lookup says whether a secret piece starts there.
  */
 export const MIN_RUN = 8;
 export const REDACTED = '[redacted]';
 
-export function redactSecrets(text: string, secrets: readonly string[]): string {
-  const forms = secrets.filter((s) => s.length >= 4);
-  if (forms.length === 0 || text.length === 0) return text;
+interface Index {
+  windows: Map<string, [form: string, offset: number][]>;
+  short: string[];
+}
+
+/** The last few secrets' indexes: the same key is redacted from each of its provider's errors. */
+const indexes = new Map<string, Index>();
+const KEPT_INDEXES = 8;
+
+function indexOf(forms: readonly string[]): Index {
+  const id = forms.join('\0');
+  const kept = indexes.get(id);
+  if (kept) return kept;
   const windows = new Map<string, [form: string, offset: number][]>();
   const short: string[] = [];
   for (const form of forms) {
@@ -29,6 +40,16 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
       else windows.set(w, [[form, i]]);
     }
   }
+  if (indexes.size >= KEPT_INDEXES) indexes.delete(indexes.keys().next().value!);
+  const index = { windows, short };
+  indexes.set(id, index);
+  return index;
+}
+
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  const forms = secrets.filter((s) => s.length >= 4);
+  if (forms.length === 0 || text.length === 0) return text;
+  const { windows, short } = indexOf(forms);
   let out = '';
   let from = 0;
   let i = 0;

@@ -80,19 +80,12 @@ export function activeProviderId(): string {
   return config().get<string>('activeProvider', 'local');
 }
 
-/** Writes `deskrelay.activeProvider` where it is set now (workspace if overridden there, else user settings). */
+/**
+ * Writes `deskrelay.activeProvider` to user settings. It has machine scope: which provider answers
+ * the phone is the desk's choice, so a workspace's settings neither pick it nor receive a switch.
+ */
 export async function setActiveProviderId(id: string): Promise<void> {
-  await config().update('activeProvider', id, targetOf('activeProvider'));
-}
-
-/** Where a setting is set now: the workspace folder or workspace if overridden there, else user settings. */
-function targetOf(key: string): vscode.ConfigurationTarget {
-  const inspected = config().inspect(key);
-  return inspected?.workspaceFolderValue !== undefined
-    ? vscode.ConfigurationTarget.WorkspaceFolder
-    : inspected?.workspaceValue !== undefined
-      ? vscode.ConfigurationTarget.Workspace
-      : vscode.ConfigurationTarget.Global;
+  await config().update('activeProvider', id, vscode.ConfigurationTarget.Global);
 }
 
 /** `deskrelay.allowPhoneProviderSwitch`: machine scope, so only the user (never a workspace) turns it on. */
@@ -106,7 +99,7 @@ export function pushNotificationsOn(): boolean {
 }
 
 /**
- * Sets the `model` of provider `id` in `deskrelay.providers`, where that list is set now; every
+ * Sets the `model` of provider `id` in `deskrelay.providers` (machine scope: user settings); every
  * other entry and field stays as the user wrote it.
  */
 export async function setProviderModel(id: string, model: string): Promise<void> {
@@ -115,7 +108,7 @@ export async function setProviderModel(id: string, model: string): Promise<void>
   const next = raw.map((item) =>
     typeof item === 'object' && item !== null && (item as { id?: unknown }).id === id ? { ...(item as Record<string, unknown>), model } : item,
   );
-  await config().update('providers', next, targetOf('providers'));
+  await config().update('providers', next, vscode.ConfigurationTarget.Global);
 }
 
 /**

@@ -19,13 +19,15 @@ import { newKey, parseNumbered, resumeHeaders } from './helpers';
 const KEY = 'sk-test-photos-0123456789';
 /** A 1×1 PNG. */
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
-const JPEG = Buffer.from('a photo of a cat, pretend it is a JPEG').toString('base64');
+/** A JPEG's first bytes (SOI, then an APP0 marker), then filler: the relay reads only the magic bytes. */
+const JPEG_START = Buffer.from([0xff, 0xd8, 0xff, 0xe0]);
+const JPEG = Buffer.concat([JPEG_START, Buffer.from('a photo of a cat, pretend it is a JPEG')]).toString('base64');
 const MiB = 1024 * 1024;
 
 const image = (data = PNG, mediaType = 'image/png') => ({ type: 'image', mediaType, data });
 const text = (t: string) => ({ type: 'text', text: t });
 /** Base64 of `bytes` decoded bytes. */
-const base64Of = (bytes: number) => Buffer.alloc(bytes, 7).toString('base64');
+const base64Of = (bytes: number) => Buffer.concat([JPEG_START, Buffer.alloc(bytes - JPEG_START.length, 7)]).toString('base64');
 
 const photoBody = (content: unknown[], extra: object[] = []) => JSON.stringify({ messages: [...extra, { role: 'user', content }] });
 
@@ -230,6 +232,35 @@ describe('limits and refusals', () => {
     }
     const fromAssistant = await stream(JSON.stringify({ messages: [{ role: 'assistant', content: [image()] }, { role: 'user', content: 'hi' }] }));
     expectError(fromAssistant, 400, 'request.invalid_body', /^messages\[0\]\.content\[0\] is an image in a assistant message/);
+  });
+
+  it('the bytes decide what an image is, on every door: bytes that are no JPEG, PNG, WebP or GIF are 400; a declared type the bytes contradict is sent as what they are (issue 21, finding 9)', async () => {
+    const lmstudio = await startOpenAiStandIn();
+    try {
+      t.useProvider({ id: 'lms', kind: 'openai-compatible', baseUrl: lmstudio.url, model: 'm' });
+      const before = lmstudio.requests.length;
+      const notAnImage = Buffer.from('<svg onload=alert(1)> or any bytes at all').toString('base64');
+      expectError(await stream(photoBody([text('x'), image(notAnImage, 'image/png')])), 400, 'request.invalid_body', /^messages\[0\]\.content\[1\]\.data is not a JPEG, PNG, WebP or GIF image/);
+      const openai = await send(t.url, '/v1/chat/completions', {
+        method: 'POST',
+        headers: { ...bearer(t.token), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ model: 'x', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/gif;base64,${notAnImage}` } }] }] }),
+      });
+      expect(openai.status).toBe(400);
+      expect(openai.json.error.message).toMatch(/^messages\[0\]\.content\[0\]\.image_url\.url's data is not a JPEG, PNG, WebP or GIF image/);
+      const resumed = await send(t.url, '/v1/chat/stream', { method: 'POST', headers: resumeHeaders(t.token, newKey()), body: photoBody([image(notAnImage, 'image/webp')]) });
+      expect(resumed.status).toBe(400);
+      expect(lmstudio.requests.length).toBe(before);
+
+      // A PNG sent as image/jpeg, a JPEG as image/webp: the provider is told what they are.
+      expect((await stream(photoBody([text('two'), image(PNG, 'image/jpeg'), image(JPEG, 'image/webp')]))).status).toBe(200);
+      expect(lmstudio.requests.at(-1)!.images).toEqual([
+        { message: 0, mediaType: 'image/png', data: PNG },
+        { message: 0, mediaType: 'image/jpeg', data: JPEG },
+      ]);
+    } finally {
+      await lmstudio.close();
+    }
   });
 
   it('at most 8 images per request: the 9th is 413', async () => {

@@ -168,6 +168,26 @@ describe('PUT /v1/providers/active', () => {
     expect(JSON.parse(readFileSync(file, 'utf8')).activeProvider).toBe('local');
   });
 
+  it('a model must be one the provider lists (or auto), at most 256 characters: config.json never gets anything else', async () => {
+    writeConfig({ allowPhoneProviderSwitch: true });
+    const before = readFileSync(file, 'utf8');
+    // The review stored a 900 KB model name.
+    expectError(await put({ id: 'lmstudio', model: 'x'.repeat(900_000) }), 400, 'request.invalid_body', /^model must be at most 256 characters/);
+    expectError(await put({ id: 'lmstudio', model: 'x'.repeat(257) }), 400, 'request.invalid_body', /^model must be at most 256 characters/);
+    const listed = lmstudio.requests.filter((r) => r.path === '/v1/models').length;
+    expectError(await put({ id: 'lmstudio', model: 'gpt-9-ultra' }), 400, 'request.invalid_body', /"gpt-9-ultra" is not a model .*offers; it lists: qwen2\.5-7b-instruct, text-embedding-nomic-embed-text-v1\.5/);
+    // Asked of the provider itself, as GET /v1/providers/<id>/models does.
+    expect(lmstudio.requests.filter((r) => r.path === '/v1/models').length).toBe(listed + 1);
+    expectError(await put({ id: 'claude', model: 'claude-imaginary' }), 400, 'request.invalid_body', /is not a model/);
+    // A provider that cannot be asked: no switch, the stream's wording.
+    expectError(await put({ id: 'down', model: 'qwen3-other' }), 502, 'provider.unreachable');
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    // A listed one, and auto, are taken.
+    expect((await put({ id: 'lmstudio', model: 'text-embedding-nomic-embed-text-v1.5' })).status).toBe(200);
+    expect((await put({ id: 'local', model: 'auto' })).status).toBe(200);
+    expect(JSON.parse(readFileSync(file, 'utf8')).providers[1].model).toBe('text-embedding-nomic-embed-text-v1.5');
+  });
+
   it('switches for the next message: the answer, config.json, /v1/remote/info and the stand-in that answers all show it', async () => {
     writeConfig({ allowPhoneProviderSwitch: true, activeProvider: 'deskrelay-cloud' });
     expect((await get('/v1/remote/info')).json.providerConfigured).toBe(false);

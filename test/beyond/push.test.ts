@@ -26,6 +26,8 @@ import { closedPort } from '../helpers/http';
 
 const SLOW = Array.from({ length: 8 }, (_, i) => `w${i} `);
 const RESUME_TTL_MS = 5_000;
+/** Each push's whole deadline in the relay child (10 s in a real relay). */
+const PUSH_TIMEOUT_MS = 2_000;
 
 let push: PushStandIn;
 let ollama: OllamaStandIn;
@@ -34,7 +36,7 @@ let relay: PushRelay;
 beforeAll(async () => {
   push = await startPushStandIn();
   ollama = await startOllamaStandIn();
-  relay = await spawnPushRelay({ providerUrl: ollama.url, model: 'llama3.2', caFile: push.caFile, pushHosts: push.host, resumeTtlMs: RESUME_TTL_MS });
+  relay = await spawnPushRelay({ providerUrl: ollama.url, model: 'llama3.2', caFile: push.caFile, pushHosts: push.host, resumeTtlMs: RESUME_TTL_MS, pushTimeoutMs: PUSH_TIMEOUT_MS });
 });
 afterAll(async () => {
   await relay?.stop();
@@ -214,6 +216,30 @@ describe('a push when a reply ends with nobody connected', () => {
     expect(relay.log.join('\n')).not.toContain(gone410.id);
     await cleanSubscriptions(kept);
   });
+
+  it('a push service that drips one byte at a time: each push ends at its deadline, and at most 16 are in flight', async () => {
+    // A new token: no subscriptions left by the tests before, so all ten fit.
+    await relay.restart();
+    const drips = Array.from({ length: 10 }, () => push.subscribe());
+    for (const s of drips) {
+      expect((await subscribe(s.json)).status).toBe(201);
+      // Well inside any idle timeout: only a deadline for the whole push ends it.
+      push.drip(s.id, 200);
+    }
+    push.resetMostOpen();
+    const logBefore = relay.log.length;
+    const started = Date.now();
+    // Three replies end with nobody connected: 30 pushes, each held open by the service.
+    for (let i = 0; i < 3; i++) await detachedReply();
+    await expect.poll(() => relay.log.slice(logBefore).filter((l) => l.includes(`no answer within ${PUSH_TIMEOUT_MS} ms`)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(16);
+    await expect.poll(() => push.openConnections, { timeout: PUSH_TIMEOUT_MS + 3_000 }).toBe(0);
+    const lasted = Date.now() - started;
+    console.log(`push deadline: 30 pushes to a dripping service; at most ${push.mostOpenConnections} open at once; all closed after ${lasted} ms`);
+    expect(push.mostOpenConnections).toBeLessThanOrEqual(16);
+    // The ones past the cap are not sent, and the log says so.
+    expect(relay.log.slice(logBefore).some((l) => /push: not sent to 127\.0\.0\.1:\d+: 16 pushes are already in flight/.test(l))).toBe(true);
+    await cleanSubscriptions(...drips);
+  }, 30_000);
 
   it('is not sent while the desktop has push turned off (and the key is refused: 403 push.disabled)', async () => {
     const sub = push.subscribe();

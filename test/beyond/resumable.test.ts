@@ -98,18 +98,36 @@ describe('resume', () => {
     expect(chatCalls()).toBe(before + 1);
   });
 
-  it('an expired key starts a new generation', async () => {
+  it('an expired key resumed with Last-Event-ID gets one clear error event and no new provider call; without the header it starts a new generation', async () => {
     const key = newKey();
     const before = chatCalls();
     await resumable(t.url, t.token, key);
     await sleep(TTL_MS + 200);
     ollama.set({ mode: 'normal', reply: ['Fresh'] });
-    const again = await resumable(t.url, t.token, key, { lastEventId: 3 });
+    // The client already has events 1-3 of a reply the desktop no longer keeps: a new reply from
+    // id 1 would be spliced into the old one (and the provider paid twice).
+    const resumed = await resumable(t.url, t.token, key, { lastEventId: 3 });
+    expect(resumed.status).toBe(200);
+    const events = parseNumbered(resumed.body);
+    expect(events).toHaveLength(1);
+    expect(events[0].id).toBeUndefined();
+    expect(events[0].event.type).toBe('error');
+    expect(events[0].event.message).toMatch(/no longer kept.*send the message again with a new Idempotency-Key/i);
+    expect(chatCalls()).toBe(before + 1);
+    const again = await resumable(t.url, t.token, key);
     expect(parseNumbered(again.body)).toEqual([
       { id: 1, event: { type: 'token', delta: 'Fresh' } },
       { id: 2, event: { type: 'done', content: 'Fresh' } },
     ]);
     expect(chatCalls()).toBe(before + 2);
+  });
+
+  it('a key never seen, sent with Last-Event-ID, gets the same error event', async () => {
+    const before = chatCalls();
+    const resumed = await resumable(t.url, t.token, newKey(), { lastEventId: 0 });
+    const events = parseNumbered(resumed.body);
+    expect(events.map((e) => e.event.type)).toEqual(['error']);
+    expect(chatCalls()).toBe(before);
   });
 
   it('a generation nobody resumes is aborted once the TTL passes', async () => {

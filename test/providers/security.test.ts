@@ -134,6 +134,15 @@ describe('#4 no fragment of the key', () => {
     expect(message).toBe(`OpenAI-compatible server at ${oa.url} reported an error: echo: [redacted] | [redacted] | [redacted] | [redacted]…`);
   });
 
+  it('characters 3-13 of the key, echoed by the provider, do not reach the phone (issue 21, finding 8)', async () => {
+    const oa = await startOpenAiStandIn({ mode: 'http-error', status: 401, errorMessage: `Incorrect API key provided: ${FAKE_KEY.slice(3, 14)}. You can find your API key at https://platform.openai.com/account/api-keys.` });
+    server = oa;
+    const out = await run(createAdapter({ id: 'x', kind: 'openai-compatible', baseUrl: oa.url, model: 'm' }, deps({ key: FAKE_KEY })));
+    expect(out.error).toBeInstanceOf(ProviderError);
+    expect(out.error!.message).toContain('Incorrect API key provided: [redacted]. You can find');
+    for (let i = 0; i + 8 <= FAKE_KEY.length; i++) expect(out.error!.message).not.toContain(FAKE_KEY.slice(i, i + 8));
+  });
+
   it('redact keeps text that merely shares a short start with the key', () => {
     expect(redact('sk-test is the prefix', FAKE_KEY)).toBe('sk-test is the prefix');
     expect(redact(`${FAKE_KEY.slice(0, 8)}`, FAKE_KEY)).toBe('[redacted]');

@@ -30,7 +30,7 @@ const CODES: Record<number, string[]> = {
   415: ['request.unsupported_media_type'],
   429: ['chat.too_many_streams'],
   431: ['request.malformed'],
-  503: ['server.stopping'],
+  503: ['server.stopping', 'server.busy'],
 };
 const KNOWN: Record<string, string> = { '/v1/health': 'GET', '/v1/remote/info': 'GET', '/v1/chat/stream': 'POST' };
 /** Headers the client library owns: generating them would test Node's client, not the relay. */

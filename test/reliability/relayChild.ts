@@ -1,7 +1,7 @@
 /**
  * A RelayServer in a process of its own, so its memory can be read from /proc without the test
  * runner's. Bundled from source by `spawnRelayChild` (esbuild), so it is always the code under test.
- * argv[2]: JSON { providerUrl, model, maxStreams?, keepAliveMs? }. Prints one JSON line { url, token, pid };
+ * argv[2]: JSON { providerUrl, model, maxStreams?, keepAliveMs?, bodyTimeoutMs? }. Prints one JSON line { url, token, pid };
  * stdin command `mem`: one line of process.memoryUsage() after a full GC.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { RelayServer } from '../../server/src/session/relay';
 import { onRelayChildCommands } from '../helpers/relayChildCommands';
 
-const opts = JSON.parse(process.argv[2] ?? '{}') as { providerUrl: string; model: string; maxStreams?: number; keepAliveMs?: number };
+const opts = JSON.parse(process.argv[2] ?? '{}') as { providerUrl: string; model: string; maxStreams?: number; keepAliveMs?: number; bodyTimeoutMs?: number };
 const configDir = mkdtempSync(join(tmpdir(), 'deskrelay-child-'));
 const relay = new RelayServer({
   host: '127.0.0.1',
@@ -22,6 +22,7 @@ const relay = new RelayServer({
   maxConcurrentStreams: () => opts.maxStreams ?? 8,
   configDir,
   keepAliveMs: opts.keepAliveMs,
+  bodyTimeoutMs: opts.bodyTimeoutMs,
 });
 
 void relay.start().then(({ url, token }) => process.stdout.write(`${JSON.stringify({ url, token, pid: process.pid })}\n`));

@@ -152,7 +152,7 @@ export interface RelayChild {
 }
 
 /** Runs test/reliability/relayChild.ts in a process of its own, with gc() for memory(). */
-export async function spawnRelayChild(opts: { providerUrl: string; model: string; maxStreams?: number; keepAliveMs?: number }): Promise<RelayChild> {
+export async function spawnRelayChild(opts: { providerUrl: string; model: string; maxStreams?: number; keepAliveMs?: number; bodyTimeoutMs?: number }): Promise<RelayChild> {
   const { join } = await import('node:path');
   const { readFileSync } = await import('node:fs');
   const proc = await spawnBundledChild({ entry: join(__dirname, 'relayChild.ts'), arg: opts, bundlePrefix: 'deskrelay-child-bundle-', nodeArgs: ['--expose-gc'], stderr: 'inherit' });

@@ -2,7 +2,7 @@
 // Chromium: DESKRELAY_CHROMIUM names a path that does not exist, and a stand-in apt-get on PATH
 // records what it was asked (the real package is never removed or installed here).
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -18,7 +18,16 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function run(env: Record<string, string>, opts: { uid?: number } = {}) {
-  const r = spawnSync(process.execPath, [script], {
+  // Played as another user, the script runs from a copy in the test's own dir (mode 0755): a
+  // checkout inside a mode-0700 directory (root's home) is not readable by `nobody`. The script
+  // needs nothing beside itself.
+  let path = script;
+  if (opts.uid !== undefined) {
+    path = join(dir, 'install-chromium.mjs');
+    copyFileSync(script, path);
+    chmodSync(path, 0o644);
+  }
+  const r = spawnSync(process.execPath, [path], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     encoding: 'utf8',
     timeout: 20_000,

@@ -57,6 +57,12 @@ describe('the manifest', () => {
     expect(Object.keys(nls).sort()).toEqual([...new Set(used)].sort());
   });
 
+  it('every setting is machine scope: a workspace cannot choose what the phone reaches (which provider answers it, issue 21)', () => {
+    const settings = Object.entries(pkg.contributes.configuration.properties as Record<string, { scope?: string }>);
+    expect(settings.length).toBeGreaterThan(5);
+    expect(settings.filter(([, p]) => p.scope !== 'machine' && p.scope !== 'application').map(([name]) => name)).toEqual([]);
+  });
+
   it('has a walkthrough from install to a paired phone: start, provider, tunnel, QR', () => {
     const [w] = pkg.contributes.walkthroughs;
     expect(w.steps.map((s: { id: string }) => s.id)).toEqual(['start', 'provider', 'tunnel', 'scan']);

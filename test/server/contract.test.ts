@@ -88,6 +88,13 @@ describe('404 and 405', () => {
     },
   );
 
+  it('the 404 message points at the interface reference rather than listing a few routes', async () => {
+    const reply = await send(t.url, '/v1/nope', { headers: bearer(t.token) });
+    expect(reply.json.error.message).toBe(
+      'No such endpoint. Every endpoint DeskRelay serves is listed in its interface reference: https://github.com/deskrelay/deskrelay/tree/main/docs',
+    );
+  });
+
   it('ignores query strings when matching', async () => {
     const reply = await send(t.url, '/v1/remote/info?x=1&token=abc', { headers: bearer(t.token) });
     expect(reply.status).toBe(200);

@@ -300,7 +300,10 @@ describe('Tailscale Funnel and Serve (tailscale funnel|serve --bg, status --json
     let t = await tailnet({ daemon: false });
     await expect(t.tunnel('tailscale-funnel').start()).rejects.toThrow(/Failed to connect to local Tailscale daemon/);
     t = await tailnet({ BackendState: 'NeedsLogin' });
-    await expect(t.tunnel('tailscale-funnel').start()).rejects.toThrow(/Logged out\./);
+    const loggedOut = (await t.tunnel('tailscale-funnel').start().catch((e: unknown) => e)) as Error;
+    // Said as the other cases say it: what is wrong and what to run (issue 21).
+    expect(loggedOut.message).toMatch(/^Tailscale is logged out\. Run "tailscale up" to log in, then start the tunnel again\./);
+    expect(loggedOut.message).not.toMatch(/failed \(exit code/);
     t = await tailnet({ BackendState: 'Stopped' });
     await expect(t.tunnel('tailscale-serve').start()).rejects.toThrow(/Tailscale is stopped\./);
     t = await tailnet({ caps: { https: true, funnel: false } });

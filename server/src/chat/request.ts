@@ -1,5 +1,6 @@
 import { HttpError } from '../http/errors';
-import { IMAGE_MEDIA_TYPES, type ChatImage, type ChatMessage, type ImageMediaType, type Role } from '../providers/types';
+import { imageTypeOf, NOT_AN_IMAGE } from './imageType';
+import { IMAGE_MEDIA_TYPES, type ChatImage, type ChatMessage, type Role } from '../providers/types';
 
 export const MAX_MESSAGES = 1000;
 /** Photos in one request at most (issue 13). */
@@ -20,7 +21,9 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
  * Checks one photo: a media type of IMAGE_MEDIA_TYPES and non-empty standard base64 of at most
- * MAX_IMAGE_BYTES decoded. `field` and `dataField` name where they came from in messages.
+ * MAX_IMAGE_BYTES decoded, whose bytes are an image of one of those types. The type the bytes
+ * show is the one kept (a phone may label a PNG as a JPEG). `field` and `dataField` name where
+ * they came from in messages.
  */
 export function checkImage(mediaType: unknown, data: unknown, field: string, dataField: string): ChatImage {
   if (typeof mediaType !== 'string' || !(IMAGE_MEDIA_TYPES as readonly string[]).includes(mediaType)) {
@@ -32,7 +35,9 @@ export function checkImage(mediaType: unknown, data: unknown, field: string, dat
   if (decoded > MAX_IMAGE_BYTES) {
     throw tooLarge(`${dataField} is ${(decoded / 1024 / 1024).toFixed(1)} MiB; an image may be at most ${MAX_IMAGE_BYTES / 1024 / 1024} MiB. Downscale it first.`);
   }
-  return { mediaType: mediaType as ImageMediaType, data };
+  const actual = imageTypeOf(data);
+  if (!actual) throw invalid(`${dataField} ${NOT_AN_IMAGE}.`);
+  return { mediaType: actual, data };
 }
 
 /**

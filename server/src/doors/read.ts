@@ -33,8 +33,14 @@ export async function readJsonBody(req: IncomingMessage, ctx: RelayContext, limi
   const raw = await readBody(
     req,
     limit.images
-      ? { timeoutMs: ctx.options.bodyTimeoutMs, maxBytes: MAX_IMAGE_BODY_BYTES, softMaxBytes: MAX_BODY_BYTES, mayGrow: (prefix) => marker.test(prefix.toString('latin1')) }
-      : { timeoutMs: ctx.options.bodyTimeoutMs },
+      ? {
+          timeoutMs: ctx.options.bodyTimeoutMs,
+          budget: ctx.bodies,
+          maxBytes: MAX_IMAGE_BODY_BYTES,
+          softMaxBytes: MAX_BODY_BYTES,
+          mayGrow: (prefix) => marker.test(prefix.toString('latin1')),
+        }
+      : { timeoutMs: ctx.options.bodyTimeoutMs, budget: ctx.bodies },
   );
   return { json: parseJson(raw), raw };
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { type BodyBudget, busy } from './bodyBudget';
 import { HttpError } from './errors';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -14,6 +15,8 @@ export interface BodyOptions {
   mayGrow?(prefix: Buffer): boolean;
   /** How long the whole body may take to arrive; a trickling client cannot hold a connection forever. */
   timeoutMs: number;
+  /** Shared by every body being read: past it, 503 (the rest is not read). */
+  budget?: BodyBudget;
 }
 
 /** 415 unless Content-Type is absent or application/json (parameters such as charset are fine). */
@@ -31,7 +34,7 @@ export const tooLarge = (max: number, why = '', close = true) =>
   new HttpError(413, 'request.body_too_large', `The request body is larger than ${max / 1024 / 1024} MiB${why}.`, {}, close);
 
 /** Reads the raw body, refusing at once (without reading the rest) when it is too large. */
-export function readBody(req: IncomingMessage, { maxBytes = MAX_BODY_BYTES, softMaxBytes, mayGrow, timeoutMs }: BodyOptions): Promise<Buffer> {
+export function readBody(req: IncomingMessage, { maxBytes = MAX_BODY_BYTES, softMaxBytes, mayGrow, timeoutMs, budget }: BodyOptions): Promise<Buffer> {
   const announced = Number(req.headers['content-length']);
   if (Number.isFinite(announced) && announced > maxBytes) return Promise.reject(tooLarge(maxBytes));
   let soft = softMaxBytes !== undefined && softMaxBytes < maxBytes ? softMaxBytes : undefined;
@@ -39,15 +42,21 @@ export function readBody(req: IncomingMessage, { maxBytes = MAX_BODY_BYTES, soft
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let settled = false;
     const finish = (err?: HttpError) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
-      req.off('data', onData).off('end', onEnd).off('error', onError).off('aborted', onAborted);
+      // Once read, the body is the chat's, which the concurrency limit bounds.
+      budget?.give(size);
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('aborted', onAborted).off('close', onClose);
       if (err) {
         req.pause();
         reject(err);
       } else resolve(Buffer.concat(chunks, size));
     };
     const onData = (chunk: Buffer) => {
+      if (budget && !budget.take(chunk.length)) return finish(busy());
       size += chunk.length;
       if (size > maxBytes) return finish(tooLarge(maxBytes));
       chunks.push(chunk);
@@ -60,11 +69,15 @@ export function readBody(req: IncomingMessage, { maxBytes = MAX_BODY_BYTES, soft
     const onEnd = () => finish();
     const onError = () => finish(new HttpError(400, 'request.invalid_json', 'The request body could not be read.', {}, true));
     const onAborted = onError;
+    // A connection gone before the body ended gives its share of the budget back at once.
+    const onClose = () => {
+      if (!req.complete) onError();
+    };
     const timer = setTimeout(
       () => finish(new HttpError(408, 'request.timeout', `The request body did not arrive within ${timeoutMs / 1000} s.`, {}, true)),
       timeoutMs,
     );
-    req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted);
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted).on('close', onClose);
   });
 }
 

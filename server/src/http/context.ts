@@ -3,6 +3,7 @@ import type { Logger } from '../logger';
 import type { AdapterFactories, KeySource, ProviderSource } from '../providers/types';
 import type { ChatService } from '../chat/service';
 import type { ReplyEvents } from '../doors/replyEvents';
+import type { BodyBudget } from './bodyBudget';
 
 export interface RequestLogEntry {
   method: string;
@@ -33,8 +34,10 @@ export interface RelayOptions {
   keepAliveMs?: number;
   /** CONTRACT: a provider silent for 5 minutes is a failure. Tests shorten it. */
   providerIdleMs?: number;
-  /** How long a request body may take to arrive. */
+  /** How long a request body may take to arrive (30 s); each body has its own deadline. */
   bodyTimeoutMs?: number;
+  /** Bytes all request bodies being read at once may hold together (64 MiB); past it a request gets 503 `server.busy`. */
+  bodyBudgetBytes?: number;
   /** How long a whole request (headers and body) may take to arrive before Node cuts the connection; default 60 s or more. */
   requestTimeoutMs?: number;
   /** Open connections at most; past it new ones are closed at once (512). */
@@ -58,6 +61,8 @@ export interface RelayOptions {
    * default: `$DESKRELAY_PUSH_HOSTS`, comma-separated, else none.
    */
   pushHosts?: readonly string[];
+  /** How long one push may take, all of it, before it is given up (10 s). Tests shorten it. */
+  pushTimeoutMs?: number;
 }
 
 export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters'>> &
@@ -79,6 +84,8 @@ export interface RelayContext {
   readonly stopping: boolean;
   /** Doors telling each other what happened in this relay run (a resumable reply ended). */
   readonly replies: ReplyEvents;
+  /** Request body bytes being read, shared by every request of this relay. */
+  readonly bodies: BodyBudget;
   state(req: IncomingMessage): RequestState;
 }
 

@@ -35,6 +35,8 @@ export type ErrorCode =
   /** 409: the token already has the most push subscriptions the relay keeps. */
   | 'push.too_many_subscriptions'
   | 'server.stopping'
+  /** 503 with Retry-After: the request bodies being read already hold the relay's budget (issue 21). */
+  | 'server.busy'
   | 'server.internal_error';
 
 /** A failure that becomes the CONTRACT error body. Its message is shown to users, so it must be safe. */
@@ -67,7 +69,7 @@ export function sendError(res: ServerResponse, requestId: string, err: HttpError
 /** CONTRACT's error body: every route's dialect unless it names its own. */
 export const contractDialect: Dialect = { sendError };
 
-export const notFound = () => new HttpError(404, 'route.not_found', 'No such endpoint. DeskRelay serves GET /v1/health, GET /v1/remote/info and POST /v1/chat/stream.');
+export const notFound = () => new HttpError(404, 'route.not_found', 'No such endpoint. Every endpoint DeskRelay serves is listed in its interface reference: https://github.com/deskrelay/deskrelay/tree/main/docs');
 
 export const methodNotAllowed = (allowed: readonly string[]) =>
   new HttpError(405, 'route.method_not_allowed', `Use ${allowed.join(' or ')} for this endpoint.`, { Allow: allowed.join(', ') });

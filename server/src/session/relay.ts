@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { createFunnel, requestState } from '../http/funnel';
 import { HostPolicy } from '../http/host';
+import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from '../http/bodyBudget';
 import { RequestLog } from '../http/requestLog';
 import { answerClientError } from '../http/clientError';
 import type { RelayContext, RelayOptions, ResolvedOptions, Route } from '../http/context';
@@ -16,6 +17,7 @@ import type { Door } from '../doors/door';
 import { DOORS } from '../doors';
 import { ReplyEvents } from '../doors/replyEvents';
 import { pushHostsFromEnv } from '../doors/push/endpoint';
+import { PUSH_TIMEOUT_MS } from '../doors/push/send';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
 
 export type { RelayOptions, RequestLogEntry } from '../http/context';
@@ -38,6 +40,7 @@ function resolve(options: RelayOptions): ResolvedOptions {
     keepAliveMs: 15_000,
     providerIdleMs: 5 * 60_000,
     bodyTimeoutMs: 30_000,
+    bodyBudgetBytes: DEFAULT_BODY_BUDGET_BYTES,
     maxConnections: 512,
     resumeTtlMs: DEFAULT_RESUME_TTL_MS,
     resumeErrorTtlMs: DEFAULT_RESUME_ERROR_TTL_MS,
@@ -47,6 +50,7 @@ function resolve(options: RelayOptions): ResolvedOptions {
     ...options,
     pushNotifications: options.pushNotifications ?? (() => true),
     pushHosts: options.pushHosts ?? pushHostsFromEnv(),
+    pushTimeoutMs: options.pushTimeoutMs ?? PUSH_TIMEOUT_MS,
     // Past the body's own timeout, so a slow body gets that answer first; Node's check is the backstop.
     requestTimeoutMs: options.requestTimeoutMs ?? Math.max(60_000, (options.bodyTimeoutMs ?? 30_000) + 10_000),
     configDir: options.configDir ?? configDir(),
@@ -142,6 +146,7 @@ export class RelayServer {
         return self.stopping;
       },
       replies: new ReplyEvents(this.options.logger),
+      bodies: new BodyBudget(this.options.bodyBudgetBytes),
       state: requestState,
     };
     this.doors = DOORS.map((open) => open(ctx));
@@ -188,6 +193,8 @@ export class RelayServer {
       throw err;
     });
     this.server = server;
+    // After listen the server can still fail (EMFILE on accept): unheard, that would end the process.
+    server.on('error', (err: NodeJS.ErrnoException) => this.options.logger.error(`relay server error: ${err.code ?? err.message}`));
     const bound = (server.address() as AddressInfo).port;
     try {
       await writeTokenFile(this.tokenFile, token);

@@ -54,6 +54,9 @@ export function runCommand(binary: string, args: string[], opts: CommandOptions)
       take(out, c, false);
     });
     child.stderr.setEncoding('utf8').on('data', (c: string) => take(err, c, true));
+    // A pipe error unheard would end the relay; the exit code and the lines already in say enough.
+    child.stdout.on('error', () => {});
+    child.stderr.on('error', () => {});
     const kill = (why: string) => {
       error ??= why;
       child.kill('SIGTERM');

@@ -2,6 +2,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { TunnelError } from './errors';
+import { redactSecrets } from '../redact';
 
 export interface ProgramSearch {
   /** The program as messages name it, and its file name on PATH: `tailscale`, `ngrok`. */
@@ -75,9 +76,7 @@ function expandHome(p: string): string {
   return p === '~' || p.startsWith('~/') ? path.join(homedir(), p.slice(1)) : p;
 }
 
-/** Replaces every secret in a line the agent printed (ngrok repeats a bad authtoken in its error). */
+/** Takes every secret, and any 8-character piece of one, out of a line the agent printed (ngrok repeats a bad authtoken in its error). */
 export function redact(line: string, secrets: readonly string[]): string {
-  let out = line;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
-  return out;
+  return redactSecrets(line, secrets);
 }

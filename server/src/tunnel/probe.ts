@@ -39,6 +39,8 @@ export function probeOnce(baseUrl: string, path: string, opts: ProbeOptions & { 
     const failed = (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message);
     try {
       const req = https.get(url, options, (res) => {
+        // The status is all the probe wants; a body cut short is not an error worth hearing.
+        res.on('error', () => {});
         res.resume();
         resolve(res.statusCode ?? 0);
       });

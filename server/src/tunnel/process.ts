@@ -64,7 +64,10 @@ export class AgentProcess extends EventEmitter {
 
     let message: WatchdogMessage | undefined;
     const control = new LineSplitter();
-    (this.watchdog.stdio[3] as Readable).on('data', (chunk: Buffer) => {
+    const controlPipe = this.watchdog.stdio[3] as Readable;
+    // A pipe error would be an uncaught exception in the relay; the exit report says what happened.
+    controlPipe.on('error', () => {});
+    controlPipe.on('data', (chunk: Buffer) => {
       for (const line of control.push(chunk.toString())) {
         try {
           message = JSON.parse(line) as WatchdogMessage;
@@ -111,6 +114,7 @@ export class AgentProcess extends EventEmitter {
   private readLines(stream: Readable): void {
     const splitter = new LineSplitter();
     stream.setEncoding('utf8');
+    stream.on('error', () => {});
     stream.on('data', (chunk: string) => {
       for (const line of splitter.push(chunk)) this.emit('line', line);
     });

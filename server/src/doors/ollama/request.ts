@@ -1,7 +1,8 @@
 import { checkImage, MAX_IMAGES, parseChatRequest } from '../../chat/request';
+import { imageTypeOf, NOT_AN_IMAGE } from '../../chat/imageType';
 import { linkToolResults, parseToolCall, parseTools } from '../../chat/tools';
 import { HttpError } from '../../http/errors';
-import type { ChatImage, ChatMessage, ImageMediaType, ToolOptions } from '../../providers/types';
+import type { ChatImage, ChatMessage, ToolOptions } from '../../providers/types';
 
 /** What the door uses of an Ollama request; `messages` empty means "just load the model". */
 export interface OllamaRequest {
@@ -93,20 +94,10 @@ function photos(value: unknown, field: string, role: ChatMessage['role'], count:
     const where = `${field}[${j}]`;
     if (++count.n > MAX_IMAGES) throw new HttpError(413, 'request.body_too_large', `A request may carry at most ${MAX_IMAGES} images; ${where} is one too many.`);
     if (typeof data !== 'string' || data === '') throw invalid(`${where} must be the image as a base64 string.`);
-    const mediaType = sniff(data);
-    if (!mediaType) throw invalid(`${where} is not a JPEG, PNG, WebP or GIF image.`);
+    const mediaType = imageTypeOf(data);
+    if (!mediaType) throw invalid(`${where} ${NOT_AN_IMAGE}.`);
     return checkImage(mediaType, data, where, where);
   });
-}
-
-/** The image type from its magic bytes (the first 16 base64 characters are its first 12 bytes). */
-function sniff(base64: string): ImageMediaType | undefined {
-  const head = Buffer.from(base64.slice(0, 16), 'base64');
-  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
-  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
-  if (head.subarray(0, 4).toString('latin1') === 'GIF8') return 'image/gif';
-  if (head.subarray(0, 4).toString('latin1') === 'RIFF' && head.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
-  return undefined;
 }
 
 /**

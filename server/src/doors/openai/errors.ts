@@ -22,6 +22,7 @@ const CODES: Partial<Record<ErrorCode, string>> = {
   'chat.no_provider': 'model_not_found',
   'chat.too_many_streams': 'rate_limit_exceeded',
   'server.stopping': 'server_stopping',
+  'server.busy': 'rate_limit_exceeded',
   'server.internal_error': 'internal_error',
 };
 

@@ -14,6 +14,10 @@ const LIST_TIMEOUT_MS = 15_000;
 /** Kinds `auto` works for (the runner lists its models); others need a model named. */
 const AUTO_KINDS: readonly ProviderKind[] = ['ollama', 'openai-compatible'];
 const MODELS_PATH = '/v1/providers/{id}/models';
+/** Longer than any provider's model id; a phone's switch is written to the desktop's settings. */
+export const MAX_MODEL_CHARS = 256;
+/** How many of the provider's models a refusal names. */
+const NAMED_MODELS = 20;
 
 /** One provider as a phone sees it: never a key, never `apiKeyEnv`, never a base URL's credentials. */
 export interface ProviderView {
@@ -97,10 +101,23 @@ const modelsRoute: Route = {
 };
 
 /**
+ * A model the phone names must be one the provider lists (asked now, as GET
+ * /v1/providers/<id>/models does): what the phone can write into the desktop's settings is
+ * bounded by what the provider offers. The configured model and `auto` need no asking.
+ */
+async function checkListed(provider: ProviderConfig, model: string, ctx: RelayContext, signal: AbortSignal): Promise<void> {
+  const models = await modelsOf(provider, ctx, signal);
+  if (models.includes(model)) return;
+  const named = models.length === 0 ? 'lists none' : `lists: ${models.slice(0, NAMED_MODELS).join(', ')}${models.length > NAMED_MODELS ? ', …' : ''}`;
+  throw invalid(`"${model}" is not a model "${provider.id}" offers; it ${named}.`);
+}
+
+/**
  * Switches the desktop's active provider (and its model) for every next message, as switching
  * on the desktop does; a stream in flight keeps the provider it started with (the chat service
  * resolves it once per chat). Refusals: 403 when the desktop does not allow it (before the body
- * is read), 400 for a bad body, 404 for an unknown id, 400 for the cloud provider.
+ * is read), 400 for a bad body (a model the provider does not list included), 404 for an
+ * unknown id, 400 for the cloud provider, 502 when the provider cannot be asked for its models.
  */
 const switchRoute: Route = {
   method: 'PUT',
@@ -120,6 +137,7 @@ const switchRoute: Route = {
     const { id, model } = json as Record<string, unknown>;
     if (typeof id !== 'string' || id === '') throw invalid('id must be the id of a configured provider.');
     if (model !== undefined && (typeof model !== 'string' || model.trim() === '')) throw invalid('model must be a non-empty string when given.');
+    if (typeof model === 'string' && model.length > MAX_MODEL_CHARS) throw invalid(`model must be at most ${MAX_MODEL_CHARS} characters.`);
     const provider = configuredProviders(source).find((p) => p.id === id);
     if (!provider) throw notFound(id);
     if (provider.kind === 'cloud') {
@@ -127,6 +145,7 @@ const switchRoute: Route = {
     }
     if (model === 'auto' && !AUTO_KINDS.includes(provider.kind)) throw invalid(`model "auto" works only for ${AUTO_KINDS.join(' and ')} providers; name a model for "${id}".`);
     ctx.state(req).provider = id;
+    if (typeof model === 'string' && model !== 'auto' && model !== provider.model) await checkListed(provider, model, ctx, leaving(res));
     await source.switchTo(id, model as string | undefined);
     ctx.options.logger.info(`provider switched from the phone to "${id}"${model === undefined ? '' : ` (model "${model}")`}`);
     sendJson(res, 200, providersView(source));

@@ -13,8 +13,13 @@ import { loadVapidKeys, type VapidKeys } from './vapid';
 
 /** Subscriptions at most per token: a person's phones and browsers, not a mailing list. */
 export const MAX_SUBSCRIPTIONS = 10;
-/** How long one push may take to be accepted by the push service. */
-const PUSH_TIMEOUT_MS = 10_000;
+
+/**
+ * Pushes being sent at once, over all subscriptions and replies. Each holds a TLS connection
+ * for up to its deadline; past the cap a push is dropped with a log line rather than queued, as
+ * a reply that ends while the service is this slow is better fetched by the phone itself.
+ */
+export const MAX_PUSHES_IN_FLIGHT = 16;
 
 /** The door's paths (PATHS.pushKey and PATHS.pushSubscriptions in the shared protocol). */
 export const PUSH_KEY_PATH = '/v1/push/key';
@@ -70,6 +75,7 @@ export const pushDoor: DoorFactory = (ctx) => {
   };
   const enabled = () => ctx.options.pushNotifications();
   let stopped = false;
+  let inFlight = 0;
 
   const keyRoute: Route = {
     method: 'GET',
@@ -138,14 +144,21 @@ export const pushDoor: DoorFactory = (ctx) => {
     const pair = await vapid();
     await Promise.all(
       [...subscriptions].map(async ([id, target]) => {
-        let outcome: PushOutcome;
-        try {
-          outcome = await sendPush(target, text, pair, { ttlSeconds, timeoutMs: PUSH_TIMEOUT_MS });
-        } catch (err) {
-          outcome = { outcome: 'failed', reason: err instanceof Error ? err.name : typeof err };
-        }
         // The endpoint is a capability URL: only its host is logged.
         const host = target.endpoint.host;
+        if (inFlight >= MAX_PUSHES_IN_FLIGHT) {
+          logger.warn(`push: not sent to ${host}: ${MAX_PUSHES_IN_FLIGHT} pushes are already in flight`);
+          return;
+        }
+        inFlight++;
+        let outcome: PushOutcome;
+        try {
+          outcome = await sendPush(target, text, pair, { ttlSeconds, timeoutMs: ctx.options.pushTimeoutMs });
+        } catch (err) {
+          outcome = { outcome: 'failed', reason: err instanceof Error ? err.name : typeof err };
+        } finally {
+          inFlight--;
+        }
         if (outcome.outcome === 'gone') {
           if (subscriptions.get(id) === target) subscriptions.delete(id);
           logger.info(`push: ${host} answered ${outcome.status}: the subscription is gone and was removed`);

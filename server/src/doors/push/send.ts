@@ -25,6 +25,9 @@ export interface PushSendOptions {
  */
 export const VAPID_SUBJECT = 'https://github.com/deskrelay/deskrelay';
 
+/** How long one push may take, all of it, to be accepted by the push service. */
+export const PUSH_TIMEOUT_MS = 10_000;
+
 /** What the push service may answer at most; anything past it is not read. */
 const MAX_ANSWER_BYTES = 8 * 1024;
 
@@ -56,10 +59,15 @@ export async function sendPush(target: PushTarget, payload: string, vapid: Vapid
       };
       res.once('end', settle);
       res.once('close', settle);
-      res.once('error', settle);
+      res.on('error', settle);
     });
-    req.once('timeout', () => req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)));
-    req.once('error', (err: NodeJS.ErrnoException) => resolve({ outcome: 'failed', reason: err.code ?? err.message }));
+    // `timeout` is only the socket's idle time: a service that drips a byte now and then would
+    // hold the push forever. The deadline covers the whole exchange.
+    const giveUp = () => req.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
+    const deadline = setTimeout(giveUp, options.timeoutMs);
+    req.once('close', () => clearTimeout(deadline));
+    req.once('timeout', giveUp);
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ outcome: 'failed', reason: err.code ?? err.message }));
     req.end(details.body ?? undefined);
   });
 }

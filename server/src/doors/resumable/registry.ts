@@ -13,6 +13,9 @@ export interface ResumeBudget {
   entries: number;
 }
 
+/** Clients following one generation at once (issue 21, finding 3); a newer one displaces the oldest. */
+export const MAX_ATTACHED = 4;
+
 export const DEFAULT_RESUME_BUDGET: ResumeBudget = { bytes: 64 * 1024 * 1024, entries: 256 };
 
 /** One resumable generation: its events, who is listening, and when it may be forgotten. */
@@ -20,7 +23,8 @@ export class ResumableGeneration {
   readonly log: EventLog;
   /** Set while the provider runs; aborting it ends the generation. */
   chat: ChatHandle | undefined;
-  private attached = 0;
+  /** Clients following this generation, oldest first. */
+  private readonly following: { detach(): void; evict(): void }[] = [];
   private timer: NodeJS.Timeout | undefined;
   private gone = false;
   private lifeMs: number;
@@ -42,7 +46,7 @@ export class ResumableGeneration {
 
   /** Clients listening now (0: nobody is connected to this generation). */
   get clients(): number {
-    return this.attached;
+    return this.following.length;
   }
 
   /** The provider finished; finished generations are the ones a budget may evict. */
@@ -50,18 +54,34 @@ export class ResumableGeneration {
     return this.ended;
   }
 
-  /** A client listens from now on; returns its detach. Nobody listening for the TTL ends and forgets the generation. */
-  attach(listener: FrameListener): () => void {
-    this.attached++;
+  /**
+   * A client listens from now on; returns its detach. Nobody listening for the TTL ends and
+   * forgets the generation. At most MAX_ATTACHED clients follow one generation: a newer one
+   * displaces the oldest (`evict` ends its response), since a phone that reconnects leaves dead
+   * connections behind it that must not lock it out, and each client may hold a replay in flight.
+   */
+  attach(listener: FrameListener, evict: () => void = () => {}): () => void {
     this.clearTimer();
     const stop = this.log.listen(listener);
     let detached = false;
-    return () => {
-      if (detached) return;
-      detached = true;
-      stop();
-      if (--this.attached === 0) this.idle();
+    const client = {
+      evict,
+      detach: () => {
+        if (detached) return;
+        detached = true;
+        stop();
+        const at = this.following.indexOf(client);
+        if (at !== -1) this.following.splice(at, 1);
+        if (this.following.length === 0 && !this.gone) this.idle();
+      },
     };
+    this.following.push(client);
+    while (this.following.length > MAX_ATTACHED) {
+      const oldest = this.following[0];
+      oldest.detach();
+      oldest.evict();
+    }
+    return client.detach;
   }
 
   /** The provider finished: stays replayable for the TTL from now (or from its last client leaving); less after an error. */
@@ -69,7 +89,7 @@ export class ResumableGeneration {
     this.chat = undefined;
     this.ended = true;
     if (!ok) this.lifeMs = Math.min(this.ttlMs, this.errorTtlMs);
-    if (this.attached === 0 && !this.gone) this.idle();
+    if (this.following.length === 0 && !this.gone) this.idle();
   }
 
   dispose(): void {

@@ -11,6 +11,7 @@ import type { ChatHandle, ChatSlot } from '../../chat/service';
 import { SpecReply } from '../../chat/specReply';
 import { authenticateSocket, SOCKET_PROTOCOL } from './auth';
 import { refuseUpgrade } from '../../http/upgrade';
+import { describeSocketError } from './frameErrors';
 
 export const CHAT_SOCKET_PATH = '/v1/chat/ws';
 
@@ -48,6 +49,9 @@ export const chatSocketRoute: Route = {
     // A handshake that fails (or a socket that closes before its request) gives the slot back.
     socket.once('close', () => slot.release());
     socketServer().handleUpgrade(req, socket, head, (ws) => {
+      // A frame ws rejects (no mask, 1 GiB announced, RSV bits…) closes this socket with its
+      // code; unheard, the error would end the process and every stream in it.
+      ws.on('error', (err) => ctx.options.logger.warn(describeSocketError(state.id, err)));
       ws.once('close', () => log(101));
       void serveChatSocket(ws, req, ctx, slot);
     });
@@ -67,6 +71,8 @@ function socketServer(): WebSocketServer {
     // Only ever `deskrelay`: selecting the bearer subprotocol would echo the token.
     handleProtocols: (protocols) => (protocols.has(SOCKET_PROTOCOL) ? SOCKET_PROTOCOL : false),
   });
+  // Only a listening server emits it; noServer has none, but an unheard one would still throw.
+  wss.on('error', () => {});
   wss.on('headers', (headers, req) => headers.push(`X-Request-Id: ${requestState(req).id}`));
   // A malformed handshake (no Sec-WebSocket-Key, bad version…) also gets the CONTRACT body.
   wss.on('wsClientError', (err, socket, req) => refuseUpgrade(socket, requestState(req).id, new HttpError(400, 'request.invalid_header', `${err.message}.`)));

@@ -154,6 +154,10 @@ export class TailscaleTunnel extends AgentTunnel {
       return new TunnelError(`Could not start tailscale at ${this.binary} (${result.error}).`, [], 'agent-missing');
     }
     const lines = result.lines.length > 0 ? result.lines : this.last.get();
+    // The CLI says only "Logged out."; the way out is one command.
+    if (lines.some((l) => /^\s*Logged out\.?\s*$/i.test(l))) {
+      return new TunnelError('Tailscale is logged out. Run "tailscale up" to log in, then start the tunnel again.', lines);
+    }
     return new TunnelError(withLastLines(message, lines, 'tailscale'), lines);
   }
 

@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { startAnthropicStandIn, type AnthropicStandIn } from '../../../fixtures/providers/anthropic';
 import { startOllamaStandIn, type OllamaStandIn } from '../../../fixtures/providers/ollama';
@@ -121,6 +123,37 @@ describe('Add, remove and edit providers (against stand-in runners on loopback)'
     const r = await chat(base, readToken()!);
     assert.equal(r.events.at(-1)?.type, 'error');
     assert.match(r.events.at(-1)?.message, /needs an API key/);
+  });
+
+  it("a workspace's settings cannot choose the phone's provider, and a switch from the phone goes to user settings (issue 21)", async () => {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    assert.ok(folder, 'the suite runs in a folder');
+    const dir = join(folder.uri.fsPath, '.vscode');
+    const file = join(dir, 'settings.json');
+    mkdirSync(dir, { recursive: true });
+    const saved = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+    const workspaceFile = JSON.stringify({ 'deskrelay.activeProvider': 'ollama' }, null, 2);
+    try {
+      await setSetting('activeProvider', 'lms');
+      writeFileSync(file, workspaceFile);
+      // VS Code reads the file again when it changes; give it the time to (not) apply it.
+      await new Promise((r) => setTimeout(r, 2_000));
+      assert.equal(cfg().get('activeProvider'), 'lms', 'the workspace chose the provider');
+      await setSetting('allowPhoneProviderSwitch', true);
+      const res = await fetch(`${base}/v1/providers/active`, {
+        method: 'PUT',
+        headers: { Authorization: `Bearer ${readToken()}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ id: 'claude' }),
+      });
+      assert.equal(res.status, 200);
+      assert.equal(cfg().inspect('activeProvider')?.globalValue, 'claude');
+      assert.equal(cfg().get('activeProvider'), 'claude');
+      assert.equal(readFileSync(file, 'utf8'), workspaceFile, "the switch wrote into the workspace's settings");
+    } finally {
+      await setSetting('allowPhoneProviderSwitch', undefined);
+      if (saved === undefined) rmSync(file, { force: true });
+      else writeFileSync(file, saved);
+    }
   });
 });
 

@@ -48,6 +48,17 @@ describe('parseConfig', () => {
     expect(() => parseConfig('{"allowPhoneProviderSwitch":"yes"}')).toThrow('"allowPhoneProviderSwitch" must be true or false');
   });
 
+  it('reads "transcription" and refuses one no openai-compatible provider can serve', () => {
+    const providers = [{ id: 'w', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:8080/v1' }, { id: 'o', kind: 'ollama' }];
+    const file = (transcription: unknown) => JSON.stringify({ activeProvider: 'o', providers, transcription });
+    expect(parseConfig(file({ provider: 'w', model: ' whisper-1 ' })).transcription).toEqual({ provider: 'w', model: 'whisper-1' });
+    expect(parseConfig('{}').transcription).toBeUndefined();
+    expect(() => parseConfig(file({ provider: 'w' }))).toThrow('"transcription" must be {"provider"');
+    expect(() => parseConfig(file('w'))).toThrow('"transcription" must be {"provider"');
+    expect(() => parseConfig(file({ provider: 'x', model: 'm' }))).toThrow('names provider "x", which is not among the providers');
+    expect(() => parseConfig(file({ provider: 'o', model: 'm' }))).toThrow('of kind ollama; only an openai-compatible provider transcribes');
+  });
+
   it('providers without activeProvider means no active provider (no guessing the first one)', () => {
     const config = parseConfig(JSON.stringify({ providers: [{ id: 'a', kind: 'ollama' }, { id: 'b', kind: 'ollama' }] }));
     expect(config.activeProvider).toBe('');

@@ -5,6 +5,7 @@ import { providersDoor } from './providers';
 import { pushDoor } from './push';
 import { resumableDoor } from './resumable';
 import { specDoor } from './spec';
+import { transcriptionDoor } from './transcription';
 import { socketDoor } from './ws';
 
 /** Every door of the relay, in the order their routes are matched. A new door is one line here. */
@@ -17,4 +18,5 @@ export const DOORS: readonly DoorFactory[] = [
   ollamaDoor,
   providersDoor,
   pushDoor,
+  transcriptionDoor,
 ];

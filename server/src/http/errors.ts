@@ -34,6 +34,10 @@ export type ErrorCode =
   | 'push.endpoint_not_allowed'
   /** 409: the token already has the most push subscriptions the relay keeps. */
   | 'push.too_many_subscriptions'
+  /** 412: no usable transcription provider is set ("transcription" in config.json, deskrelay.transcription). */
+  | 'transcription.no_provider'
+  /** 502: the transcription provider failed or refused the audio; the message says why. */
+  | 'transcription.failed'
   | 'server.stopping'
   /** 503 with Retry-After: the request bodies being read already hold the relay's budget (issue 21). */
   | 'server.busy'

@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import { describeProvider, detectRunners, listModels, runnersToProbe, type DetectedRunner, type ProviderConfig, type ProviderKind } from '../../server/src';
 import type { OutputLog } from './log';
 import type { SecretKeySource } from './secrets';
-import { activeProviderId, providerEntries, SECTION, setActiveProviderId, setTranscriptionChoice } from './settings';
+import { activeProviderId, providerEntries, SECTION, setActiveProviderId, setTranscriptionChoice, transcriptionChoice } from './settings';
 import { allowVsCodeModels, modelSelector, modelTitle, selectModels } from './vscodeLm';
 
 const t = vscode.l10n.t;
@@ -226,6 +226,8 @@ export class ProviderWizard {
       const next = providerEntries().find((e) => e.config && e.config.kind !== 'cloud')?.id ?? '';
       await setActiveProviderId(next);
     }
+    // The phone's transcriber went with it: the phone falls back to its browser's recogniser.
+    if (transcriptionChoice()?.provider === id) await cfg.update('transcription', undefined, vscode.ConfigurationTarget.Global);
     this.log.info(`provider removed: ${id}`);
     return true;
   }

@@ -3,6 +3,7 @@ import type { Logger } from '../logger';
 import { createAdapter, isAbortError, ProviderError } from '../providers';
 import type { ActiveProvider, AdapterFactories, ChatMessage, FinishReason, KeySource, PieceKind, PieceSink, ProviderConfig, ProviderSource } from '../providers/types';
 import { CANCELLED_MESSAGE, CancelReason, INTERNAL_FAILURE_MESSAGE, PROVIDER_CANCELLED_MESSAGE } from './events';
+import { chatOwner } from './owner';
 import { StreamRegistry } from './slots';
 
 /** One reply may not grow past this (UTF-16 code units): a broken provider cannot exhaust memory. */
@@ -63,6 +64,19 @@ export function noProviderError(active: Exclude<ActiveProvider, { ok: true }>): 
 export const tooManyStreams = (limit: number) =>
   new HttpError(429, 'chat.too_many_streams', `The desktop is already serving ${limit} chat streams; try again in a moment.`, { 'Retry-After': '1' });
 
+export const tooManyDeviceStreams = (limit: number) =>
+  new HttpError(
+    429,
+    'chat.too_many_streams',
+    `This device already has ${limit} chat stream${limit === 1 ? '' : 's'} open on the desktop; wait for one to finish or stop it.`,
+    { 'Retry-After': '1' },
+  );
+
+/** One device may hold this many of the `total` slots: never all of them when there are two or more. */
+export function perDeviceLimit(total: number): number {
+  return total <= 1 ? total : Math.max(1, Math.ceil(total / 2));
+}
+
 /**
  * The one chat pipeline every door uses: the concurrency slot, the provider, the adapter run,
  * the reply cap, how the reply ended, and the slot freed on every path. Doors only read their
@@ -76,6 +90,16 @@ export class ChatService {
   /** Chats holding a slot right now (detached resumable ones included). */
   get active(): number {
     return this.slots.size;
+  }
+
+  /** Chats one device holds right now. */
+  activeFor(device: string): number {
+    return this.slots.countOf(device);
+  }
+
+  /** Ends every chat of a device at once (it was removed); its clients are told `message`. */
+  cancelDevice(device: string, message: string): number {
+    return this.slots.cancelOwner(device, message);
   }
 
   /** The provider the next chat uses, asked afresh (a switch takes effect on the next request); 412 when none. */
@@ -101,8 +125,14 @@ export class ChatService {
    */
   reserve(): ChatSlot {
     const limit = this.options.maxConcurrentStreams();
+    // The device of the request being served (the funnel set it), so no door passes it along.
+    const owner = chatOwner.getStore();
+    if (owner !== undefined && this.slots.size < limit) {
+      const mine = perDeviceLimit(limit);
+      if (this.slots.countOf(owner) >= mine) throw tooManyDeviceStreams(mine);
+    }
     let settle!: (outcome: Promise<Ending> | undefined) => void;
-    const slot = this.slots.tryRun(limit, () => new Promise<Ending | undefined>((resolve) => (settle = resolve)));
+    const slot = this.slots.tryRun(limit, () => new Promise<Ending | undefined>((resolve) => (settle = resolve)), owner);
     if (!slot) throw tooManyStreams(limit);
     const { controller, result } = slot;
     let used = false;

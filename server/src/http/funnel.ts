@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { authenticate } from './auth';
+import { chatOwner } from '../chat/owner';
 import type { RelayContext, RequestState } from './context';
 import { contractDialect, HttpError, hostNotAllowed, internalError, methodNotAllowed, notFound, serverStopping } from './errors';
 import type { HostPolicy } from './host';
@@ -108,13 +109,14 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     dialect.sendError(res, id, httpError);
   }
 
-  /** Route, stopping and auth for one request; returns the route and whether a token was checked. */
+  /** Route, stopping and auth for one request; returns whether a token was checked. The device it names goes on the request state. */
   function admit(req: IncomingMessage, route: Route): boolean {
     if (ctx.stopping) throw serverStopping();
     if (!route.auth) return false;
     const token = ctx.token;
     if (token === undefined) throw serverStopping();
-    (typeof route.auth === 'function' ? route.auth : authenticate)(req, token);
+    const { device } = (typeof route.auth === 'function' ? route.auth : authenticate)(req, { pairing: token, devices: ctx.devices });
+    if (device !== undefined) requestState(req).device = device;
     return true;
   }
 
@@ -126,7 +128,14 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     let authenticated = false;
     res.once('close', () =>
       log.line(
-        { method: req.method ?? '', path: target.path, status: res.statusCode, durationMs: Date.now() - state.startedAt, provider: state.provider },
+        {
+          method: req.method ?? '',
+          path: target.path,
+          status: res.statusCode,
+          durationMs: Date.now() - state.startedAt,
+          provider: state.provider,
+          device: state.device,
+        },
         authenticated,
       ),
     );
@@ -143,7 +152,8 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       authenticated = admit(req, route);
       // Only an admitted request is invited to send its body.
       if (expectsContinue) res.writeContinue();
-      const handled = route.handle(req, res, ctx);
+      // The chats this request starts count against, and end with, its device (chat/owner.ts).
+      const handled = chatOwner.run(state.device, () => route.handle(req, res, ctx));
       if (handled) handled.then(undefined, (err: unknown) => fail(req, res, dialect, err));
     } catch (err) {
       fail(req, res, dialect, err);
@@ -166,7 +176,8 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       try {
         checkHost(req, target, hosts);
         authenticated = admit(req, route);
-        route.upgrade(req, socket, head, ctx);
+        const { upgrade } = route;
+        chatOwner.run(state.device, () => upgrade(req, socket, head, ctx));
       } catch (err) {
         const refusal = err instanceof HttpError ? err : internalError();
         if (!(err instanceof HttpError)) ctx.options.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);

@@ -50,7 +50,7 @@ function newDeviceId(): string {
 export function cleanDeviceName(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const name = value.trim();
-  if (name === '' || name.length > MAX_NAME_LENGTH || /[\u0000-\u001f\u007f\u2028\u2029]/.test(name)) return undefined;
+  if (name === '' || name.length > MAX_NAME_LENGTH || /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(name)) return undefined;
   return name;
 }
 

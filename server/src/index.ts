@@ -26,6 +26,7 @@ export { isAbortError, ProviderError } from './providers';
 export { listModels } from './providers/listModels';
 export { detectRunners, LOCAL_RUNNERS, RUNNER_PORTS_VARIABLE, runnerConfig, runnersToProbe, runnerUrl, type DetectedRunner, type LocalRunner } from './providers/detect';
 export { RelaySession } from './session/relaySession';
+export { configDir } from './session/paths';
 export { devicesPath, forgetRememberedDevices, type DeviceChange, type DeviceSummary } from './store/devices';
 export type { DeviceInfo } from './protocol';
 export type { Pairing, RelaySessionOptions, SessionStatus } from './session/relaySession';

@@ -158,7 +158,8 @@ export class RelayServer {
   async start(): Promise<{ url: string; port: number; token: string }> {
     if (this.current) return this.current;
     const token = newToken();
-    const devices = await this.openDevices();
+    // Before the doors are made: the push door listens to it for removed devices.
+    this.deviceRegistry = await this.openDevices();
     const self = this;
     const ctx: RelayContext = {
       options: this.options,
@@ -205,7 +206,6 @@ export class RelayServer {
     });
     const { host, port } = this.options;
     this.activeToken = token;
-    this.deviceRegistry = devices;
     await new Promise<void>((resolvePromise, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) => {
         if (err.code === 'EADDRINUSE') reject(new RelayStartError(`Port ${port} on ${host} is already in use; choose another port.`, err.code));

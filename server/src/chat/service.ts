@@ -3,7 +3,6 @@ import type { Logger } from '../logger';
 import { createAdapter, isAbortError, ProviderError } from '../providers';
 import type { ActiveProvider, AdapterFactories, ChatMessage, FinishReason, KeySource, PieceKind, PieceSink, ProviderConfig, ProviderSource } from '../providers/types';
 import { CANCELLED_MESSAGE, CancelReason, INTERNAL_FAILURE_MESSAGE, PROVIDER_CANCELLED_MESSAGE } from './events';
-import { chatOwner } from './owner';
 import { StreamRegistry } from './slots';
 
 /** One reply may not grow past this (UTF-16 code units): a broken provider cannot exhaust memory. */
@@ -84,8 +83,20 @@ export function perDeviceLimit(total: number): number {
  */
 export class ChatService {
   private readonly slots = new StreamRegistry();
+  /** Set on a device's view (forDevice): its chats count against, and end with, that device. */
+  private readonly owner: string | undefined = undefined;
 
   constructor(private readonly options: ChatServiceOptions) {}
+
+  /**
+   * This service as one device's requests see it (issue 26): the same slots, provider and
+   * options (the view's prototype is this service), with every chat started through it owned by
+   * the device. The funnel hands a device's request a context holding this view, so every door,
+   * present or future, counts and ends its chats per device without passing the device along.
+   */
+  forDevice(device: string): ChatService {
+    return Object.create(this, { owner: { value: device } }) as ChatService;
+  }
 
   /** Chats holding a slot right now (detached resumable ones included). */
   get active(): number {
@@ -125,8 +136,7 @@ export class ChatService {
    */
   reserve(): ChatSlot {
     const limit = this.options.maxConcurrentStreams();
-    // The device of the request being served (the funnel set it), so no door passes it along.
-    const owner = chatOwner.getStore();
+    const owner = this.owner;
     if (owner !== undefined && this.slots.size < limit) {
       const mine = perDeviceLimit(limit);
       if (this.slots.countOf(owner) >= mine) throw tooManyDeviceStreams(mine);

@@ -1,7 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { authenticate } from './auth';
-import { chatOwner } from '../chat/owner';
 import type { RelayContext, RequestState } from './context';
 import { contractDialect, HttpError, hostNotAllowed, internalError, methodNotAllowed, notFound, serverStopping } from './errors';
 import type { HostPolicy } from './host';
@@ -152,8 +151,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       authenticated = admit(req, route);
       // Only an admitted request is invited to send its body.
       if (expectsContinue) res.writeContinue();
-      // The chats this request starts count against, and end with, its device (chat/owner.ts).
-      const handled = chatOwner.run(state.device, () => route.handle(req, res, ctx));
+      const handled = route.handle(req, res, contextFor(ctx, state.device));
       if (handled) handled.then(undefined, (err: unknown) => fail(req, res, dialect, err));
     } catch (err) {
       fail(req, res, dialect, err);
@@ -176,8 +174,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       try {
         checkHost(req, target, hosts);
         authenticated = admit(req, route);
-        const { upgrade } = route;
-        chatOwner.run(state.device, () => upgrade(req, socket, head, ctx));
+        route.upgrade(req, socket, head, contextFor(ctx, state.device));
       } catch (err) {
         const refusal = err instanceof HttpError ? err : internalError();
         if (!(err instanceof HttpError)) ctx.options.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);
@@ -186,6 +183,15 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       }
     },
   };
+}
+
+/**
+ * The context a request's handler gets: for a device's request, one whose chat service is that
+ * device's view (ChatService.forDevice), so its chats count against and end with the device.
+ */
+function contextFor(ctx: RelayContext, device: string | undefined): RelayContext {
+  if (device === undefined) return ctx;
+  return Object.create(ctx, { chat: { value: ctx.chat.forDevice(device) } }) as RelayContext;
 }
 
 /** True while the request announced a body that has not fully arrived. */

@@ -338,8 +338,10 @@ export class Commands {
       this.offerStart(t('DeskRelay is not running; a new token is made every time it starts.'));
       return this.chat.status();
     }
-    let forget = forgetDevices === true || !rememberDevicesOn();
-    if (forgetDevices === undefined && rememberDevicesOn() && this.chat.devices().length > 0) {
+    // Only a boolean answers the question: a menu may pass other arguments.
+    const answered = typeof forgetDevices === 'boolean';
+    let forget = (answered && forgetDevices) || !rememberDevicesOn();
+    if (!answered && rememberDevicesOn() && this.chat.devices().length > 0) {
       const choice = await vscode.window.showWarningMessage(
         t('Rotate the pairing token? Paired devices keep their own tokens unless you forget them too.'),
         { modal: true },

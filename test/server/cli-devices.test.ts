@@ -1,6 +1,6 @@
 /** `deskrelay devices`, `deskrelay devices revoke ID`, serve's "Device paired" line and "rememberDevices" (issue 26), run as a user runs them: the built CLI in child processes. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -80,10 +80,15 @@ describe('deskrelay devices', () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toBe(`deskrelay: No device "${phone.id}" is registered on the desktop (GET /v1/devices lists them).\n`);
 
-    // The remembered file: hashes only, 0600.
+    // The remembered file: hashes only, 0600; doctor checks its mode.
     const file = join(dir, 'devices.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readFileSync(file, 'utf8')).not.toContain(tablet.token);
+    const doctor = await finished(['doctor', '--cloudflared', join(dir, 'none')], dir);
+    expect(doctor.stdout).toContain(`[ok  ] devices file: ${file} has mode 600 (yours alone)`);
+    chmodSync(file, 0o644);
+    expect((await finished(['doctor', '--cloudflared', join(dir, 'none')], dir)).stdout).toContain(`[FAIL] devices file: ${file} has mode 644, readable by others; run: chmod 600 ${file}`);
+    chmodSync(file, 0o600);
 
     relay.child.kill('SIGTERM');
     expect(await relay.exited).toBe(0);

@@ -46,6 +46,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     new StatusBar(remote),
     remote.onDidChange(setContext),
     remote.onTunnelDown((m) => commands.tunnelDown(m)),
+    remote.onDeviceChange((change) => commands.deviceChanged(change)),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && void commands.settingsChanged(affectsRelayAddress(e))),
     vscode.commands.registerCommand('deskrelay.start', () => commands.start()),
     vscode.commands.registerCommand('deskrelay.stop', () => commands.stop()),
@@ -60,7 +61,9 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     vscode.commands.registerCommand('deskrelay.removeProvider', (id?: string, confirmed?: boolean) => wizard.removeProvider(id, confirmed)),
     vscode.commands.registerCommand('deskrelay.editModel', (id?: string, model?: string) => wizard.editModel(id, model)),
     vscode.commands.registerCommand('deskrelay.allowVsCodeModels', () => wizard.allowVsCodeModels()),
-    vscode.commands.registerCommand('deskrelay.rotateToken', () => commands.rotateToken()),
+    vscode.commands.registerCommand('deskrelay.rotateToken', (forgetDevices?: boolean) => commands.rotateToken(forgetDevices)),
+    vscode.commands.registerCommand('deskrelay.manageDevices', (revokeId?: string) => commands.manageDevices(revokeId)),
+    vscode.commands.registerCommand('deskrelay.forgetDevices', (confirmed?: boolean) => commands.forgetDevices(confirmed)),
     vscode.commands.registerCommand('deskrelay.showLog', () => commands.showLog()),
     vscode.commands.registerCommand('deskrelay.showActions', () => commands.showActions()),
   );

@@ -1,16 +1,31 @@
 import * as vscode from 'vscode';
-import { RelaySession, TunnelError, type AdapterFactories, type Pairing, type ProbeOptions, type SessionStatus } from '../../server/src';
+import {
+  configDir,
+  devicesPath,
+  forgetRememberedDevices,
+  RelaySession,
+  TunnelError,
+  type AdapterFactories,
+  type DeviceChange,
+  type DeviceInfo,
+  type Pairing,
+  type ProbeOptions,
+  type SessionStatus,
+} from '../../server/src';
 import { tunnelAgentFor, type TunnelKind } from '../../server/src/tunnel';
 import { Disposable } from './dispose';
 import type { OutputLog } from './log';
 import type { SecretKeySource, TunnelSecrets } from './secrets';
-import { activeProviderId, pushNotificationsOn, relaySettings, tunnelSettings, type SettingsProviderSource } from './settings';
+import { activeProviderId, pushNotificationsOn, relaySettings, rememberDevicesOn, tunnelSettings, type SettingsProviderSource } from './settings';
 
-export type { Pairing } from '../../server/src';
+export type { DeviceChange, DeviceInfo, Pairing } from '../../server/src';
 
 export interface Status extends SessionStatus {
   activeProvider: string;
   providerReady: boolean;
+  /** Paired devices (issue 26) and how many of them are connected now. */
+  devices: number;
+  connectedDevices: number;
 }
 
 /** The tunnel agent's program (cloudflared, tailscale, ngrok) could not be found: the user can install it or set its path. */
@@ -47,6 +62,9 @@ export class RemoteChat extends Disposable {
   private readonly changed = this.register(new vscode.EventEmitter<void>());
   private readonly tunnelDown = this.register(new vscode.EventEmitter<string>());
   private readonly tunnelProgress = this.register(new vscode.EventEmitter<string>());
+  private readonly deviceChange = this.register(new vscode.EventEmitter<DeviceChange>());
+  /** A device registered, was removed, or all were forgotten. */
+  readonly onDeviceChange = this.deviceChange.event;
   readonly onDidChange = this.changed.event;
   /** The tunnel went down after it was up (message for the user, already logged). */
   readonly onTunnelDown = this.tunnelDown.event;
@@ -69,8 +87,13 @@ export class RemoteChat extends Disposable {
           workspaces: () => vscode.workspace.workspaceFolders?.length ?? 0,
           maxConcurrentStreams: () => relaySettings().maxConcurrentStreams,
           pushNotifications: pushNotificationsOn,
+          rememberDevices: rememberDevicesOn(),
           logger: log,
           onRequestLog: (e) => log.request(e),
+          onDeviceChange: (change) => {
+            this.deviceChange.fire(change);
+            this.changed.fire();
+          },
         };
       },
       // Settings are read at every tunnel start; the token was fetched from SecretStorage just before.
@@ -102,7 +125,32 @@ export class RemoteChat extends Disposable {
   }
 
   status(): Status {
-    return { ...this.session.status(), activeProvider: activeProviderId(), providerReady: this.deps.providers.active().ok };
+    const devices = this.devices();
+    return {
+      ...this.session.status(),
+      activeProvider: activeProviderId(),
+      providerReady: this.deps.providers.active().ok,
+      devices: devices.length,
+      connectedDevices: devices.filter((d) => d.connected).length,
+    };
+  }
+
+  /** The paired devices of the running relay (none while stopped). */
+  devices(): DeviceInfo[] {
+    return this.session.relay?.devices() ?? [];
+  }
+
+  /** Removes a device: its token stops working and its streams end at once. False when it is not paired. */
+  async revokeDevice(id: string): Promise<boolean> {
+    return (await this.session.relay?.revokeDevice(id)) ?? false;
+  }
+
+  /** Forgets every device, remembered ones included (also while stopped); returns how many the running relay had. */
+  async forgetDevices(): Promise<number> {
+    const relay = this.session.relay;
+    if (relay) return relay.forgetDevices();
+    await forgetRememberedDevices(devicesPath(configDir()));
+    return 0;
   }
 
   pairing(): Pairing | undefined {
@@ -118,7 +166,9 @@ export class RemoteChat extends Disposable {
     return this.session.stop();
   }
 
-  async rotateToken(): Promise<Status> {
+  /** A new pairing token; with `forgetDevices`, every device is removed first (else remembered ones stay paired). */
+  async rotateToken(forgetDevices = false): Promise<Status> {
+    if (forgetDevices) await this.forgetDevices();
     await this.session.rotateToken();
     return this.status();
   }

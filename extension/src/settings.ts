@@ -93,6 +93,11 @@ export function phoneMaySwitch(): boolean {
   return config().get<boolean>('allowPhoneProviderSwitch', false) === true;
 }
 
+/** `deskrelay.rememberDevices`: paired devices outlive the relay (issue 26; default off, machine scope). */
+export function rememberDevicesOn(): boolean {
+  return config().get<boolean>('rememberDevices', false) === true;
+}
+
 /** `deskrelay.pushNotifications`: Web Push to the phone when a resumable reply is ready (default on). */
 export function pushNotificationsOn(): boolean {
   return config().get<boolean>('pushNotifications', true) !== false;

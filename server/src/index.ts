@@ -31,6 +31,9 @@ export { MAX_TOOL_ARGUMENT_CHARS } from './providers/tools';
 export { listModels } from './providers/listModels';
 export { detectRunners, LOCAL_RUNNERS, RUNNER_PORTS_VARIABLE, runnerConfig, runnersToProbe, runnerUrl, type DetectedRunner, type LocalRunner } from './providers/detect';
 export { RelaySession } from './session/relaySession';
+export { configDir } from './session/paths';
+export { devicesPath, forgetRememberedDevices, type DeviceChange, type DeviceSummary } from './store/devices';
+export type { DeviceInfo } from './protocol';
 export type { Pairing, RelaySessionOptions, SessionStatus } from './session/relaySession';
 export {
   cloudflareQuickTunnel,

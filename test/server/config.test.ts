@@ -39,7 +39,10 @@ describe('parseConfig', () => {
       providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
       allowPhoneProviderSwitch: false,
       pushNotifications: true,
+      rememberDevices: false,
     });
+    expect(parseConfig('{"rememberDevices":true}').rememberDevices).toBe(true);
+    expect(() => parseConfig('{"rememberDevices":1}')).toThrow('"rememberDevices" must be true or false');
     expect(parseConfig('{}').maxConcurrentStreams).toBe(8);
     expect(parseConfig('{}').pushNotifications).toBe(true);
     expect(parseConfig('{"pushNotifications":false}').pushNotifications).toBe(false);

@@ -16,6 +16,8 @@ export interface StandaloneConfig {
   allowPhoneProviderSwitch: boolean;
   /** Web Push to the phone when a resumable reply is ready (issue 15); default true. */
   pushNotifications: boolean;
+  /** Keep paired devices across restarts, as salted hashes in devices.json (issue 26); default false. Read at start. */
+  rememberDevices: boolean;
 }
 
 export const DEFAULT_MAX_STREAMS = 8;
@@ -31,6 +33,7 @@ export function defaultConfig(): StandaloneConfig {
     providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
     allowPhoneProviderSwitch: false,
     pushNotifications: true,
+    rememberDevices: false,
   };
 }
 
@@ -81,7 +84,9 @@ export function parseConfig(text: string): StandaloneConfig {
   if (typeof allowPhoneProviderSwitch !== 'boolean') throw new ConfigError('"allowPhoneProviderSwitch" must be true or false');
   const pushNotifications = raw.pushNotifications ?? true;
   if (typeof pushNotifications !== 'boolean') throw new ConfigError('"pushNotifications" must be true or false');
-  return { activeProvider, workspaces, maxConcurrentStreams, maxConnections, providers, allowPhoneProviderSwitch, pushNotifications };
+  const rememberDevices = raw.rememberDevices ?? false;
+  if (typeof rememberDevices !== 'boolean') throw new ConfigError('"rememberDevices" must be true or false');
+  return { activeProvider, workspaces, maxConcurrentStreams, maxConnections, providers, allowPhoneProviderSwitch, pushNotifications, rememberDevices };
 }
 
 /** Which provider a config makes active, in the ProviderSource's terms. */

@@ -14,6 +14,7 @@ import { formatCheck, runDoctor } from './doctor';
 import type { ProviderSource } from '../providers/types';
 import { existsSync } from 'node:fs';
 import { terminalQr } from './qr';
+import { DevicesError, runDevices } from './devices';
 
 /** The package version, read beside the bundle (dist/cli.js → package.json). */
 function packageVersion(): string {
@@ -74,9 +75,13 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
       maxConcurrentStreams: () => config.current().maxConcurrentStreams,
       maxConnections: config.current().maxConnections,
       pushNotifications: () => config.current().pushNotifications,
+      rememberDevices: config.current().rememberDevices,
       logger,
       onRequestLog: (e) =>
-        logger.info(`${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.provider ? ` provider=${e.provider}` : ''}`),
+        logger.info(`${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.provider ? ` provider=${e.provider}` : ''}${e.device ? ` device=${e.device}` : ''}`),
+      onDeviceChange: (change) => {
+        if (change.type === 'registered') out(`Device paired: ${change.device.name} (${change.device.id}). Remove it with: deskrelay devices revoke ${change.device.id}`);
+      },
     }),
     // Read at every tunnel start. Tokens come from the environment only, never from argv.
     tunnel: () =>
@@ -191,6 +196,14 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command.command === 'version') return out(packageVersion());
   if (command.command === 'doctor') return doctor(command.args);
+  if (command.command === 'devices') {
+    try {
+      return await runDevices(command.args, out);
+    } catch (err) {
+      if (err instanceof DevicesError) fail(err.message);
+      throw err;
+    }
+  }
   await serve(command.args, consoleLogger(process.stderr));
 }
 

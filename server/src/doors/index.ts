@@ -1,4 +1,5 @@
 import type { DoorFactory } from './door';
+import { devicesDoor } from './devices';
 import { ollamaDoor } from './ollama/routes';
 import { openAiDoor } from './openai';
 import { providersDoor } from './providers';
@@ -17,4 +18,5 @@ export const DOORS: readonly DoorFactory[] = [
   ollamaDoor,
   providersDoor,
   pushDoor,
+  devicesDoor,
 ];

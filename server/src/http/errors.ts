@@ -34,6 +34,12 @@ export type ErrorCode =
   | 'push.endpoint_not_allowed'
   /** 409: the token already has the most push subscriptions the relay keeps. */
   | 'push.too_many_subscriptions'
+  /** 404: `DELETE /v1/devices/<id>` names no registered device. */
+  | 'device.not_found'
+  /** 403: registering needs the pairing token; a device token may remove only its own device. */
+  | 'device.forbidden'
+  /** 409: the desktop already has the most devices it keeps. */
+  | 'device.too_many'
   | 'server.stopping'
   /** 503 with Retry-After: the request bodies being read already hold the relay's budget (issue 21). */
   | 'server.busy'

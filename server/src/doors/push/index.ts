@@ -63,6 +63,16 @@ export function parseSubscription(json: unknown, extraHosts: readonly string[]):
  */
 export const pushDoor: DoorFactory = (ctx) => {
   const subscriptions = new Map<string, PushTarget>();
+  /** Which device subscribed each endpoint (issue 26): a removed device's subscriptions go with it. */
+  const owners = new Map<string, string>();
+  const dropDevice = ctx.devices?.onChange((change) => {
+    if (change.type !== 'revoked') return;
+    for (const [id, owner] of owners) {
+      if (owner !== change.device.id) continue;
+      subscriptions.delete(id);
+      owners.delete(id);
+    }
+  });
   const { logger } = ctx.options;
   let keys: Promise<VapidKeys> | undefined;
   const vapid = (): Promise<VapidKeys> => {
@@ -110,6 +120,9 @@ export const pushDoor: DoorFactory = (ctx) => {
       }
       // The same endpoint again: its keys are replaced (a browser that renewed them).
       subscriptions.set(id, target);
+      const device = c.state(req).device;
+      if (device !== undefined) owners.set(id, device);
+      else owners.delete(id);
       sendJson(res, 201, { endpoint: id });
     },
   };
@@ -129,6 +142,7 @@ export const pushDoor: DoorFactory = (ctx) => {
         // Not a URL: nothing was subscribed under it.
       }
       subscriptions.delete(id);
+      owners.delete(id);
       res.statusCode = 204;
       res.setHeader('Cache-Control', 'no-store');
       res.end();
@@ -160,7 +174,10 @@ export const pushDoor: DoorFactory = (ctx) => {
           inFlight--;
         }
         if (outcome.outcome === 'gone') {
-          if (subscriptions.get(id) === target) subscriptions.delete(id);
+          if (subscriptions.get(id) === target) {
+            subscriptions.delete(id);
+            owners.delete(id);
+          }
           logger.info(`push: ${host} answered ${outcome.status}: the subscription is gone and was removed`);
         } else if (outcome.outcome === 'failed') {
           logger.warn(`push: not delivered to ${host}: ${outcome.reason}`);
@@ -181,7 +198,9 @@ export const pushDoor: DoorFactory = (ctx) => {
     stop() {
       stopped = true;
       unsubscribe();
+      dropDevice?.();
       subscriptions.clear();
+      owners.clear();
     },
   };
 };

@@ -59,6 +59,7 @@ export const ui = Object.freeze({
   photoInput: pageElement<HTMLInputElement>('photo-input'),
   thumbs: pageElement<HTMLUListElement>('thumbs'),
   attachError: pageElement('attach-error'),
+  photoBudget: pageElement('photo-budget'),
 });
 
 /** Taken at load like the controls: document's named properties outrank its own. */

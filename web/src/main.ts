@@ -10,23 +10,14 @@ import { el, ui } from './dom';
 import { registerServiceWorker } from './install';
 import { loadPairing, parsePairing, readFragment, remembered, savePairing, TOKEN_RE, type Pairing } from './pairing';
 import { assistantMessage, followScroll, markFinished, renderReply, setStatus, userMessage, withoutThinking, type AssistantView, type MessageView } from './render';
-import { initPhotos, MAX_PHOTOS, MAX_REQUEST_PHOTO_BYTES, pending, photoBytes, setPending, type Photo } from './photos';
+import { initPhotos, MAX_PHOTOS, MAX_REQUEST_BYTES, MAX_REQUEST_PHOTO_BYTES, pending, sentBytes, setPending, type Photo } from './photos';
 import { hideProviders, initProviders, loadProviders } from './providers';
+import { clearPending, readPending, writePending, type PendingTurn } from './pending';
 import { PUSH_UNAVAILABLE, pushSupport, pushWanted, renewPush, turnPushOff, turnPushOn } from './push';
 import { localStore } from './storage';
 import { Turn, type WireMessage } from './turn';
 
 const KEEP_CHATS_KEY = 'deskrelay.keepChats';
-/**
- * The reply being streamed while push is on and chats are kept: its key, its chat and its exact
- * request, so a page opened from the push notification (the old one was gone) resumes it.
- */
-const PENDING_TURN_KEY = 'deskrelay.pendingTurn';
-interface PendingTurn {
-  key: string;
-  chatId: string;
-  body: string;
-}
 
 let pairing: Pairing | null = null;
 /** The turn being streamed (at most one). */
@@ -56,9 +47,9 @@ function history(c: Chat): WireMessage[] {
     .map((m): WireMessage => {
       if (m.role === 'assistant') return { role: m.role, content: withoutThinking(m.content) };
       const images = (m.images ?? []).filter((p) => {
-        if (count >= MAX_PHOTOS || bytes + photoBytes(p) > MAX_REQUEST_PHOTO_BYTES) return false;
+        if (count >= MAX_PHOTOS || bytes + sentBytes(p) > MAX_REQUEST_PHOTO_BYTES) return false;
         count += 1;
-        bytes += photoBytes(p);
+        bytes += sentBytes(p);
         return true;
       });
       if (!m.images?.length) return { role: m.role, content: m.content };
@@ -68,6 +59,25 @@ function history(c: Chat): WireMessage[] {
   const system = c.systemPrompt.trim();
   return system ? [{ role: 'system', content: system }, ...messages] : messages;
 }
+
+/**
+ * Why the request for this new message would be refused for its size (the relay takes 1 MiB, or
+ * 10 MiB when it carries photos), counted as it will be sent; '' when it fits. Said before Send.
+ */
+function requestTooLarge(text: string, images: Photo[]): string {
+  const upTo = editing !== null ? chat.messages.slice(0, editing) : chat.messages;
+  const trial: Chat = { ...chat, systemPrompt: ui.systemPrompt.value, messages: [...upTo, images.length ? { role: 'user', content: text, images } : { role: 'user', content: text }] };
+  const messages = history(trial);
+  const size = new TextEncoder().encode(JSON.stringify({ messages })).length;
+  const photos = messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type === 'image'));
+  const limit = photos ? MAX_REQUEST_BYTES : MAX_TEXT_REQUEST_BYTES;
+  if (size <= limit) return '';
+  const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+  return `This message is too large to send: ${mb(size)} MB of the ${mb(limit)} MB the desktop takes${photos ? '. Remove a photo, then send it.' : '. Shorten it or start a new chat.'}`;
+}
+
+/** The relay's limit for a request without photos (server/src/http/body.ts MAX_BODY_BYTES). */
+const MAX_TEXT_REQUEST_BYTES = 1024 * 1024;
 
 // ---------------------------------------------------------------------------------------------
 // A message's own buttons
@@ -224,7 +234,7 @@ async function setKeepChats(keep: boolean): Promise<void> {
   } else {
     localStore.write(KEEP_CHATS_KEY, false);
     // The reply kept for a reopened page holds the conversation: it goes with the chats.
-    localStore.remove(PENDING_TURN_KEY);
+    clearPending();
     store = new MemoryStore();
     if (before instanceof IdbStore) await before.destroy();
   }
@@ -256,9 +266,16 @@ function startTurn(text: string, images: Photo[] = []): void {
 function runTurn(c: Chat, resume?: PendingTurn): void {
   if (!pairing) return;
   followScroll(true);
+  let keptAt = 0;
+  const keep = (turn: Turn) => {
+    keptAt = Date.now();
+    if (store.persistent) writePending({ key: turn.key, chatId: c.id, body: turn.body, lastId: turn.lastId, raw: turn.raw });
+  };
   current = new Turn(pairing.token, history(c), {
     finished(turn) {
-      localStore.remove(PENDING_TURN_KEY);
+      // A reply the phone could not reach stays kept: the next page load tries it again.
+      if (turn.failure?.code === 'network') keep(turn);
+      else clearPending(turn.key);
       if (turn.state === 'done' || (turn.state === 'stopped' && withoutThinking(turn.raw))) {
         c.messages.push({ role: 'assistant', content: turn.raw });
         assistantActions(turn.view, turn.raw);
@@ -269,17 +286,22 @@ function runTurn(c: Chat, resume?: PendingTurn): void {
     },
     unauthorized: onUnauthorized,
     retry,
+    progress(turn) {
+      // At most twice a second: enough to lose little on a reload, little work per token.
+      if (Date.now() - keptAt >= 500) keep(turn);
+    },
   }, resume);
-  if (pushWanted() && store.persistent) localStore.write(PENDING_TURN_KEY, { key: current.key, chatId: c.id, body: current.body } satisfies PendingTurn);
+  // Always kept (not only with push on): a reload or a tab iOS discarded resumes it.
+  keep(current);
   current.start();
 }
 
-/** A page opened after the one that streamed a reply was gone (from the push notification): that reply resumes. */
+/** A page opened after the one that streamed a reply was gone (a reload, a discarded tab, the push notification): that reply resumes. */
 function resumePending(): void {
-  const pending = localStore.read(PENDING_TURN_KEY) as PendingTurn | null;
-  if (!pending || typeof pending.key !== 'string' || typeof pending.body !== 'string' || current || !pairing) return;
+  const pending = readPending();
+  if (!pending || current || !pairing) return;
   const found = chats.find((c) => c.id === pending.chatId);
-  if (!found || found.messages.at(-1)?.role !== 'user') return localStore.remove(PENDING_TURN_KEY);
+  if (!found || found.messages.at(-1)?.role !== 'user') return clearPending();
   showChat(structuredClone(found));
   runTurn(chat, pending);
 }
@@ -430,7 +452,7 @@ function pairWith(p: Pairing, remember = false): void {
 /** "Forget this desktop" (and "Pair again"): the pairing goes from this tab and this phone; chats stay. */
 function forgetDesktop(): void {
   stop();
-  localStore.remove(PENDING_TURN_KEY);
+  clearPending();
   pairing = null;
   savePairing(null);
   showChat(newChat());
@@ -486,6 +508,11 @@ function init(): void {
     const text = ui.message.value.trim();
     const images = [...pending];
     if ((!text && !images.length) || current || !pairing) return;
+    const tooLarge = requestTooLarge(text, images);
+    if (tooLarge) {
+      ui.attachError.textContent = tooLarge;
+      return;
+    }
     ui.message.value = '';
     setPending([]);
     chat.systemPrompt = ui.systemPrompt.value;

@@ -196,24 +196,37 @@ export function markFinished(v: AssistantView): void {
   decorateCode(v.reply);
 }
 
-export interface NoteAction {
-  label: string;
-  run: () => void;
+/** A failure's note: a title line, Retry, and the line as the relay said it under "Details". */
+export interface NoteExtras {
+  title?: string;
+  retry?: () => void;
+  details?: string;
 }
 
-export function setNote(v: AssistantView, text: string, kind = '', action?: NoteAction): void {
+export function setNote(v: AssistantView, text: string, kind = '', extras: NoteExtras = {}): void {
   const note = v.note;
   note.replaceChildren();
   note.hidden = !text;
   note.className = `note ${kind}`.trim();
   if (!text) return;
-  note.append(document.createTextNode(text));
-  if (action) {
-    const b = el('button', '', action.label);
+  if (extras.title) note.append(el('strong', 'note-title', extras.title), ' ');
+  note.append(el('span', 'note-text', text));
+  if (extras.retry) {
+    const b = el('button', 'retry', 'Retry');
     b.type = 'button';
-    b.addEventListener('click', action.run);
+    b.addEventListener('click', extras.retry);
     note.append(b);
   }
+  if (extras.details) {
+    const d = el('details', 'note-details');
+    d.append(el('summary', '', 'Details'), el('code', '', extras.details));
+    note.append(d);
+  }
+}
+
+/** The blinking cursor shows a reply being written, and only that. */
+export function setCursor(v: AssistantView, on: boolean): void {
+  v.reply.classList.toggle('cursor', on);
 }
 
 export function setStatus(text: string): void {

@@ -99,7 +99,7 @@ describe('WebKit: the installed app', () => {
   it('keeps chats across a reload; delete and delete all; "Keep chats" off leaves IndexedDB empty', async () => {
     await withSession(desk.relay.url, async (s) => {
       await turn(s, 'first webkit chat', 'one');
-      await click(s, 'form.compose button.ghost');
+      await click(s, '#new-chat');
       await turn(s, 'second webkit chat', 'two');
       expect((await stored(s)).titles).toEqual(['first webkit chat', 'second webkit chat']);
       await s.refresh();
@@ -134,8 +134,10 @@ describe('WebKit: chat actions', () => {
     await withSession(desk.relay.url, async (s) => {
       // The page's clipboard call, captured (WebKit asks the user before a page may read it back).
       await s.exec(`window.__copied = []; Object.defineProperty(navigator, 'clipboard', { configurable: true, value: { writeText: (t) => { window.__copied.push(t); return Promise.resolve(); } } });`);
-      await click(s, '#system summary');
+      await click(s, '#menu-open');
       await s.type(await s.waitFor('#system-prompt'), 'Answer like a poet.');
+      // The system prompt lives in the settings sheet; it is saved as typed.
+      await click(s, '#settings-close');
       await turn(s, 'Show code', 'Here:\n\n```js\nconst x = 1;\n```\n');
       expect(lastSent()[0]).toEqual({ role: 'system', content: 'Answer like a poet.' });
       await click(s, '.reply .copy-code');

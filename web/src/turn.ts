@@ -99,6 +99,7 @@ export class Turn {
     if (this.state !== 'streaming') return;
     if (event.type === 'token' && typeof event.delta === 'string') {
       this.raw += event.delta;
+      this.timeThinking();
       this.renderTimer ??= setTimeout(() => this.render(), settings.renderEveryMs);
     } else if (event.type === 'done') {
       if (typeof event.content === 'string') this.raw = event.content;
@@ -106,6 +107,17 @@ export class Turn {
     } else if (event.type === 'error') {
       this.finish('error', typeof event.message === 'string' ? event.message : 'The desktop reported an error.');
     }
+  }
+
+  /** "Thought for N s": from the first `<think>` seen to its `</think>`, as the tokens arrive. */
+  private timeThinking(): void {
+    const v = this.view;
+    if (v.thinkMs !== undefined) return;
+    if (v.thinkStarted === undefined) {
+      if (this.raw.trimStart().startsWith('<think>')) v.thinkStarted = Date.now();
+      else return;
+    }
+    if (this.raw.includes('</think>')) v.thinkMs = Date.now() - v.thinkStarted;
   }
 
   /** SSE was held back: leave its generation and go on over the WebSocket. */
@@ -198,7 +210,7 @@ export class Turn {
   private render(): void {
     clearTimeout(this.renderTimer);
     this.renderTimer = undefined;
-    renderReply(this.view, this.raw);
+    renderReply(this.view, this.raw, this.state === 'streaming' || this.state === 'interrupted');
     if (this.state === 'streaming' || this.state === 'interrupted') this.hooks.progress(this);
   }
 

@@ -26,7 +26,7 @@ const PAGE_IDS = [
   'picker-use', 'thumbs', 'attach-error', 'photo-input', 'attach', 'photo-budget',
   'status-dot', 'chat-heading', 'menu-open', 'empty', 'empty-host', 'empty-model', 'suggestions', 'scrim',
   'settings-sheet', 'settings-title', 'settings-close', 'unpair-confirm', 'unpair-cancel', 'unpair-yes',
-  'toast', 'toast-text', 'toast-undo',
+  'toast', 'toast-text', 'toast-undo', 'history-close',
 ];
 
 async function openChat(): Promise<{ page: Page }> {

@@ -37,6 +37,7 @@ export const ui = Object.freeze({
   forget: pageElement<HTMLButtonElement>('forget'),
   history: pageElement('history'),
   historyNew: pageElement<HTMLButtonElement>('history-new'),
+  historyClose: pageElement<HTMLButtonElement>('history-close'),
   historyEmpty: pageElement('history-empty'),
   chatList: pageElement<HTMLUListElement>('chat-list'),
   deleteAll: pageElement<HTMLButtonElement>('delete-all'),

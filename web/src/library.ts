@@ -134,6 +134,7 @@ export function initLibrary(): void {
     startNewChat();
     showHistory(false);
   });
+  ui.historyClose.addEventListener('click', () => showHistory(false));
   ui.deleteAll.addEventListener('click', () => deleteAllClicked(listActions));
   ui.keepChats.addEventListener('change', () => void setKeepChats(ui.keepChats.checked));
 }

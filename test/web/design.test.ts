@@ -17,6 +17,8 @@ const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 async function openChat(colorScheme: 'light' | 'dark' = 'light', width = 375): Promise<Page> {
   const { page } = await suite.openPhone(colorScheme);
+  // Screenshots of the drawer and sheet at rest, not half-way through their slide.
+  await page.emulateMedia({ reducedMotion: 'reduce' });
   if (width !== 375) await page.setViewportSize({ width, height: 740 });
   await page.goto(webClientLink(suite.desk.relay.url, suite.desk.relay.token));
   await page.locator('#chat').waitFor();

@@ -135,7 +135,11 @@ describe('Retry wherever a reply can fail', () => {
     await send(page, 'Through a tunnel that goes away');
     await expect.poll(() => replyText(page)).toContain('p2');
     const notes: string[] = [];
-    const watching = setInterval(() => void note(page).textContent().then((t) => notes.push(t ?? ''), () => {}), 100);
+    const dots: string[] = [];
+    const watching = setInterval(() => {
+      void note(page).textContent().then((t) => notes.push(t ?? ''), () => {});
+      void page.locator('#status-dot').getAttribute('class').then((c) => dots.push(c ?? ''), () => {});
+    }, 100);
     proxy.retarget(`http://127.0.0.1:${await closedPort()}`);
     proxy.cut();
     try {
@@ -145,11 +149,14 @@ describe('Retry wherever a reply can fail', () => {
       proxy.retarget(desk.relay.url);
     }
     expect(notes.some((t) => t.includes('reconnecting'))).toBe(true);
+    expect(dots).toContain('dot connecting');
     expect(notes.filter((t) => /visible/.test(t))).toEqual([]);
     expect(await note(page).locator('.note-text').textContent()).toContain("Your phone can't reach your computer");
     expect(await page.locator('.msg.assistant .reply.cursor').count()).toBe(0);
-    // The partial text is still there.
+    // The partial text is still there; the header's dot is red, with a banner saying why.
     expect(await replyText(page)).toContain('p2');
+    expect(await page.locator('#status-dot').getAttribute('class')).toBe('dot down');
+    expect(await page.locator('#info-warning').textContent()).toContain("Your phone can't reach your computer");
     await page.screenshot({ path: join(SCREENSHOTS, 'retry-unreachable.png') });
 
     desk.ollama.set({ mode: 'normal', reply: ['Back', ' again.'] });
@@ -157,6 +164,8 @@ describe('Retry wherever a reply can fail', () => {
     await replyFinished(page);
     expect(await replyText(page)).toBe('Back again.');
     expect(await page.locator('.msg.assistant').count()).toBe(1);
+    expect(await page.locator('#status-dot').getAttribute('class')).toBe('dot ok');
+    expect(await page.locator('#info-warning').isHidden()).toBe(true);
   });
 
   it('429 (the desktop is busy with other replies): plain words, then Retry works', async () => {

@@ -27,6 +27,16 @@ export function setHealth(health: Health, text: string, why = ''): void {
   ui.infoWarning.hidden = !why;
 }
 
+/** A reply's view of the way to the desktop: amber while it reconnects, red when it gave up. */
+export function replyReach(state: 'ok' | 'reconnecting' | 'unreachable', why: string): void {
+  if (state === 'ok') {
+    if (ui.statusDot.classList.contains('ok')) return;
+    if (app.info) setHealth('ok', `${app.info.hostname} · v${app.info.version}`);
+    else void connect();
+  } else if (state === 'reconnecting') setHealth('connecting', 'Reconnecting…');
+  else setHealth('down', 'Desktop unreachable', why);
+}
+
 export function onUnauthorized(): void {
   setHealth('down', 'Not connected', AUTH_MESSAGE);
 }

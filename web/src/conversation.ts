@@ -6,7 +6,7 @@ import { app } from './app';
 import { titleFrom, type Chat } from './chats';
 import { copyText } from './code';
 import { el, ui } from './dom';
-import { onUnauthorized } from './connection';
+import { onUnauthorized, replyReach } from './connection';
 import { refreshList, save } from './library';
 import { clearPending, readPending, writePending, type PendingTurn } from './pending';
 import { MAX_PHOTOS, MAX_REQUEST_BYTES, MAX_REQUEST_PHOTO_BYTES, sentBytes, setPending, type Photo } from './photos';
@@ -218,6 +218,7 @@ export function runTurn(c: Chat, resume?: PendingTurn): void {
       if (c === app.chat) updateRegenerate();
     },
     unauthorized: onUnauthorized,
+    reach: replyReach,
     retry,
     progress(t) {
       // At most twice a second: enough to lose little on a reload, little work per token.

@@ -74,6 +74,7 @@ export async function runSse(turn: Turn): Promise<void> {
           gotBytes = true;
           clearTimeout(wsTimer);
           setStatus('');
+          turn.reached();
         }
         turn.lastByteAt = Date.now();
         turn.attempts = 0;
@@ -116,6 +117,7 @@ export function runWs(turn: Turn): void {
   ws.addEventListener('open', () => {
     opened = true;
     setStatus('');
+    turn.reached();
     ws.send(turn.body);
   });
   ws.addEventListener('message', (e: MessageEvent) => {

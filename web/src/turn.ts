@@ -37,6 +37,8 @@ export interface TurnHooks {
   retry(turn: Turn): void;
   /** More of the reply arrived (for keeping it on the phone). */
   progress(turn: Turn): void;
+  /** How the way to the desktop looks from this reply: for the header's status dot. */
+  reach(state: 'ok' | 'reconnecting' | 'unreachable', why: string): void;
 }
 
 /** A reply started by an earlier page: its key, exact body, and what it had received. */
@@ -120,6 +122,11 @@ export class Turn {
     if (this.raw.includes('</think>')) v.thinkMs = Date.now() - v.thinkStarted;
   }
 
+  /** Bytes arrived from the relay: it is reachable. */
+  reached(): void {
+    this.hooks.reach('ok', '');
+  }
+
   /** SSE was held back: leave its generation and go on over the WebSocket. */
   switchToWs(): void {
     cancelKeyed(this.token, this.key);
@@ -146,6 +153,7 @@ export class Turn {
     else {
       this.errorMessage = message || 'The reply failed.';
       this.failure = describeFailure(this.errorMessage, code);
+      if (code === 'network') this.hooks.reach('unreachable', this.failure.plain);
       this.view.li.classList.add('failed');
       const interrupted = code === 'network' || code === 'dropped';
       setNote(this.view, this.failure.plain, 'error', {
@@ -169,6 +177,7 @@ export class Turn {
       return;
     }
     this.state = 'interrupted';
+    this.hooks.reach('reconnecting', '');
     // A reply waiting to resume is not being written: no cursor until it is.
     setCursor(this.view, false);
     if (document.visibilityState === 'visible' && navigator.onLine !== false) {

@@ -207,6 +207,15 @@ describe('the layers', () => {
 
 describe('accessibility', () => {
   for (const scheme of ['light', 'dark'] as const) {
+    it(`the pairing screen: 44 px targets and no serious axe-core violation (${scheme})`, async () => {
+      const { page } = await suite.openPhone(scheme);
+      await page.goto(`${suite.desk.relay.url}/`);
+      await page.locator('#pair').waitFor();
+      expect(await smallTargets(page)).toEqual([]);
+      expect(await axe(page)).toEqual([]);
+      expect(await overflowX(page)).toBe(0);
+    });
+
     it(`every visible control is at least 44 px, and axe-core finds no serious or critical violation (${scheme})`, async () => {
       suite.desk.ollama.set({ mode: 'thinking', thinking: ['Hmm'], reply: ['Here is `code` and a [link](https://example.com).\n\n```js\nlet x = 1;\n```'] });
       const page = await openChat(scheme);

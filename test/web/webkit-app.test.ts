@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import { ensureVendor, SCREENSHOTS, startDesk, type Desk } from './harness';
 import { startProxy, type TestProxy } from './proxy';
-import { startWebKit, type Session, type WebKit } from './webdriver';
+import { startWebKit, WebDriverError, type Session, type WebKit } from './webdriver';
 
 let webkit: WebKit;
 let desk: Desk;
@@ -41,8 +41,18 @@ async function withSession(base: string, run: (s: Session) => Promise<void>): Pr
   }
 }
 
+/** Clicks once the element can take it: a drawer or sheet still sliding in is "not interactable" for a moment. */
 async function click(s: Session, css: string): Promise<void> {
-  await s.click(await s.waitFor(css));
+  const until = Date.now() + 5000;
+  for (;;) {
+    try {
+      await s.click(await s.waitFor(css));
+      return;
+    } catch (err) {
+      if (!(err instanceof WebDriverError) || err.error !== 'element not interactable' || Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 async function turn(s: Session, text: string, reply: string): Promise<void> {
@@ -116,7 +126,6 @@ describe('WebKit: the installed app', () => {
       await click(s, '#history-close');
       await turn(s, 'third webkit chat', 'three');
       await click(s, '#chats-open');
-      await new Promise((r) => setTimeout(r, 400)); // the drawer's slide-in
       await click(s, '#delete-all');
       await click(s, '#delete-all');
       await expect.poll(() => titles(s)).toEqual([]);

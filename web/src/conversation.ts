@@ -206,6 +206,7 @@ export function runTurn(c: Chat, resume?: PendingTurn): void {
   };
   const turn = new Turn(app.pairing.token, history(c), {
     finished(t) {
+      if (keepCurrent === keepThis) keepCurrent = null;
       // A reply the phone could not reach stays kept: the next page load tries it again.
       if (t.failure?.code === 'network') keep(t);
       else clearPending(t.key);
@@ -226,10 +227,20 @@ export function runTurn(c: Chat, resume?: PendingTurn): void {
     },
   }, resume);
   app.current = turn;
+  const keepThis = () => keep(turn);
+  keepCurrent = keepThis;
   updateEmpty();
   // Always kept (not only with push on): a reload or a tab iOS discarded resumes it.
   keep(turn);
   turn.start();
+}
+
+/** Keeps the streaming reply as it stands now (not waiting for the next half second). */
+let keepCurrent: (() => void) | null = null;
+
+/** The page is going away (a reload, the app switcher): keep every event received so far. */
+export function keepReplyNow(): void {
+  keepCurrent?.();
 }
 
 /** A page opened after the one that streamed a reply was gone (a reload, a discarded tab, the push notification): that reply resumes. */

@@ -6,7 +6,7 @@
 import { app } from './app';
 import { initBell } from './bell';
 import { connect, initConnection, pairWith, showPairing } from './connection';
-import { maybeResume, resumePending, sendComposed, showChat, stop, endEdit, updateEmpty } from './conversation';
+import { endEdit, keepReplyNow, maybeResume, resumePending, sendComposed, showChat, stop, updateEmpty } from './conversation';
 import { ui } from './dom';
 import { registerServiceWorker } from './install';
 import { initLibrary, refreshList, save, startNewChat } from './library';
@@ -118,6 +118,11 @@ function init(): void {
     if (data?.type === 'reply_ready') maybeResume();
   });
   document.addEventListener('visibilitychange', maybeResume);
+  // Leaving (reload, app switcher, the phone discarding the tab next): the reply as it stands.
+  window.addEventListener('pagehide', keepReplyNow);
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'hidden') keepReplyNow();
+  });
   window.addEventListener('online', maybeResume);
   window.addEventListener('pageshow', maybeResume);
   window.addEventListener('focus', maybeResume);

@@ -177,6 +177,8 @@ export function assistantMessage(): AssistantView {
   reply.setAttribute('aria-live', 'polite');
   reply.setAttribute('aria-busy', 'true');
   const note = el('p', 'note');
+  // "Reconnecting…", "Stopped.", a failure with Retry: said to a screen reader as it changes.
+  note.setAttribute('aria-live', 'polite');
   note.hidden = true;
   view.li.append(details, reply, note, view.actions);
   ui.log.append(view.li);

@@ -149,6 +149,23 @@ describe('the chat screen', () => {
   });
 });
 
+describe('at 320 px', () => {
+  it('nothing is wider than the screen and the header stays on one line: empty chat, settings, chats', async () => {
+    const page = await openChat('light', 320);
+    const oneLine = () => page.locator('#chat-heading').evaluate((e) => e.getBoundingClientRect().height <= parseFloat(getComputedStyle(e).lineHeight) * 1.5);
+    expect(await overflowX(page)).toBe(0);
+    expect(await oneLine()).toBe(true);
+    await page.getByRole('button', { name: 'Settings' }).click();
+    expect(await overflowX(page)).toBe(0);
+    const sheet = await page.locator('#settings-sheet').evaluate((e) => e.scrollWidth - e.clientWidth);
+    expect(sheet).toBe(0);
+    await page.keyboard.press('Escape');
+    await page.getByRole('button', { name: 'Chats', exact: true }).click();
+    expect(await overflowX(page)).toBe(0);
+    await shot(page, 'drawer-320');
+  });
+});
+
 describe('the layers', () => {
   it('settings live in a sheet: desktop, Test connection, system prompt, phone choices; Pair again asks first', async () => {
     const page = await openChat();

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { consoleLogger, type Logger } from '../logger';
-import { isLoopbackUrl, LOOPBACK_WARNING } from '../session/pairing';
+import { isLoopbackUrl } from '../session/pairing';
 import { configDir, standaloneConfigPath } from '../session/paths';
 import { describeProvider } from '../providers';
 import { DEFAULT_HOST, DEFAULT_PORT, RelayStartError } from '../session/relay';
@@ -33,15 +33,24 @@ function fail(message: string): never {
 
 const out = (text = ''): void => void process.stdout.write(`${text}\n`);
 
-/** The payload and its QR go to the user's terminal once, never into a log. */
-async function printPairing({ payload, link, url }: Pairing): Promise<void> {
-  out('Pairing JSON (a secret: whoever holds it can use your models):');
-  out(payload);
-  out(await terminalQr(payload));
-  out("Open in the phone's browser (also a secret: the link carries the token):");
-  out(link);
+/**
+ * The pairing, on the user's terminal once and never into a log: what stands in the phone's way
+ * first (a loopback address), then one QR code, the link the phone's camera opens, then the
+ * pairing JSON to paste instead. `tunnelGiven`: --tunnel was asked for, so it is not suggested.
+ */
+async function printPairing({ payload, link, url }: Pairing, tunnelGiven: boolean): Promise<void> {
+  if (isLoopbackUrl(url)) {
+    out(
+      tunnelGiven
+        ? `A phone cannot reach it: ${url} is this computer's loopback address, and the tunnel is not up.`
+        : `A phone cannot reach it: ${url} is this computer's loopback address. Run with --tunnel for an address a phone can reach.`,
+    );
+  }
+  out("Scan with the phone's camera to open DeskRelay (a secret: the link carries the token):");
   out(await terminalQr(link));
-  if (isLoopbackUrl(url)) out(`Note: ${LOOPBACK_WARNING} Run with --tunnel to start one.`);
+  out(link);
+  out('Or paste this pairing JSON in the app (also a secret):');
+  out(payload);
 }
 
 async function serve(args: ServeArgs, logger: Logger): Promise<void> {
@@ -96,6 +105,17 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     logger,
   });
 
+  // --tunnel without its program: stop here with the install steps, before any pairing is
+  // printed that a phone could not use.
+  if (args.tunnel !== undefined) {
+    try {
+      session.locateTunnelAgent();
+    } catch (err) {
+      if (err instanceof TunnelError) fail(`Tunnel not started: ${err.message}`);
+      throw err;
+    }
+  }
+
   let started;
   try {
     started = await session.start();
@@ -123,8 +143,9 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
   if (host !== DEFAULT_HOST && !isLoopbackUrl(url)) {
     out(`Warning: listening on ${host}: traffic on your network is plain HTTP, readable by anyone on it. Prefer the tunnel.`);
   }
-  await printPairing(session.pairing()!);
-  if (args.tunnel) await startTunnel(session);
+  // With --tunnel, the first pairing printed is the tunnel's (the loopback one only if it fails).
+  if (args.tunnel !== undefined) await startTunnel(session);
+  else await printPairing(session.pairing()!, false);
 }
 
 /** The secret a tunnel kind takes, from the environment: DESKRELAY_TUNNEL_TOKEN (or TUNNEL_TOKEN) for a named tunnel, NGROK_AUTHTOKEN for ngrok. */
@@ -139,16 +160,8 @@ function tunnelToken(kind: TunnelKind | undefined, env: NodeJS.ProcessEnv = proc
  * really answers. A tunnel failure is reported, but the local relay keeps serving.
  */
 async function startTunnel(session: RelaySession): Promise<void> {
-  let located;
-  try {
-    located = session.locateTunnelAgent();
-  } catch (err) {
-    if (err instanceof TunnelError) {
-      out(`Tunnel not started: ${err.message}`);
-      return;
-    }
-    throw err;
-  }
+  // Found before the relay started (serve); located again here for its title and path.
+  const located = session.locateTunnelAgent();
   session.on('tunnel-progress', (message) => out(`Tunnel: ${message}`));
   let wasDown = false;
   session.on('tunnel-down', (message) => {
@@ -166,10 +179,13 @@ async function startTunnel(session: RelaySession): Promise<void> {
     // Said before the pairing it is about (which a reader, or a script waiting for it, sees last).
     if (session.tunnel?.lastingUrl) out('This address lasts: after a restart of deskrelay serve the phone keeps the URL and only needs the new token.');
     const pairing = session.pairing();
-    if (pairing) await printPairing(pairing);
+    if (pairing) await printPairing(pairing, true);
   } catch (err) {
     if (!(err instanceof TunnelError)) throw err;
     out(`Tunnel not started: ${err.message}`);
+    // Still usable from this computer (a browser here, or a phone on a reachable address).
+    const pairing = session.pairing();
+    if (pairing) await printPairing(pairing, true);
   }
 }
 

@@ -1,0 +1,188 @@
+// The CLI's Workspace host on a real temporary git repository: what stays inside the folder,
+// what is never reachable, and the read/search/diff/write/command primitives the tools stand on.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commandEnv } from '../../server/src/agent/commandEnv';
+import { NodeWorkspace } from '../../server/src/agent/hosts/node';
+import { globToRegExp, isDenied } from '../../server/src/agent/paths';
+import { WorkspaceError } from '../../server/src/agent/workspace';
+
+let base: string;
+let repo: string;
+let ws: NodeWorkspace;
+const config = () => join(repo, '.deskrelay-config');
+
+beforeAll(() => {
+  base = realpathSync(mkdtempSync(join(tmpdir(), 'deskrelay-ws-')));
+  repo = join(base, 'proj');
+  mkdirSync(join(repo, 'src', 'deep'), { recursive: true });
+  mkdirSync(join(repo, 'build'));
+  mkdirSync(join(repo, 'secrets'));
+  writeFileSync(join(repo, 'src', 'a.ts'), 'export const a = 1;\nexport function hello() {\n  return "hello";\n}\n');
+  writeFileSync(join(repo, 'src', 'deep', 'b.ts'), 'import { a } from "../a";\nconsole.log(a, "hello");\n');
+  writeFileSync(join(repo, 'build', 'out.js'), 'hello from build\n');
+  writeFileSync(join(repo, '.gitignore'), 'build/\n*.log\n');
+  writeFileSync(join(repo, 'debug.log'), 'hello log\n');
+  writeFileSync(join(repo, '.env'), 'SECRET=hello\n');
+  writeFileSync(join(repo, '.env.local'), 'SECRET=hello\n');
+  writeFileSync(join(repo, 'server.pem'), 'hello pem\n');
+  writeFileSync(join(repo, 'secrets', 'token.txt'), 'hello secret\n');
+  writeFileSync(join(base, 'outside.txt'), 'outside hello\n');
+  symlinkSync(join(base, 'outside.txt'), join(repo, 'link-out.txt'));
+  symlinkSync(base, join(repo, 'link-dir'));
+  symlinkSync(join(repo, '.env'), join(repo, 'env-link'));
+  mkdirSync(config());
+  writeFileSync(join(config(), 'token'), 'tok\n');
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'ignore' });
+  git('init', '-q');
+  git('-c', 'user.email=t@t', '-c', 'user.name=t', 'add', 'src', '.gitignore');
+  git('-c', 'user.email=t@t', '-c', 'user.name=t', 'commit', '-qm', 'init');
+  ws = new NodeWorkspace({ folder: repo, configDir: config(), denyPaths: ['secrets/'] });
+});
+
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+const refused = async (p: Promise<unknown>, re: RegExp) => {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(WorkspaceError);
+  expect((err as Error).message).toMatch(re);
+};
+
+describe('path safety', () => {
+  it('refuses .., absolute paths and home paths as a WorkspaceError', async () => {
+    await refused(ws.readFile('../outside.txt'), /outside the folder/);
+    await refused(ws.readFile('src/../../outside.txt'), /outside the folder/);
+    await refused(ws.readFile(join(base, 'outside.txt')), /not a path relative/);
+    await refused(ws.readFile('~/.bashrc'), /not a path relative/);
+    await refused(ws.writeFile('../evil.txt', 'x'), /outside the folder/);
+  });
+
+  it('refuses symbolic links that resolve outside, and links onto denied files', async () => {
+    await refused(ws.readFile('link-out.txt'), /symbolic link/);
+    await refused(ws.readFile('link-dir/outside.txt'), /symbolic link/);
+    await refused(ws.writeFile('link-dir/new.txt', 'x'), /symbolic link/);
+    await refused(ws.readFile('env-link'), /protected/);
+  });
+
+  it('refuses secrets, git internals, configured denyPaths and the config dir', async () => {
+    for (const p of ['.env', '.env.local', 'server.pem', 'x/id_rsa', 'id_ed25519.pub', '.npmrc', '.netrc', 'a.key', '.git/config', '.git/hooks/pre-commit', 'secrets/token.txt']) {
+      await refused(ws.readFile(p), /protected/);
+    }
+    await refused(ws.writeFile('.git/hooks/post-checkout', '#!/bin/sh\n'), /protected/);
+    await refused(ws.readFile('.deskrelay-config/token'), /DeskRelay's own configuration/);
+    expect(isDenied('src/app.ts')).toBe(false);
+    expect(isDenied('src/.environment')).toBe(false);
+  });
+
+  it('globs: a name matches at any depth, a path from the folder root', () => {
+    expect(globToRegExp('*.sqlite').test('data/x.sqlite')).toBe(true);
+    expect(globToRegExp('secrets/').test('secrets/a/b.txt')).toBe(true);
+    expect(globToRegExp('secrets/').test('src/secrets/a')).toBe(false);
+    expect(globToRegExp('src/**/*.test.ts').test('src/a/b/c.test.ts')).toBe(true);
+    expect(globToRegExp('src/**/*.test.ts').test('src/c.test.ts')).toBe(true);
+  });
+});
+
+describe('reads', () => {
+  it('lists files honouring .gitignore, without denied files or git internals', async () => {
+    const { files } = await ws.listFiles({ maxEntries: 100 });
+    expect(files).toContain('src/a.ts');
+    expect(files).toContain('src/deep/b.ts');
+    expect(files).toContain('.gitignore');
+    for (const hidden of ['build/out.js', 'debug.log', '.env', '.env.local', 'server.pem', 'secrets/token.txt', 'link-out.txt']) expect(files).not.toContain(hidden);
+    expect(files.some((f) => f.startsWith('.git/'))).toBe(false);
+    const ts = await ws.listFiles({ pattern: '*.ts', path: 'src', maxEntries: 1 });
+    expect(ts).toEqual({ files: ['src/a.ts'], truncated: true });
+  });
+
+  it('searches plain text and regular expressions, honouring .gitignore and the deny list', async () => {
+    const plain = await ws.search({ query: 'hello', regex: false, maxMatches: 50 });
+    expect(plain.matches.map((m) => `${m.path}:${m.line}`)).toEqual(['src/a.ts:2', 'src/a.ts:3', 'src/deep/b.ts:2']);
+    const re = await ws.search({ query: '^import .* from', regex: true, maxMatches: 50, path: 'src/deep' });
+    expect(re.matches).toEqual([{ path: 'src/deep/b.ts', line: 1, text: 'import { a } from "../a";' }]);
+    expect((await ws.search({ query: 'hello', regex: false, maxMatches: 1 })).truncated).toBe(true);
+    await refused(ws.search({ query: '(', regex: true, maxMatches: 1 }), /not valid/);
+  });
+
+  it('shows git diff and writes files', async () => {
+    expect(await ws.gitDiff(false)).toBe('');
+    await ws.writeFile('src/a.ts', 'export const a = 2;\n');
+    const diff = await ws.gitDiff(false);
+    expect(diff).toContain('-export const a = 1;');
+    expect(diff).toContain('+export const a = 2;');
+    await ws.writeFile('src/new/dir/c.ts', 'c\n');
+    expect(readFileSync(join(repo, 'src/new/dir/c.ts'), 'utf8')).toBe('c\n');
+    expect(await ws.readIfExists('src/none.ts')).toBeUndefined();
+  });
+
+  it('says the CLI has no diagnostics', async () => {
+    expect(await ws.diagnostics()).toMatchObject({ supported: false });
+  });
+});
+
+describe('commands', () => {
+  it('runs in the folder with its exit code and output, without DeskRelay variables or keys', async () => {
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: '/x', OPENAI_API_KEY: 'sk-1', MY_KEY_ENV: 'k', GITHUB_TOKEN: 'g', KEEP: 'yes' };
+    const w = new NodeWorkspace({ folder: repo, configDir: config(), env, keyNames: () => ['MY_KEY_ENV'] });
+    const r = await w.runCommand('pwd; env | sort; echo oops >&2; exit 3', { signal: new AbortController().signal, timeoutMs: 10_000, maxOutputBytes: 64 * 1024 });
+    expect(r.exitCode).toBe(3);
+    expect(r.output).toContain(repo);
+    expect(r.output).toContain('KEEP=yes');
+    expect(r.output).toContain('oops');
+    for (const gone of ['DESKRELAY_CONFIG_DIR', 'OPENAI_API_KEY', 'MY_KEY_ENV', 'GITHUB_TOKEN']) expect(r.output).not.toContain(gone);
+    expect(commandEnv({ ANTHROPIC_API_KEY: 'a', AWS_SECRET_ACCESS_KEY: 'b', NPM_TOKEN: 'c', EDITOR: 'vi' })).toEqual({ EDITOR: 'vi' });
+  });
+
+  it('keeps the end of long output and says how much was dropped', async () => {
+    const r = await ws.runCommand('seq 1 20000', { signal: new AbortController().signal, timeoutMs: 10_000, maxOutputBytes: 1000 });
+    expect(r.output.endsWith('20000\n')).toBe(true);
+    expect(Buffer.byteLength(r.output)).toBe(1000);
+    expect(r.droppedBytes).toBeGreaterThan(100_000);
+  });
+
+  it('a timeout or a stop kills the whole process group, background children included', async () => {
+    const pidFile = join(base, 'bg.pid');
+    const timed = await ws.runCommand(`sleep 60 & echo $! > ${pidFile}; wait`, { signal: new AbortController().signal, timeoutMs: 500, maxOutputBytes: 1000 });
+    expect(timed.timedOut).toBe(true);
+    expect(alive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+    const stop = new AbortController();
+    const running = ws.runCommand(`sleep 60 & echo $! > ${pidFile}; wait`, { signal: stop.signal, timeoutMs: 60_000, maxOutputBytes: 1000 });
+    await waitFor(() => readFileSync(pidFile, 'utf8').trim() !== '' && alive(Number(readFileSync(pidFile, 'utf8'))));
+    stop.abort();
+    const r = await running;
+    expect(r.stopped).toBe(true);
+    expect(alive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+  });
+});
+
+/**
+ * True while the process exists and has not died. A killed background child is re-parented to
+ * PID 1, and a container's PID 1 may never reap it: a zombie answers kill(pid, 0) but is dead.
+ */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+async function waitFor(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      if (check()) return;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('timed out waiting');
+}

@@ -50,7 +50,7 @@ function toVsCode(messages: ChatMessage[]): vscode.LanguageModelChatMessage[] {
   for (const m of messages) {
     if (m.role === 'system') continue;
     if (m.images?.length) throw new ProviderError(`${LABEL} take text only through DeskRelay; send the message without the photo, or switch to a provider that reads images.`);
-    if (m.role === 'user') {
+    if (m.role === 'user' || m.role === 'tool') {
       out.push(vscode.LanguageModelChatMessage.User(systemPending ? `${system}\n\n${m.content}` : m.content));
       systemPending = false;
     } else out.push(vscode.LanguageModelChatMessage.Assistant(m.content));

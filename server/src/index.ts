@@ -21,6 +21,10 @@ export type {
   ProviderConfig,
   ProviderKind,
   ProviderSource,
+  ToolCall,
+  ToolChoice,
+  ToolOptions,
+  ToolSpec,
 } from './providers/types';
 export { isAbortError, ProviderError } from './providers';
 export { listModels } from './providers/listModels';

@@ -1,7 +1,7 @@
 import { HttpError } from '../http/errors';
 import type { Logger } from '../logger';
 import { createAdapter, isAbortError, ProviderError } from '../providers';
-import type { ActiveProvider, AdapterFactories, ChatMessage, FinishReason, KeySource, PieceKind, PieceSink, ProviderConfig, ProviderSource } from '../providers/types';
+import type { ActiveProvider, AdapterFactories, ChatMessage, FinishReason, KeySource, PieceKind, PieceSink, ProviderConfig, ProviderSource, ToolCall, ToolOptions } from '../providers/types';
 import { CANCELLED_MESSAGE, CancelReason, INTERNAL_FAILURE_MESSAGE, PROVIDER_CANCELLED_MESSAGE } from './events';
 import { StreamRegistry } from './slots';
 
@@ -20,7 +20,10 @@ export interface ChatServiceOptions {
   adapters?: AdapterFactories;
 }
 
-/** How a reply ended: normally with the provider's finish reason, or a failure worded for the client. */
+/**
+ * How a reply ended: normally with the provider's finish reason (`tool_calls` when the model
+ * called tools, delivered through the sink's toolCall), or a failure worded for the client.
+ */
 export type Ending = { ok: true; finish: FinishReason } | { ok: false; message: string };
 
 /** Where a door receives a reply: the pieces in order (push, one flush per provider read), then exactly one end. */
@@ -43,7 +46,7 @@ export interface ChatHandle {
 export interface ChatSlot {
   /** Aborted when the relay stops: a door still waiting for its request says so and releases. */
   readonly signal: AbortSignal;
-  start(provider: ProviderConfig, messages: ChatMessage[], sink: ReplySink): ChatHandle;
+  start(provider: ProviderConfig, messages: ChatMessage[], sink: ReplySink, options?: ToolOptions): ChatHandle;
   /** Gives the slot back unused (no-op once a chat started in it). */
   release(): void;
 }
@@ -90,8 +93,8 @@ export class ChatService {
    * reply. The provider is asked on a later microtask, so a door that writes its headers right
    * after this call shows a live stream even while a cold model loads.
    */
-  start(provider: ProviderConfig, messages: ChatMessage[], sink: ReplySink): ChatHandle {
-    return this.reserve().start(provider, messages, sink);
+  start(provider: ProviderConfig, messages: ChatMessage[], sink: ReplySink, options?: ToolOptions): ChatHandle {
+    return this.reserve().start(provider, messages, sink, options);
   }
 
   /**
@@ -112,11 +115,11 @@ export class ChatService {
     void result.then(() => (ended = true));
     return {
       signal: controller.signal,
-      start: (provider, messages, sink) => {
+      start: (provider, messages, sink, options) => {
         if (used) throw new Error('ChatSlot.start: this slot was already used');
         used = true;
         const named: { model?: string } = {};
-        settle(this.run(provider, messages, sink, controller.signal, controller, named));
+        settle(this.run(provider, messages, sink, options, controller.signal, controller, named));
         return {
           provider,
           get model() {
@@ -146,6 +149,7 @@ export class ChatService {
     provider: ProviderConfig,
     messages: ChatMessage[],
     sink: ReplySink,
+    options: ToolOptions | undefined,
     signal: AbortSignal,
     controller: AbortController,
     handle: { model?: string },
@@ -159,9 +163,12 @@ export class ChatService {
     try {
       if (signal.aborted) throw signal.reason;
       const adapter = createAdapter(provider, { keys: this.options.keys, idleTimeoutMs: this.options.providerIdleMs }, this.options.adapters);
-      const finish = await adapter.run(messages, signal, capped(sink, controller, adapter.label, this.options.maxReplyChars ?? MAX_REPLY_CHARS, named));
+      const calls = { made: false };
+      const finish = await adapter.run(messages, signal, capped(sink, controller, adapter.label, this.options.maxReplyChars ?? MAX_REPLY_CHARS, named, calls), options);
       if (signal.aborted) throw signal.reason;
-      ending = { ok: true, finish };
+      // Some providers end a turn of calls with their ordinary stop (Gemini, Ollama): a client
+      // must hear that the model waits for tool results.
+      ending = { ok: true, finish: calls.made && finish === 'stop' ? 'tool_calls' : finish };
     } catch (err) {
       ending = { ok: false, message: failureMessage(err, signal, this.options.logger) };
     }
@@ -175,7 +182,7 @@ export class ChatService {
 }
 
 /** The sink with the reply cap in front: past it the chat is aborted with a message naming the provider. */
-function capped(sink: ReplySink, controller: AbortController, label: string, max: number, model: (name: string) => void): PieceSink {
+function capped(sink: ReplySink, controller: AbortController, label: string, max: number, model: (name: string) => void, calls: { made: boolean }): PieceSink {
   let size = 0;
   const { signal } = controller;
   return {
@@ -191,6 +198,17 @@ function capped(sink: ReplySink, controller: AbortController, label: string, max
         return;
       }
       sink.piece(kind, text);
+    },
+    toolCall(call: ToolCall) {
+      if (signal.aborted) return;
+      // Calls count toward the cap too (adapters bound each call's arguments, not their number).
+      size += call.name.length + JSON.stringify(call.arguments).length;
+      if (size > max) {
+        controller.abort(new CancelReason(`${label} sent a reply longer than ${max / (1024 * 1024)} MiB; the desktop stopped it there.`));
+        return;
+      }
+      calls.made = true;
+      sink.toolCall?.(call);
     },
     flush() {
       return signal.aborted ? undefined : sink.flush();

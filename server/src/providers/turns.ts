@@ -30,12 +30,14 @@ export function toConversation(messages: ChatMessage[]): Conversation {
     const images = m.images ?? [];
     // A message with photos and no text is not empty: its photos stay with its turn.
     if (m.role === 'system' || (m.content === '' && images.length === 0)) continue;
+    // Until the adapters carry tool turns in their own form, a tool's result reads as the user's.
+    const role = m.role === 'tool' ? 'user' : m.role;
     const last = turns.at(-1);
-    if (last && last.role === m.role) {
+    if (last && last.role === role) {
       if (m.content !== '') last.content = last.content === '' ? m.content : `${last.content}\n\n${m.content}`;
       if (images.length > 0) last.images = [...(last.images ?? []), ...images];
     } else {
-      turns.push(images.length > 0 ? { role: m.role, content: m.content, images: [...images] } : { role: m.role, content: m.content });
+      turns.push(images.length > 0 ? { role, content: m.content, images: [...images] } : { role, content: m.content });
     }
   }
   if (turns[0]?.role !== 'user') turns.unshift({ role: 'user', content: CONTINUE });

@@ -1,5 +1,29 @@
-/** OpenAI-style roles: what every client sends, whatever the provider needs. */
-export type Role = 'system' | 'user' | 'assistant';
+/** OpenAI-style roles: what every client sends, whatever the provider needs. `tool` carries a tool's result. */
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+/** A tool the model may call: its name, what it does, and its arguments as a JSON Schema object. */
+export interface ToolSpec {
+  name: string;
+  description?: string;
+  /** JSON Schema object describing the arguments. */
+  parameters: Record<string, unknown>;
+}
+
+/** Whether the model may (`auto`), may not (`none`), must (`required`) call a tool, or must call the named one. */
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+/** One call the model made: the provider's id for it (made up when the provider has none), the tool, its parsed arguments. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** What a chat may offer the model besides its messages. */
+export interface ToolOptions {
+  tools?: ToolSpec[];
+  toolChoice?: ToolChoice;
+}
 
 /** The image types a chat request may carry (the ones every supported provider accepts). */
 export const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/webp', 'image/gif'] as const;
@@ -19,6 +43,12 @@ export interface ChatMessage {
   role: Role;
   content: string;
   images?: ChatImage[];
+  /** Assistant turns: the tools the model called (its `content` may then be ''). */
+  toolCalls?: ToolCall[];
+  /** Tool turns: the call this result answers; `content` is the result text. */
+  toolCallId?: string;
+  /** Tool turns: the tool that produced the result. */
+  name?: string;
 }
 
 /**
@@ -96,10 +126,11 @@ export type AdapterFactories = Partial<Record<ProviderKind, AdapterFactory>>;
 
 /**
  * How a reply ended normally: `stop` (the model finished), `length` (cut at the token limit),
- * `content_filter` (the provider's filter ended it), or the provider's own word for anything
+ * `content_filter` (the provider's filter ended it), `tool_calls` (the model called tools and
+ * waits for their results), or the provider's own word for anything
  * else. A reply that ends any other way is a failure (a ProviderError), not a finish.
  */
-export type FinishReason = 'stop' | 'length' | 'content_filter' | (string & {});
+export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls' | (string & {});
 
 /**
  * Where an adapter delivers a reply, push-style: every piece one provider read holds is handed
@@ -118,6 +149,12 @@ export interface PieceSink {
    * Optional for the consumer; adapters call it at most once.
    */
   model?(name: string): void;
+  /**
+   * One tool call of the reply, delivered once its arguments are whole (in provider order among
+   * the pieces). May throw like piece(). Optional for the consumer: a door that offered no tools
+   * gets none.
+   */
+  toolCall?(call: ToolCall): void;
 }
 
 export type PieceKind = Piece['kind'];
@@ -130,5 +167,5 @@ export interface ChatAdapter {
    * Streams one reply into `sink`; resolves with how it finished once the provider's end marker
    * arrived; rejects with a ProviderError (or an AbortError once `signal` aborted).
    */
-  run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink): Promise<FinishReason>;
+  run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink, options?: ToolOptions): Promise<FinishReason>;
 }

@@ -12,6 +12,8 @@ export interface ServeArgs {
   ngrok?: string;
   /** cloudflare-named: the public hostname; ngrok: the user's domain. */
   hostname?: string;
+  /** `--agent DIR`, repeatable: folders the workspace agent may work in. */
+  agent: string[];
 }
 
 /** `deskrelay doctor [--config FILE] [--cloudflared PATH]`. */
@@ -23,7 +25,7 @@ export interface DoctorArgs {
 export class UsageError extends Error {}
 
 export const USAGE = `Usage: deskrelay serve [--port N] [--host ADDR] [--config FILE] [--tunnel [KIND]] [--hostname HOST]
-                       [--cloudflared PATH] [--tailscale PATH] [--ngrok PATH]
+                       [--cloudflared PATH] [--tailscale PATH] [--ngrok PATH] [--agent DIR]...
        deskrelay doctor [--config FILE] [--cloudflared PATH]
 
   --port N           port to listen on (default 53210; 0 picks a free one)
@@ -40,6 +42,9 @@ export const USAGE = `Usage: deskrelay serve [--port N] [--host ADDR] [--config 
   --cloudflared PATH the cloudflared binary to use (default: CLOUDFLARED_BIN, then PATH)
   --tailscale PATH   the tailscale CLI to use (default: PATH)
   --ngrok PATH       the ngrok binary to use (default: PATH)
+  --agent DIR        turn on the workspace agent in DIR (repeatable): the phone's model may read
+                     and search it at once; every edit and command waits for your approval on
+                     the phone (docs/agent.md). Config: "agent": {"folders": [...]}
 
 deskrelay doctor checks the config file, every provider (key set, reachable, key accepted, model
 present), cloudflared and the token file, one line each; exit code 1 when a check fails.
@@ -101,6 +106,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         tailscale: { type: 'string' },
         ngrok: { type: 'string' },
         hostname: { type: 'string' },
+        agent: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }));
@@ -108,6 +114,8 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     throw new UsageError((err as Error).message);
   }
   if (values.help) return { command: 'help' };
+  const agent = values.agent ?? [];
+  if (agent.some((dir) => dir.trim() === '')) throw new UsageError('--agent needs a folder');
   let port: number | undefined;
   if (values.port !== undefined) {
     port = Number(values.port);
@@ -129,6 +137,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
       tailscale: values.tailscale,
       ngrok: values.ngrok,
       hostname,
+      agent,
     },
   };
 }

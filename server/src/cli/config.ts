@@ -16,6 +16,8 @@ export interface StandaloneConfig {
   allowPhoneProviderSwitch: boolean;
   /** Web Push to the phone when a resumable reply is ready (issue 15); default true. */
   pushNotifications: boolean;
+  /** The workspace agent (issue 23): folders it may work in (none: off) and extra globs it may never touch. Read at start. */
+  agent: { folders: string[]; denyPaths: string[] };
 }
 
 export const DEFAULT_MAX_STREAMS = 8;
@@ -31,6 +33,7 @@ export function defaultConfig(): StandaloneConfig {
     providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
     allowPhoneProviderSwitch: false,
     pushNotifications: true,
+    agent: { folders: [], denyPaths: [] },
   };
 }
 
@@ -81,7 +84,19 @@ export function parseConfig(text: string): StandaloneConfig {
   if (typeof allowPhoneProviderSwitch !== 'boolean') throw new ConfigError('"allowPhoneProviderSwitch" must be true or false');
   const pushNotifications = raw.pushNotifications ?? true;
   if (typeof pushNotifications !== 'boolean') throw new ConfigError('"pushNotifications" must be true or false');
-  return { activeProvider, workspaces, maxConcurrentStreams, maxConnections, providers, allowPhoneProviderSwitch, pushNotifications };
+  const agent = parseAgent(raw.agent);
+  return { activeProvider, workspaces, maxConcurrentStreams, maxConnections, providers, allowPhoneProviderSwitch, pushNotifications, agent };
+}
+
+function parseAgent(raw: unknown): StandaloneConfig['agent'] {
+  if (raw === undefined) return { folders: [], denyPaths: [] };
+  if (!isObject(raw)) throw new ConfigError('"agent" must be an object: {"folders": ["/path/to/project"], "denyPaths": ["*.sqlite"]}');
+  const strings = (value: unknown, name: string): string[] => {
+    if (value === undefined) return [];
+    if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.trim() === '')) throw new ConfigError(`"agent.${name}" must be an array of non-empty strings`);
+    return value as string[];
+  };
+  return { folders: strings(raw.folders, 'folders'), denyPaths: strings(raw.denyPaths, 'denyPaths') };
 }
 
 /** Which provider a config makes active, in the ProviderSource's terms. */

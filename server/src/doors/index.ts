@@ -1,3 +1,4 @@
+import { agentDoor } from './agent';
 import type { DoorFactory } from './door';
 import { ollamaDoor } from './ollama/routes';
 import { openAiDoor } from './openai';
@@ -17,4 +18,5 @@ export const DOORS: readonly DoorFactory[] = [
   ollamaDoor,
   providersDoor,
   pushDoor,
+  agentDoor,
 ];

@@ -3,6 +3,7 @@ import type { Logger } from '../logger';
 import type { AdapterFactories, KeySource, ProviderSource } from '../providers/types';
 import type { ChatService } from '../chat/service';
 import type { ReplyEvents } from '../doors/replyEvents';
+import type { AgentHost } from '../agent/host';
 
 export interface RequestLogEntry {
   method: string;
@@ -58,10 +59,12 @@ export interface RelayOptions {
    * default: `$DESKRELAY_PUSH_HOSTS`, comma-separated, else none.
    */
   pushHosts?: readonly string[];
+  /** The workspace agent (issue 23): its folders, asked on every request. Absent or no folders: every /v1/agent path answers 403 agent.disabled. */
+  agent?: AgentHost;
 }
 
-export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters'>> &
-  Pick<RelayOptions, 'onRequestLog' | 'adapters'> & { configDir: string };
+export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'agent'>> &
+  Pick<RelayOptions, 'onRequestLog' | 'adapters' | 'agent'> & { configDir: string };
 
 /** Per-request facts the request log and the error handler need. */
 export interface RequestState {

@@ -34,6 +34,14 @@ export type ErrorCode =
   | 'push.endpoint_not_allowed'
   /** 409: the token already has the most push subscriptions the relay keeps. */
   | 'push.too_many_subscriptions'
+  /** 403: the workspace agent is off on the desktop (`--agent DIR`, "agent" in config.json, deskrelay.agent.enabled). */
+  | 'agent.disabled'
+  /** 404: no agent session (or folder) by that id: never made, deleted, dropped, or the relay restarted. */
+  | 'agent.not_found'
+  /** 409: the approval names a call that is not waiting for a decision (unknown or already decided). */
+  | 'agent.not_pending'
+  /** 429: every agent session the desktop keeps is busy. */
+  | 'agent.too_many_sessions'
   | 'server.stopping'
   | 'server.internal_error';
 

@@ -1,15 +1,24 @@
+import { randomBytes } from 'node:crypto';
 import type { ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider } from './config';
 import type { EventHandler } from './framing';
 import { keyedCall, requireKey } from './keys';
+import { argumentsObject, checkArgumentSize, forcedName, offered, toolRefusal } from './tools';
 import { toConversation, type Turn } from './turns';
-import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig } from './types';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ToolCall, ToolOptions } from './types';
 import { keyRefused, providerMessage, statusText, type HttpFailure, type WordingContext } from './wording';
 
 interface GeminiChunk {
   error?: unknown;
-  candidates?: { content?: { parts?: { text?: unknown; thought?: unknown }[] }; finishReason?: unknown }[];
+  candidates?: { content?: { parts?: GeminiPart[] }; finishReason?: unknown }[];
   promptFeedback?: { blockReason?: unknown };
+}
+
+interface GeminiPart {
+  text?: unknown;
+  thought?: unknown;
+  functionCall?: { name?: unknown; args?: unknown; id?: unknown };
+  thoughtSignature?: unknown;
 }
 
 /** Reasons that end a reply normally, as finish reasons; any other finishReason means Gemini cut it off. */
@@ -34,12 +43,13 @@ export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
 
   return {
     label,
-    async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink): Promise<FinishReason> {
+    async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink, options?: ToolOptions): Promise<FinishReason> {
       const key = await requireKey(config, deps, label);
       const ctx: WordingContext = { label, keyed: true, keyHint: deps.keys.howToSet(config) };
+      const tools = offered(options);
       const call = keyedCall(config, deps, label, signal, key, {
         model,
-        explain: (f) => geminiKeyRefusal(ctx, f),
+        explain: (f) => geminiKeyRefusal(ctx, f) ?? (tools ? toolRefusal(label, model, f) : undefined),
       });
       try {
         const { system, turns } = toConversation(messages);
@@ -49,6 +59,7 @@ export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
         };
         if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
         if (config.maxTokens !== undefined) body.generationConfig = { maxOutputTokens: config.maxTokens };
+        if (tools) Object.assign(body, geminiTools(options!));
         const res = await call.send(apiUrl(base, `/v1beta/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`), {
           method: 'POST',
           headers: { 'x-goog-api-key': key, accept: 'text/event-stream' },
@@ -71,13 +82,59 @@ export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
  * https://ai.google.dev/gemini-api/docs/image-understanding#inline-image).
  */
 function geminiParts(t: Turn): object[] {
-  const parts: object[] = (t.images ?? []).map((i) => ({ inline_data: { mime_type: i.mediaType, data: i.data } }));
-  if (t.content !== '' || parts.length === 0) parts.push({ text: t.content });
+  const parts: object[] = (t.results ?? []).map((r) => ({ functionResponse: { name: r.name, response: { output: r.content } } }));
+  for (const i of t.images ?? []) parts.push({ inline_data: { mime_type: i.mediaType, data: i.data } });
+  if (t.content !== '' || (parts.length === 0 && !t.toolCalls?.length)) parts.push({ text: t.content });
+  for (const c of t.toolCalls ?? []) parts.push(functionCallPart(c));
   return parts;
+}
+
+/**
+ * Tools as generateContent takes them (Gemini API reference, "Caching" / Tool and FunctionDeclaration:
+ * `tools: [{functionDeclarations: [{name, description, parametersJsonSchema}]}]`, the schema as
+ * plain JSON Schema so that any client's schema is taken as written; `toolConfig.functionCallingConfig`
+ * `mode` AUTO | ANY | NONE with `allowedFunctionNames` for one named tool:
+ * https://ai.google.dev/api/caching#Tool, https://ai.google.dev/gemini-api/docs/function-calling).
+ */
+function geminiTools(options: ToolOptions): Record<string, unknown> {
+  const functionDeclarations = (options.tools ?? []).map((t) => ({
+    name: t.name,
+    ...(t.description === undefined ? {} : { description: t.description }),
+    parametersJsonSchema: t.parameters,
+  }));
+  const choice = options.toolChoice;
+  const name = forcedName(choice);
+  const body: Record<string, unknown> = { tools: [{ functionDeclarations }] };
+  if (choice === undefined) return body;
+  const mode = name !== undefined || choice === 'required' ? 'ANY' : choice === 'none' ? 'NONE' : 'AUTO';
+  body.toolConfig = { functionCallingConfig: name !== undefined ? { mode, allowedFunctionNames: [name] } : { mode } };
+  return body;
+}
+
+/**
+ * Gemini gives a call no id (or one only some models send) and, from Gemini 3 on, a
+ * `thoughtSignature` that must come back with the call in the history or the next request is
+ * refused. Both ride in the id DeskRelay makes up, so that any client can carry them through its
+ * tool loop unchanged: `<id>` or `<id>.<signature>` (a signature is base64, which has no '.').
+ */
+const SIGNATURE_MARK = '.';
+
+function callId(base: string, signature: unknown): string {
+  return typeof signature === 'string' && signature !== '' ? `${base}${SIGNATURE_MARK}${signature}` : base;
+}
+
+function functionCallPart(c: ToolCall): object {
+  const mark = c.id.indexOf(SIGNATURE_MARK);
+  const signature = mark < 0 ? undefined : c.id.slice(mark + 1);
+  return signature ? { functionCall: { name: c.name, args: c.arguments }, thoughtSignature: signature } : { functionCall: { name: c.name, args: c.arguments } };
 }
 
 class GeminiReader implements EventHandler {
   finish: FinishReason | undefined;
+  /** Calls seen so far in this reply. */
+  private calls = 0;
+  /** Made-up ids are unique across a conversation, so a tool result always finds its own call. */
+  private readonly salt = randomBytes(4).toString('hex');
 
   constructor(
     private readonly call: ProviderCall,
@@ -94,15 +151,36 @@ class GeminiReader implements EventHandler {
     const parts = candidate?.content?.parts;
     if (Array.isArray(parts)) {
       for (const part of parts) {
-        if (typeof part.text !== 'string' || part.text === '') continue;
-        this.sink.piece(part.thought === true ? 'reasoning' : 'text', part.text);
+        if (typeof part.text === 'string') {
+          if (part.text !== '') this.sink.piece(part.thought === true ? 'reasoning' : 'text', part.text);
+        } else if (part.functionCall !== undefined) {
+          this.toolCall(part);
+        }
       }
     }
     const finish = candidate?.finishReason;
     if (typeof finish !== 'string' || finish === '' || finish === 'FINISH_REASON_UNSPECIFIED') return false;
     const normal = NORMAL_FINISH[finish];
-    if (normal === undefined) throw this.call.fail(`${this.label} stopped the reply early (finishReason ${finish})`);
+    if (normal === undefined) {
+      if (finish === 'MALFORMED_FUNCTION_CALL' || finish === 'UNEXPECTED_TOOL_CALL') throw this.call.fail(`${this.label} stopped the reply: the model made a tool call it could not complete (finishReason ${finish})`);
+      throw this.call.fail(`${this.label} stopped the reply early (finishReason ${finish})`);
+    }
     this.finish = normal;
     return true;
+  }
+
+  /**
+   * A `functionCall` part arrives whole, its `args` an object (Gemini API reference,
+   * GenerateContentResponse → Candidate → Content → Part.functionCall {name, args}).
+   */
+  private toolCall(part: GeminiPart): void {
+    const fc = part.functionCall;
+    const name = typeof fc?.name === 'string' ? fc.name : '';
+    if (name === '') throw this.call.fail(`${this.label} sent a tool call without a tool name`);
+    const args = argumentsObject(this.call, name, fc?.args);
+    checkArgumentSize(this.call, name, args);
+    const base = typeof fc?.id === 'string' && fc.id !== '' && !fc.id.includes(SIGNATURE_MARK) ? fc.id : `call_${this.salt}_${this.calls}`;
+    this.calls++;
+    this.sink.toolCall?.({ id: callId(base, part.thoughtSignature), name, arguments: args });
   }
 }

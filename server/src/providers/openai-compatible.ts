@@ -5,14 +5,22 @@ import type { EventHandler } from './framing';
 import { geminiKeyRefusal } from './gemini';
 import { keyedCall, readKey } from './keys';
 import { pluck, resolveModel } from './models';
-import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig } from './types';
+import { forcedName, offered, toolRefusal, ToolCallAssembler } from './tools';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ToolOptions } from './types';
 import { providerMessage, saidIn } from './wording';
 
 interface Chunk {
   object?: unknown;
   message?: unknown;
   error?: unknown;
-  choices?: { delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown }; finish_reason?: unknown }[];
+  choices?: { delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown; tool_calls?: unknown }; finish_reason?: unknown }[];
+}
+
+/** One entry of `delta.tool_calls`: the first of a call carries id, type and name; later ones argument fragments. */
+interface ToolCallDelta {
+  index?: unknown;
+  id?: unknown;
+  function?: { name?: unknown; arguments?: unknown };
 }
 
 /**
@@ -26,14 +34,17 @@ export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDep
 
   return {
     label,
-    async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink): Promise<FinishReason> {
+    async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink, options?: ToolOptions): Promise<FinishReason> {
       // Local servers (LM Studio, llama.cpp) take no key; send one only when the user set one.
       const key = await readKey(config, deps, label);
       const auth: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
       const ctx = { label, keyed: Boolean(key), keyHint: deps.keys.howToSet(config) };
       // Gateways speak for the providers behind them: Google's OpenAI-compatible endpoint refuses
       // a bad key the Gemini way, and a gateway in front of Anthropic passes its 529 on.
-      const call = keyedCall(config, deps, label, signal, key, { explain: (f) => geminiKeyRefusal(ctx, f) ?? anthropicOverloaded(label, f) });
+      const tools = offered(options);
+      const call: ProviderCall = keyedCall(config, deps, label, signal, key, {
+        explain: (f) => geminiKeyRefusal(ctx, f) ?? anthropicOverloaded(label, f) ?? (tools ? toolRefusal(label, call.model, f) : undefined),
+      });
       try {
         call.model = await resolveModel(call, config, {
           url: apiUrl(base, '/models'),
@@ -44,12 +55,13 @@ export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDep
         sink.model?.(call.model);
         const body: Record<string, unknown> = { model: call.model, messages: messages.map(openAiMessage), stream: true };
         if (config.maxTokens !== undefined) body.max_tokens = config.maxTokens;
+        if (tools) Object.assign(body, openAiTools(options!));
         const res = await call.send(apiUrl(base, '/chat/completions'), {
           method: 'POST',
           headers: { ...auth, accept: 'text/event-stream' },
           body,
         });
-        const reader = new OpenAiReader(call, sink);
+        const reader = new OpenAiReader(call, sink, new ToolCallAssembler(call, sink));
         await call.events(res, reader, sink);
         if (reader.finish === undefined) throw call.truncated();
         return reader.finish;
@@ -65,11 +77,35 @@ export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDep
  * parts holding data URLs, then the text part (OpenAI docs, "Images and vision", Base64-encoded
  * images: https://platform.openai.com/docs/guides/images-vision#giving-a-model-images-as-input).
  */
-function openAiMessage(m: ChatMessage): { role: string; content: string | object[] } {
+function openAiMessage(m: ChatMessage): Record<string, unknown> {
+  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.toolCallId ?? '', content: m.content };
+  if (m.toolCalls?.length) {
+    return {
+      role: 'assistant',
+      // OpenAI's own form for a turn that only called tools is `content: null`.
+      content: m.content === '' ? null : m.content,
+      tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })),
+    };
+  }
   if (!m.images?.length) return { role: m.role, content: m.content };
   const parts: object[] = m.images.map((i) => ({ type: 'image_url', image_url: { url: `data:${i.mediaType};base64,${i.data}` } }));
   if (m.content !== '') parts.push({ type: 'text', text: m.content });
   return { role: m.role, content: parts };
+}
+
+/**
+ * `tools` and `tool_choice` as the chat completions API takes them (OpenAI API reference, "Create
+ * chat completion": tools[].type "function" with function.name/description/parameters;
+ * tool_choice "none" | "auto" | "required" | {"type":"function","function":{"name"}}).
+ */
+function openAiTools(options: ToolOptions): Record<string, unknown> {
+  const tools = (options.tools ?? []).map((t) => ({
+    type: 'function',
+    function: { name: t.name, ...(t.description === undefined ? {} : { description: t.description }), parameters: t.parameters },
+  }));
+  const name = forcedName(options.toolChoice);
+  const choice = name !== undefined ? { type: 'function', function: { name } } : options.toolChoice;
+  return choice === undefined ? { tools } : { tools, tool_choice: choice };
 }
 
 class OpenAiReader implements EventHandler {
@@ -78,12 +114,14 @@ class OpenAiReader implements EventHandler {
   constructor(
     private readonly call: ProviderCall,
     private readonly sink: PieceSink,
+    private readonly calls: ToolCallAssembler,
   ) {}
 
   event(type: string | undefined, data: string): boolean {
     // Old llama.cpp servers report failures in an `error:` SSE field.
     if (type === 'error') throw this.call.streamError(saidIn(data));
     if (data.trim() === '[DONE]') {
+      this.calls.finishAll();
       this.finish = 'stop';
       return true;
     }
@@ -97,10 +135,38 @@ class OpenAiReader implements EventHandler {
       const reasoning = delta.reasoning_content ?? delta.reasoning;
       if (typeof reasoning === 'string' && reasoning !== '') this.sink.piece('reasoning', reasoning);
       if (typeof delta.content === 'string' && delta.content !== '') this.sink.piece('text', delta.content);
+      if (delta.tool_calls !== undefined && delta.tool_calls !== null) this.toolCalls(delta.tool_calls);
     }
     const finish = choice.finish_reason;
     if (finish === undefined || finish === null) return false;
+    this.calls.finishAll();
     this.finish = typeof finish === 'string' && finish !== '' ? finish : 'stop';
     return true;
+  }
+
+  /**
+   * Assembles `delta.tool_calls` by `index` (OpenAI API reference, "The chat completion chunk
+   * object": choices[].delta.tool_calls[] with index, id, type, function.name, function.arguments).
+   * Servers that number every parallel call 0 tell them apart by a new id with a new name; a new
+   * id without a name (some servers repeat fresh ids on fragments) continues the open call.
+   */
+  private toolCalls(deltas: unknown): void {
+    const calls = this.calls;
+    if (!Array.isArray(deltas)) throw this.call.fail(`${this.call.label} sent delta.tool_calls that is not a list`);
+    for (const d of deltas as (ToolCallDelta | null)[]) {
+      const index = typeof d?.index === 'number' ? d.index : 0;
+      const id = typeof d?.id === 'string' && d.id !== '' ? d.id : undefined;
+      const name = typeof d?.function?.name === 'string' ? d.function.name : undefined;
+      const fragment = d?.function?.arguments;
+      if (!calls.has(index) || (id !== undefined && name !== undefined && name !== '' && calls.idAt(index) !== id)) {
+        if (calls.has(index)) calls.finish(index);
+        calls.begin(index, id ?? `call_${index}`, name ?? '');
+      } else if (name !== undefined && name !== '') {
+        calls.rename(index, name);
+      }
+      if (typeof fragment === 'string') calls.add(index, fragment);
+      // A few servers send the arguments as an object rather than a JSON string.
+      else if (typeof fragment === 'object' && fragment !== null) calls.add(index, JSON.stringify(fragment));
+    }
   }
 }

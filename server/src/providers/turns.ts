@@ -1,10 +1,22 @@
-import type { ChatImage, ChatMessage } from './types';
+import { toolNameOf } from './tools';
+import type { ChatImage, ChatMessage, ToolCall } from './types';
+
+/** A tool's result as the turn-based providers carry it: the call it answers, the tool, the text. */
+export interface ToolResult {
+  id: string;
+  name: string;
+  content: string;
+}
 
 export interface Turn {
   role: 'user' | 'assistant';
   content: string;
   /** The photos of the messages merged into this turn, in order. */
   images?: ChatImage[];
+  /** Assistant turns: the tools the model called, in order. */
+  toolCalls?: ToolCall[];
+  /** User turns: the results of those calls, in order (both providers want them before any text). */
+  results?: ToolResult[];
 }
 
 export interface Conversation {
@@ -16,9 +28,11 @@ export interface Conversation {
 
 /**
  * Reshapes OpenAI-style messages for the providers that take the system prompt separately and
- * want strictly alternating turns: consecutive same-role messages are merged (their photos kept
- * with the turn, in order), empty ones (which both reject) dropped, and a conversation that does not open with the user gets a short user
- * turn in front so that the request is accepted rather than refused.
+ * want strictly alternating turns: consecutive same-role messages are merged (their photos, tool
+ * calls and tool results kept with the turn, in order), a tool message joins the user's turn as a
+ * result (both providers carry results in a user turn), empty ones (which both reject) dropped,
+ * and a conversation that does not open with the user gets a short user turn in front so that
+ * the request is accepted rather than refused.
  */
 export function toConversation(messages: ChatMessage[]): Conversation {
   const system = messages
@@ -26,20 +40,25 @@ export function toConversation(messages: ChatMessage[]): Conversation {
     .map((m) => m.content)
     .join('\n\n');
   const turns: Turn[] = [];
-  for (const m of messages) {
+  messages.forEach((m, i) => {
+    if (m.role === 'system') return;
     const images = m.images ?? [];
-    // A message with photos and no text is not empty: its photos stay with its turn.
-    if (m.role === 'system' || (m.content === '' && images.length === 0)) continue;
-    // Until the adapters carry tool turns in their own form, a tool's result reads as the user's.
+    const calls = m.toolCalls ?? [];
+    const result: ToolResult | undefined = m.role === 'tool' ? { id: m.toolCallId ?? '', name: toolNameOf(messages, i), content: m.content } : undefined;
+    // A message with photos, calls or a result and no text is not empty: they stay with its turn.
+    if (m.content === '' && images.length === 0 && calls.length === 0 && result === undefined) return;
     const role = m.role === 'tool' ? 'user' : m.role;
-    const last = turns.at(-1);
-    if (last && last.role === role) {
-      if (m.content !== '') last.content = last.content === '' ? m.content : `${last.content}\n\n${m.content}`;
-      if (images.length > 0) last.images = [...(last.images ?? []), ...images];
-    } else {
-      turns.push(images.length > 0 ? { role, content: m.content, images: [...images] } : { role, content: m.content });
+    const text = result === undefined ? m.content : '';
+    let turn = turns.at(-1);
+    if (turn?.role !== role) {
+      turn = { role, content: '' };
+      turns.push(turn);
     }
-  }
+    if (text !== '') turn.content = turn.content === '' ? text : `${turn.content}\n\n${text}`;
+    if (images.length > 0) turn.images = [...(turn.images ?? []), ...images];
+    if (calls.length > 0) turn.toolCalls = [...(turn.toolCalls ?? []), ...calls];
+    if (result !== undefined) (turn.results ??= []).push(result);
+  });
   if (turns[0]?.role !== 'user') turns.unshift({ role: 'user', content: CONTINUE });
   return system === '' ? { turns } : { system, turns };
 }

@@ -1,0 +1,159 @@
+/**
+ * What every adapter does alike with tool calls: assembling arguments a provider streams in
+ * fragments, bounding them, parsing them into an object, finding the call a tool result answers,
+ * and wording a model's refusal to use tools. Each provider's own wire form stays in its adapter.
+ */
+import type { ProviderCall } from './call';
+import type { ChatMessage, PieceSink, ToolChoice, ToolOptions } from './types';
+import type { HttpFailure } from './wording';
+
+/** One call's arguments at most (UTF-16 code units of their JSON): a provider streaming more is stopped. */
+export const MAX_TOOL_ARGUMENT_CHARS = 1024 * 1024;
+
+/** The tools a request offers, or none when it offers none or forbids them (`toolChoice: 'none'` is kept for kinds that take it). */
+export function offered(options: ToolOptions | undefined): boolean {
+  return options?.tools !== undefined && options.tools.length > 0;
+}
+
+/** The named tool of a `{name}` choice, else undefined. */
+export function forcedName(choice: ToolChoice | undefined): string | undefined {
+  return typeof choice === 'object' ? choice.name : undefined;
+}
+
+/**
+ * Arguments as the model wrote them, parsed: '' (a call without arguments, as Anthropic streams
+ * one) is `{}`; anything but a JSON object is the provider's fault and ends the reply.
+ */
+export function parseArguments(call: ProviderCall, name: string, text: string): Record<string, unknown> {
+  if (text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw call.fail(`${call.label} sent a call of tool "${name}" whose arguments are not valid JSON: ${clipped(call.redact(text))}`);
+  }
+  return argumentsObject(call, name, value);
+}
+
+/** Arguments a provider sent as a JSON value: an object is used as is; anything else ends the reply. */
+export function argumentsObject(call: ProviderCall, name: string, value: unknown): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw call.fail(`${call.label} sent a call of tool "${name}" whose arguments are not a JSON object: ${clipped(call.redact(JSON.stringify(value)))}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Whole arguments (Ollama, Gemini) measured against the limit; only counted once per call. */
+export function checkArgumentSize(call: ProviderCall, name: string, args: Record<string, unknown>): void {
+  if (JSON.stringify(args).length > MAX_TOOL_ARGUMENT_CHARS) throw tooLong(call, name);
+}
+
+const tooLong = (call: ProviderCall, name: string) =>
+  call.fail(`${call.label} sent arguments over ${MAX_TOOL_ARGUMENT_CHARS / (1024 * 1024)} MiB for one call of tool "${name}"; the desktop stopped the reply there`);
+
+const clipped = (text: string) => (text.length > 120 ? `${text.slice(0, 120)}…` : text);
+
+/** A call under assembly: its fragments are joined once, when it is whole. */
+interface PendingCall {
+  id: string;
+  name: string;
+  parts: string[];
+  size: number;
+}
+
+/**
+ * Tool calls streamed in pieces (OpenAI's `delta.tool_calls` by `index`, Anthropic's content
+ * blocks by `index`): the first piece names the call, later ones add argument fragments. A call
+ * is handed to the sink once the provider says it is whole.
+ */
+export class ToolCallAssembler {
+  private readonly pending = new Map<number, PendingCall>();
+  /** Calls in the order they began, for `finishAll`. */
+  private readonly order: number[] = [];
+
+  constructor(
+    private readonly call: ProviderCall,
+    private readonly sink: PieceSink,
+  ) {}
+
+  get open(): boolean {
+    return this.pending.size > 0;
+  }
+
+  has(index: number): boolean {
+    return this.pending.has(index);
+  }
+
+  /** The id of the call open at `index`, if any. */
+  idAt(index: number): string | undefined {
+    return this.pending.get(index)?.id;
+  }
+
+  begin(index: number, id: string, name: string): void {
+    this.pending.set(index, { id, name, parts: [], size: 0 });
+    this.order.push(index);
+  }
+
+  /** Adds a fragment of a call's arguments; past MAX_TOOL_ARGUMENT_CHARS the reply is stopped. */
+  add(index: number, fragment: string): void {
+    const p = this.pending.get(index);
+    if (p === undefined || fragment === '') return;
+    p.size += fragment.length;
+    if (p.size > MAX_TOOL_ARGUMENT_CHARS) throw tooLong(this.call, p.name);
+    p.parts.push(fragment);
+  }
+
+  /** Names a call whose name came after its first piece (some servers split it). */
+  rename(index: number, name: string): void {
+    const p = this.pending.get(index);
+    if (p !== undefined && p.name === '') p.name = name;
+  }
+
+  /** The call at `index` is whole: parsed and delivered. */
+  finish(index: number): void {
+    const p = this.pending.get(index);
+    if (p === undefined) return;
+    this.pending.delete(index);
+    if (p.name === '') throw this.call.fail(`${this.call.label} sent a tool call without a tool name`);
+    const args = parseArguments(this.call, p.name, p.parts.join(''));
+    this.sink.toolCall?.({ id: p.id, name: p.name, arguments: args });
+  }
+
+  /** Every open call is whole (the provider's finish marker), in the order they began. */
+  finishAll(): void {
+    for (const index of this.order) this.finish(index);
+    this.order.length = 0;
+  }
+}
+
+/** A made-up call id, for providers that give none (Gemini) or clients that sent none (Ollama). */
+export function madeUpId(n: number, salt = ''): string {
+  return `call_${salt}${n}`;
+}
+
+/**
+ * The tool a result answers, for providers that want its name (Gemini's functionResponse,
+ * Ollama's tool_name): the message's own name, else the name of the call with its id among the
+ * assistant turns before it.
+ */
+export function toolNameOf(messages: readonly ChatMessage[], at: number): string {
+  const m = messages[at];
+  if (m?.name) return m.name;
+  for (let i = at - 1; i >= 0; i--) {
+    const found = messages[i]?.toolCalls?.find((c) => c.id === m?.toolCallId);
+    if (found) return found.name;
+  }
+  return '';
+}
+
+/**
+ * A model or runner refusing tools (Ollama's 400 "… does not support tools", an OpenAI-compatible
+ * server's 400 naming tools or functions, Gemini's "Function calling is not enabled"): one clear
+ * message naming the model. Undefined for any other failure.
+ */
+export function toolRefusal(label: string, model: string | undefined, f: HttpFailure): string | undefined {
+  if (f.status !== 400 || !/\btools?\b|function|jinja/i.test(f.said)) return undefined;
+  const who = model ? `model "${model}" on ${label}` : `the model on ${label}`;
+  return `${who} cannot use tools (HTTP 400: ${f.said}); send the request without tools, or pick a model that supports tool calling`;
+}

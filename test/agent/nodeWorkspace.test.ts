@@ -9,6 +9,7 @@ import { commandEnv } from '../../server/src/agent/commandEnv';
 import { NodeWorkspace } from '../../server/src/agent/hosts/node';
 import { globToRegExp, isDenied } from '../../server/src/agent/paths';
 import { WorkspaceError } from '../../server/src/agent/workspace';
+import { alive } from './support';
 
 let base: string;
 let repo: string;
@@ -158,22 +159,6 @@ describe('commands', () => {
   });
 });
 
-/**
- * True while the process exists and has not died. A killed background child is re-parented to
- * PID 1, and a container's PID 1 may never reap it: a zombie answers kill(pid, 0) but is dead.
- */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
 
 async function waitFor(check: () => boolean): Promise<void> {
   for (let i = 0; i < 200; i++) {

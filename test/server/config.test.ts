@@ -39,6 +39,7 @@ describe('parseConfig', () => {
       providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
       allowPhoneProviderSwitch: false,
       pushNotifications: true,
+      agent: { folders: [], denyPaths: [] },
     });
     expect(parseConfig('{}').maxConcurrentStreams).toBe(8);
     expect(parseConfig('{}').pushNotifications).toBe(true);
@@ -46,6 +47,12 @@ describe('parseConfig', () => {
     expect(() => parseConfig('{"pushNotifications":"no"}')).toThrow('"pushNotifications" must be true or false');
     expect(parseConfig('{"allowPhoneProviderSwitch":true}').allowPhoneProviderSwitch).toBe(true);
     expect(() => parseConfig('{"allowPhoneProviderSwitch":"yes"}')).toThrow('"allowPhoneProviderSwitch" must be true or false');
+  });
+
+  it('reads the workspace agent\'s folders and denyPaths, refusing other shapes', () => {
+    expect(parseConfig('{"agent":{"folders":["~/code/app"],"denyPaths":["*.sqlite"]}}').agent).toEqual({ folders: ['~/code/app'], denyPaths: ['*.sqlite'] });
+    expect(() => parseConfig('{"agent":["/x"]}')).toThrow('"agent" must be an object');
+    expect(() => parseConfig('{"agent":{"folders":"/x"}}')).toThrow('"agent.folders" must be an array of non-empty strings');
   });
 
   it('providers without activeProvider means no active provider (no guessing the first one)', () => {

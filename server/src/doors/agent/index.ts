@@ -22,8 +22,7 @@ const MESSAGES = '/v1/agent/sessions/{id}/messages';
 const APPROVAL = '/v1/agent/sessions/{id}/approvals/{callId}';
 const STOP = '/v1/agent/sessions/{id}/stop';
 
-const DEFAULT_HOW_TO_ENABLE =
-  'Turn it on at the desk: in VS Code, the setting "deskrelay.agent.enabled" (in a trusted workspace); with the CLI, `deskrelay serve --agent DIR` or "agent": {"folders": [...]} in config.json.';
+const DEFAULT_HOW_TO_ENABLE = 'Turn it on at the desk: `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).';
 
 const invalid = (message: string) => new HttpError(400, 'request.invalid_body', message);
 const notFound = () => new HttpError(404, 'agent.not_found', 'No agent session by that id: it was deleted, dropped to make room, or the desktop relay restarted.');

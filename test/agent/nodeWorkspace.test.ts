@@ -93,7 +93,7 @@ describe('reads', () => {
     expect(files).toContain('src/a.ts');
     expect(files).toContain('src/deep/b.ts');
     expect(files).toContain('.gitignore');
-    for (const hidden of ['build/out.js', 'debug.log', '.env', '.env.local', 'server.pem', 'secrets/token.txt', 'link-out.txt']) expect(files).not.toContain(hidden);
+    for (const hidden of ['build/out.js', 'debug.log', '.env', '.env.local', 'server.pem', 'secrets/token.txt', 'link-out.txt', '.deskrelay-config/token']) expect(files).not.toContain(hidden);
     expect(files.some((f) => f.startsWith('.git/'))).toBe(false);
     const ts = await ws.listFiles({ pattern: '*.ts', path: 'src', maxEntries: 1 });
     expect(ts).toEqual({ files: ['src/a.ts'], truncated: true });
@@ -105,6 +105,8 @@ describe('reads', () => {
     const re = await ws.search({ query: '^import .* from', regex: true, maxMatches: 50, path: 'src/deep' });
     expect(re.matches).toEqual([{ path: 'src/deep/b.ts', line: 1, text: 'import { a } from "../a";' }]);
     expect((await ws.search({ query: 'hello', regex: false, maxMatches: 1 })).truncated).toBe(true);
+    // DeskRelay's token in its config folder is never searched.
+    expect((await ws.search({ query: 'tok', regex: false, maxMatches: 50 })).matches).toEqual([]);
     await refused(ws.search({ query: '(', regex: true, maxMatches: 1 }), /not valid/);
   });
 

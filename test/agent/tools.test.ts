@@ -49,6 +49,10 @@ describe('tools', () => {
     writeFileSync(join(dir, 'a.txt'), 'changed meanwhile\n');
     await expect(prepared.run()).rejects.toThrow(/changed since the diff/);
     expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('changed meanwhile\n');
+    const edit = await tool('edit_file').prepare({ path: 'a.txt', old: 'changed', new: 'edited' }, ctx);
+    writeFileSync(join(dir, 'a.txt'), 'changed again\n');
+    await expect(edit.run()).rejects.toThrow(/changed since the diff/);
+    expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('changed again\n');
   });
 
   it('run_command says the exit code and output', async () => {

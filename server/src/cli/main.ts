@@ -157,6 +157,7 @@ function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): Age
         name,
         denyPaths,
         configDir: configDir(),
+        protect: [configPath],
         keyNames: () => config.current().providers.flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : [])),
       }),
     );

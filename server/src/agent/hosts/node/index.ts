@@ -27,6 +27,8 @@ export interface NodeWorkspaceOptions {
   denyPaths?: readonly string[];
   /** DeskRelay's own config dir: never reachable, even when the folder contains it. */
   configDir: string;
+  /** Other files or folders of DeskRelay's never reachable (a `--config` file kept elsewhere). */
+  protect?: readonly string[];
   /** The environment commands start from (default process.env), before commandEnv strips it. */
   env?: NodeJS.ProcessEnv;
   /** Names of variables holding provider keys (the config's apiKeyEnv): never passed to commands. */
@@ -89,9 +91,15 @@ export class NodeWorkspace implements Workspace {
     if (!inside(root, abs)) throw new WorkspaceError(`Refused: "${String(input)}" leads outside the folder (through a symbolic link); the agent works only inside it.`);
     const realRel = relative(root, abs).split(sep).join('/');
     if (realRel !== '' && isDenied(realRel, this.deny)) throw deniedError(String(input));
-    const config = await realpath(this.options.configDir).catch(() => this.options.configDir);
-    if (inside(config, abs)) throw new WorkspaceError(`Refused: "${String(input)}" is DeskRelay's own configuration; the agent never touches it.`);
+    for (const real of await this.protectedPaths()) {
+      if (inside(real, abs)) throw new WorkspaceError(`Refused: "${String(input)}" is DeskRelay's own configuration; the agent never touches it.`);
+    }
     return { rel, abs };
+  }
+
+  /** DeskRelay's own files, resolved: never reachable, never listed, never searched. */
+  private async protectedPaths(): Promise<string[]> {
+    return Promise.all([this.options.configDir, ...(this.options.protect ?? [])].map((own) => realpath(own).catch(() => own)));
   }
 
   private async root(): Promise<string> {
@@ -109,7 +117,7 @@ export class NodeWorkspace implements Workspace {
     const root = await this.root();
     const match = options.pattern ? globToRegExp(options.pattern) : undefined;
     const files: string[] = [];
-    for await (const file of walkFiles({ root, under: rel, deny: this.deny })) {
+    for await (const file of walkFiles({ root, under: rel, deny: this.deny, protect: await this.protectedPaths() })) {
       if (match && !match.test(file)) continue;
       if (files.length >= options.maxEntries) return { files, truncated: true };
       files.push(file);
@@ -153,7 +161,7 @@ export class NodeWorkspace implements Workspace {
     } else test = (line) => line.includes(options.query);
     const matches: SearchResult['matches'] = [];
     // One file at a time, a capped number of matches: a huge tree costs time, never memory.
-    for await (const file of walkFiles({ root, under: rel, deny: this.deny, signal: options.signal })) {
+    for await (const file of walkFiles({ root, under: rel, deny: this.deny, protect: await this.protectedPaths(), signal: options.signal })) {
       const abs = join(root, file);
       let bytes: Buffer;
       try {

@@ -9,6 +9,8 @@ export interface WalkOptions {
   /** Where to start, relative to root ('' for all). */
   under: string;
   deny: readonly RegExp[];
+  /** Real paths never entered or listed (DeskRelay's config folder). */
+  protect: readonly string[];
   signal?: AbortSignal;
 }
 
@@ -27,10 +29,16 @@ interface Level {
 export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
   const { root, deny } = options;
   const rules = await parentRules(root, options.under);
-  yield* walkDir({ dir: options.under, rules }, root, deny, options.signal);
+  yield* walkDir({ dir: options.under, rules }, root, { deny, protect: options.protect }, options.signal);
 }
 
-async function* walkDir(level: Level, root: string, deny: readonly RegExp[], signal: AbortSignal | undefined): AsyncGenerator<string> {
+interface Skip {
+  deny: readonly RegExp[];
+  protect: readonly string[];
+}
+
+async function* walkDir(level: Level, root: string, skip: Skip, signal: AbortSignal | undefined): AsyncGenerator<string> {
+  const { deny } = skip;
   if (signal?.aborted) return;
   const abs = join(root, level.dir);
   let entries;
@@ -46,6 +54,8 @@ async function* walkDir(level: Level, root: string, deny: readonly RegExp[], sig
   for (const entry of entries) {
     const rel = level.dir === '' ? entry.name : `${level.dir}/${entry.name}`;
     if (entry.name === '.git') continue;
+    const full = join(abs, entry.name);
+    if (skip.protect.some((p) => full === p || full.startsWith(p + sep))) continue;
     let isDir = entry.isDirectory();
     let isFile = entry.isFile();
     if (entry.isSymbolicLink()) {
@@ -54,6 +64,7 @@ async function* walkDir(level: Level, root: string, deny: readonly RegExp[], sig
         const real = await realpath(join(abs, entry.name));
         const info = await lstat(real);
         if (!info.isFile() || !real.startsWith(root.endsWith(sep) ? root : root + sep)) continue;
+        if (skip.protect.some((p) => real === p || real.startsWith(p + sep))) continue;
         // A link onto a denied file is as denied as the file.
         if (isDenied(relative(root, real).split(sep).join('/'), deny)) continue;
         isFile = true;
@@ -63,7 +74,7 @@ async function* walkDir(level: Level, root: string, deny: readonly RegExp[], sig
       }
     }
     if (ignored(rules, rel, isDir)) continue;
-    if (isDir) yield* walkDir({ dir: rel, rules }, root, deny, signal);
+    if (isDir) yield* walkDir({ dir: rel, rules }, root, skip, signal);
     else if (isFile && !isDenied(rel, deny)) yield rel;
   }
 }

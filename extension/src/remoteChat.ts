@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { RelaySession, TunnelError, type AdapterFactories, type Pairing, type ProbeOptions, type SessionStatus } from '../../server/src';
+import { RelaySession, TunnelError, type AdapterFactories, type AgentHost, type Pairing, type ProbeOptions, type SessionStatus } from '../../server/src';
 import { tunnelAgentFor, type TunnelKind } from '../../server/src/tunnel';
 import { Disposable } from './dispose';
 import type { OutputLog } from './log';
@@ -34,6 +34,8 @@ export interface RemoteChatDeps {
   tunnelSecrets: TunnelSecrets;
   /** Adapters for kinds only the extension serves (`vscode-lm`). */
   adapters?: AdapterFactories;
+  /** The workspace agent's folders (off unless the user's setting and workspace trust allow). */
+  agent?: AgentHost;
 }
 
 /**
@@ -54,7 +56,7 @@ export class RemoteChat extends Disposable {
 
   constructor(private readonly deps: RemoteChatDeps) {
     super();
-    const { log, providers, keys, version, adapters } = deps;
+    const { log, providers, keys, version, adapters, agent } = deps;
     this.session = new RelaySession({
       // Settings are read at every start: a changed port or bind address applies on restart.
       relay: () => {
@@ -66,6 +68,7 @@ export class RemoteChat extends Disposable {
           providers,
           keys,
           adapters,
+          agent,
           workspaces: () => vscode.workspace.workspaceFolders?.length ?? 0,
           maxConcurrentStreams: () => relaySettings().maxConcurrentStreams,
           pushNotifications: pushNotificationsOn,

@@ -69,7 +69,7 @@ export class NodeWorkspace implements Workspace {
    * are resolved (for a file not there yet, its nearest existing folder is), not denied under
    * its real name either, and never in DeskRelay's config dir.
    */
-  private async resolve(input: unknown, what = 'path'): Promise<{ rel: string; abs: string }> {
+  async resolve(input: unknown, what = 'path'): Promise<{ rel: string; abs: string }> {
     const rel = relativeInside(input, this.deny, what);
     const root = await this.root();
     let probe = join(root, rel);

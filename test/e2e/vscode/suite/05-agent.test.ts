@@ -1,0 +1,151 @@
+import * as assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { startScriptedModel, toolResults, type ScriptedModel } from '../../../fixtures/providers/scripted';
+import { freePort, readToken, rememberSecret, setSetting, waitFor, type Status } from './helpers';
+
+const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
+
+/**
+ * The workspace agent inside a real VS Code (issue 23): off until the user's setting, then the
+ * same door as the CLI with VS Code's own host: unsaved editor text is what the model reads, an
+ * approved edit is a WorkspaceEdit the user can undo, a command runs in the "DeskRelay Agent"
+ * terminal, diagnostics are the Problems list.
+ */
+describe('The workspace agent in VS Code', function () {
+  this.timeout(60_000);
+  let model: ScriptedModel;
+  let base: string;
+  let token: string;
+  let folder: string;
+
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : undefined };
+  };
+  const snapshot = async (id: string) => (await call('GET', `/v1/agent/sessions/${id}`)).json;
+  const start = async (prompt: string) => {
+    const created = await call('POST', '/v1/agent/sessions', { prompt });
+    assert.equal(created.status, 201, JSON.stringify(created.json));
+    return created.json.id as string;
+  };
+  const pending = (id: string) => waitFor('an approval', async () => (await snapshot(id)).pending[0], 20_000);
+  const idle = (id: string) => waitFor('the turn to end', async () => ((await snapshot(id)).status === 'idle' ? true : undefined), 30_000);
+  const lastResult = (body: { messages: any[] }) => toolResults(body).at(-1)!.content;
+  const failures = () => assert.deepEqual(model.failures, []);
+
+  before(async () => {
+    model = await startScriptedModel();
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    folder = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
+    await setSetting('port', port);
+    await setSetting('providers', [{ id: 'scripted', kind: 'openai-compatible', baseUrl: `${model.url}/v1`, model: 'gpt-4o' }]);
+    await setSetting('activeProvider', 'scripted');
+    const s = await run<Status>('deskrelay.start');
+    assert.equal(s.running, true);
+    token = readToken()!;
+    rememberSecret(token);
+  });
+
+  after(async () => {
+    await run('deskrelay.stop');
+    for (const key of ['port', 'providers', 'activeProvider', 'agent.enabled']) await setSetting(key, undefined);
+    await model?.close();
+  });
+
+  it('is off by default: 403 agent.disabled naming the setting', async () => {
+    const reply = await call('GET', '/v1/agent/folders');
+    assert.equal(reply.status, 403);
+    assert.equal(reply.json.error.code, 'agent.disabled');
+    assert.match(reply.json.error.message, /deskrelay\.agent\.enabled/);
+  });
+
+  it('the user setting turns it on for the open folder (a trusted workspace)', async () => {
+    assert.equal(vscode.workspace.isTrusted, true);
+    await setSetting('agent.enabled', true);
+    const reply = await call('GET', '/v1/agent/folders');
+    assert.equal(reply.status, 200);
+    assert.deepEqual(reply.json.folders.map((f: any) => f.name), [vscode.workspace.workspaceFolders![0]!.name]);
+  });
+
+  it('reads what the editor shows, unsaved text included', async () => {
+    writeFileSync(join(folder, 'notes.txt'), 'saved line\n');
+    const doc = await vscode.workspace.openTextDocument(join(folder, 'notes.txt'));
+    const editor = await vscode.window.showTextDocument(doc);
+    await editor.edit((b) => b.insert(new vscode.Position(1, 0), 'unsaved line\n'));
+    assert.equal(doc.isDirty, true);
+    model.script([
+      { calls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }] },
+      { check: (body) => assert.equal(lastResult(body), 'notes.txt (lines 1-2 of 2)\n1: saved line\n2: unsaved line'), text: ['read'] },
+    ]);
+    await idle(await start('read notes'));
+    failures();
+    await run('workbench.action.files.revert');
+    await run('workbench.action.closeActiveEditor');
+  });
+
+  it('an approved edit is a WorkspaceEdit, saved, that Undo takes back', async () => {
+    mkdirSync(join(folder, 'src'), { recursive: true });
+    writeFileSync(join(folder, 'src', 'math.js'), 'export const add = (a, b) => a - b;\n');
+    model.script([
+      { calls: [{ name: 'edit_file', arguments: { path: 'src/math.js', old: 'a - b', new: 'a + b' } }] },
+      { check: (body) => assert.equal(lastResult(body), 'Edited src/math.js.'), text: ['fixed'] },
+    ]);
+    const id = await start('fix add');
+    const approval = await pending(id);
+    assert.match(approval.diff, /-export const add = \(a, b\) => a - b;\n\+export const add = \(a, b\) => a \+ b;/);
+    assert.equal(readFileSync(join(folder, 'src', 'math.js'), 'utf8'), 'export const add = (a, b) => a - b;\n');
+    assert.equal((await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' })).status, 204);
+    await idle(id);
+    assert.equal(readFileSync(join(folder, 'src', 'math.js'), 'utf8'), 'export const add = (a, b) => a + b;\n');
+    const doc = await vscode.workspace.openTextDocument(join(folder, 'src', 'math.js'));
+    await vscode.window.showTextDocument(doc);
+    await run('undo');
+    assert.equal(doc.getText(), 'export const add = (a, b) => a - b;\n');
+    await run('workbench.action.files.revert');
+    await run('workbench.action.closeActiveEditor');
+    failures();
+  });
+
+  it('a command runs in the "DeskRelay Agent" terminal and its output and exit code come back', async () => {
+    let result = '';
+    model.script([
+      { calls: [{ name: 'run_command', arguments: { command: 'echo agent-was-here; exit 3' } }] },
+      { check: (body) => void (result = lastResult(body)), text: ['ran'] },
+    ]);
+    const id = await start('run it');
+    const approval = await pending(id);
+    assert.equal(approval.command, 'echo agent-was-here; exit 3');
+    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    await idle(id);
+    assert.ok(vscode.window.terminals.some((t) => t.name === 'DeskRelay Agent'), 'the terminal is open');
+    assert.match(result, /^Exit code 3\./);
+    assert.match(result, /agent-was-here/);
+    failures();
+  });
+
+  it('diagnostics are the Problems list', async () => {
+    const collection = vscode.languages.createDiagnosticCollection('agent-test');
+    const uri = vscode.Uri.file(join(folder, 'src', 'math.js'));
+    collection.set(uri, [new vscode.Diagnostic(new vscode.Range(0, 0, 0, 5), 'add is wrong', vscode.DiagnosticSeverity.Error)]);
+    model.script([
+      { calls: [{ name: 'diagnostics', arguments: {} }] },
+      { check: (body) => assert.match(lastResult(body), /^src\/math\.js:1: error: add is wrong$/m), text: ['seen'] },
+    ]);
+    await idle(await start('problems?'));
+    collection.dispose();
+    failures();
+  });
+
+  it('turning the setting off ends the agent (403 again)', async () => {
+    await setSetting('agent.enabled', false);
+    assert.equal((await call('GET', '/v1/agent/sessions')).status, 403);
+  });
+});

@@ -209,13 +209,23 @@ const ESCAPES = /\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[
 async function runInTerminal(terminal: vscode.Terminal, integration: vscode.TerminalShellIntegration, command: string, options: CommandOptions): Promise<CommandResult> {
   const execution = integration.executeCommand(command);
   let exitCode: number | null | undefined;
+  let closedNote: string | undefined;
+  const subs: vscode.Disposable[] = [];
   const ended = new Promise<void>((resolve) => {
-    const sub = vscode.window.onDidEndTerminalShellExecution((e) => {
-      if (e.execution !== execution) return;
-      exitCode = e.exitCode ?? null;
-      sub.dispose();
-      resolve();
-    });
+    subs.push(
+      vscode.window.onDidEndTerminalShellExecution((e) => {
+        if (e.execution !== execution) return;
+        exitCode = e.exitCode ?? null;
+        resolve();
+      }),
+      // The command ended the shell itself (`exit`), or the person at the desk closed the terminal.
+      vscode.window.onDidCloseTerminal((t) => {
+        if (t !== terminal) return;
+        exitCode ??= t.exitStatus?.code ?? null;
+        closedNote = 'The "DeskRelay Agent" terminal closed while the command ran.';
+        resolve();
+      }),
+    );
   });
   let timedOut = false;
   let stopped = false;
@@ -245,12 +255,14 @@ async function runInTerminal(terminal: vscode.Terminal, integration: vscode.Term
         }
       }
     })();
-    await Promise.all([ended, reading]);
+    // The output stream ends with the execution; a closed terminal may never end it.
+    await Promise.race([Promise.all([ended, reading]), ended.then(() => new Promise((r) => setTimeout(r, 500)))]);
   } finally {
     clearTimeout(timer);
     options.signal.removeEventListener('abort', onAbort);
+    for (const s of subs) s.dispose();
   }
-  return { output, exitCode: exitCode ?? null, timedOut, stopped, droppedBytes: dropped };
+  return { output, exitCode: exitCode ?? null, timedOut, stopped, droppedBytes: dropped, ...(closedNote ? { note: closedNote } : {}) };
 }
 
 /**

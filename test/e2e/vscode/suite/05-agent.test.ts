@@ -5,6 +5,20 @@ import * as vscode from 'vscode';
 import { startScriptedModel, toolResults, type ScriptedModel } from '../../../fixtures/providers/scripted';
 import { freePort, readToken, rememberSecret, setSetting, waitFor, type Status } from './helpers';
 
+/** True while the process exists and is not a zombie (a killed child may wait for a PID 1 that never reaps it). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
 const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
 
 /**
@@ -131,6 +145,31 @@ describe('The workspace agent in VS Code', function () {
     // Read from the terminal through shell integration, not the hidden-process fallback.
     assert.doesNotMatch(result, /hidden process/, result);
     failures();
+  });
+
+  it('stop kills the command running in the terminal with everything it started', async () => {
+    const pidFile = join(folder, 'bg.pid');
+    let result = '';
+    model.script([
+      { calls: [{ name: 'run_command', arguments: { command: `sleep 300 & echo $! > bg.pid; sleep 300` } }] },
+      { check: (body) => void (result = lastResult(body)), text: ['?'] },
+    ]);
+    const id = await start('sleep');
+    const approval = await pending(id);
+    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    const pid = await waitFor('the background pid', () => {
+      try {
+        return Number(readFileSync(pidFile, 'utf8').trim()) || undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    assert.equal(alive(pid), true);
+    assert.equal((await call('POST', `/v1/agent/sessions/${id}/stop`)).status, 204);
+    await waitFor('the background sleep to be gone', () => !alive(pid), 10_000);
+    await waitFor('the stopped result', async () => (await snapshot(id)).transcript.some((t: any) => t.role === 'tool' && /^Stopped by the user/.test(t.output)), 10_000);
+    assert.equal((await snapshot(id)).status, 'stopped');
+    assert.equal(result, '', 'the model is not called again after a stop');
   });
 
   it('diagnostics are the Problems list', async () => {

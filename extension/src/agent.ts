@@ -1,7 +1,13 @@
 import * as vscode from 'vscode';
 import { commandEnv, type AgentHost, type Workspace } from '../../server/src';
 import { configDir } from '../../server/src/session/paths';
-import { AgentTerminals, VsCodeWorkspace } from './agentWorkspace';
+import { AgentTerminals, lmTools, VsCodeWorkspace } from './agentWorkspace';
+
+/** The tools of other extensions, each asking first unless in `deskrelay.agent.autoApproveTools` (the user's value only). */
+function autoApprovedTools() {
+  const listed = vscode.workspace.getConfiguration('deskrelay').inspect<string[]>('agent.autoApproveTools')?.globalValue;
+  return lmTools(Array.isArray(listed) ? listed.filter((n) => typeof n === 'string') : []);
+}
 
 /**
  * The workspace agent's host in VS Code: the open folders on disk, but only while the user's
@@ -31,7 +37,7 @@ export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
       const key = JSON.stringify([folder.uri.toString(), name, deny]);
       const workspace =
         this.cache.get(key) ??
-        new VsCodeWorkspace(folder, { name, denyPaths: deny, configDir: configDir(), env: () => commandEnv(process.env) }, this.terminals);
+        new VsCodeWorkspace(folder, { name, denyPaths: deny, configDir: configDir(), env: () => commandEnv(process.env), hostTools: autoApprovedTools }, this.terminals);
       next.set(key, workspace);
       out.push(workspace);
     }

@@ -15,6 +15,7 @@ import {
   type ListResult,
   type SearchOptions,
   type SearchResult,
+  type AgentTool,
   type Workspace,
 } from '../../server/src';
 
@@ -31,6 +32,8 @@ export interface VsCodeWorkspaceOptions {
   configDir: string;
   /** The environment commands run with (DeskRelay's variables and provider keys already removed). */
   env: () => NodeJS.ProcessEnv;
+  /** The tools other extensions registered that the model gets too. */
+  hostTools: () => readonly AgentTool[];
 }
 
 /**
@@ -133,6 +136,52 @@ export class VsCodeWorkspace implements Workspace {
   runCommand(command: string, options: CommandOptions): Promise<CommandResult> {
     return this.terminals.run(this.folder.uri.fsPath, command, this.options.env(), options);
   }
+
+  hostTools(): readonly AgentTool[] {
+    return this.options.hostTools();
+  }
+}
+
+/** What a provider accepts as a tool name (OpenAI's rule, the strictest of them). */
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The tools other extensions registered with VS Code (`vscode.lm.tools`), offered to the model
+ * as they are; each asks first unless the user listed it in `deskrelay.agent.autoApproveTools`,
+ * since DeskRelay cannot know what another extension's tool does.
+ */
+export function lmTools(autoApprove: readonly string[]): AgentTool[] {
+  return vscode.lm.tools
+    .filter((info) => TOOL_NAME.test(info.name))
+    .map(
+      (info): AgentTool => ({
+        spec: { name: info.name, description: info.description, parameters: (info.inputSchema as Record<string, unknown> | undefined) ?? { type: 'object', properties: {} } },
+        approval: autoApprove.includes(info.name) ? 'never' : 'tool',
+        prepare(input, ctx) {
+          return Promise.resolve({
+            subject: info.name,
+            grantKey: info.name,
+            async run() {
+              const cancel = new vscode.CancellationTokenSource();
+              const onAbort = () => cancel.cancel();
+              ctx.signal.addEventListener('abort', onAbort, { once: true });
+              try {
+                const result = await vscode.lm.invokeTool(info.name, { input, toolInvocationToken: undefined }, cancel.token);
+                const text = result.content
+                  .map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : ''))
+                  .join('');
+                return text === '' ? `${info.name} returned nothing readable as text.` : text;
+              } catch (err) {
+                throw new WorkspaceError(`${info.name} failed: ${err instanceof Error ? err.message : String(err)}`);
+              } finally {
+                ctx.signal.removeEventListener('abort', onAbort);
+                cancel.dispose();
+              }
+            },
+          });
+        },
+      }),
+    );
 }
 
 const SEVERITY: Record<vscode.DiagnosticSeverity, Diagnostic['severity']> = {

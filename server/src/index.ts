@@ -55,4 +55,5 @@ export {
   type NodeWorkspaceOptions,
 } from './agent';
 export { runShellCommand } from './agent/hosts/node/command';
+export type { AgentTool, PreparedCall } from './agent/tools';
 export type { CommandOptions, CommandResult, Diagnostic, DiagnosticsResult, ListOptions, ListResult, SearchOptions, SearchResult, Workspace } from './agent/workspace';

@@ -51,7 +51,6 @@ export class NotPendingError extends Error {}
 
 const STOPPED_BY_USER = 'Stopped by the user.';
 const NOT_RUN = 'Not run: the user stopped the agent.';
-const TOOL_SPECS = TOOLS.map((t) => t.spec);
 
 /**
  * One agent session: the conversation with the model, the loop that runs the tools it calls
@@ -241,6 +240,14 @@ export class AgentSession {
     this.notifyIdle();
   }
 
+  /** The built-in tools, then the host's (a host tool named like a built-in one is left out). */
+  private tools(): readonly AgentTool[] {
+    const extra = this.deps.workspace.hostTools?.() ?? [];
+    if (extra.length === 0) return TOOLS;
+    const names = new Set(TOOLS.map((t) => t.spec.name));
+    return [...TOOLS, ...extra.filter((t) => !names.has(t.spec.name) && names.add(t.spec.name))];
+  }
+
   private notifyIdle(): void {
     if (this.log.attached === 0) this.deps.push({ type: 'agent_idle', session: this.id });
   }
@@ -269,7 +276,7 @@ export class AgentSession {
     let handle: ChatHandle;
     try {
       const provider = this.deps.chat.provider();
-      handle = this.deps.chat.start(provider, this.messages, sink, { tools: TOOL_SPECS, toolChoice: 'auto' });
+      handle = this.deps.chat.start(provider, this.messages, sink, { tools: this.tools().map((t) => t.spec), toolChoice: 'auto' });
     } catch (err) {
       if (err instanceof HttpError) return { ok: false, message: err.message };
       throw err;
@@ -294,10 +301,11 @@ export class AgentSession {
   private async runCall(call: ToolCall, signal: AbortSignal): Promise<{ ok: boolean; output: string; denied?: boolean }> {
     const { logger, limits, workspace } = this.deps;
     this.emit({ type: 'tool_call', callId: call.id, tool: call.name, input: call.arguments });
-    const tool: AgentTool | undefined = TOOLS.find((t) => t.spec.name === call.name);
+    const tools = this.tools();
+    const tool: AgentTool | undefined = tools.find((t) => t.spec.name === call.name);
     if (!tool) {
       logger.info(`agent ${this.short}: ${call.name} refused (no such tool)`);
-      return { ok: false, output: `There is no tool "${call.name}". The tools are: ${TOOLS.map((t) => t.spec.name).join(', ')}.` };
+      return { ok: false, output: `There is no tool "${call.name}". The tools are: ${tools.map((t) => t.spec.name).join(', ')}.` };
     }
     let prepared: PreparedCall;
     try {
@@ -307,14 +315,14 @@ export class AgentSession {
       logger.info(`agent ${this.short}: ${call.name} refused: ${refusal.output.split('\n')[0]}`);
       return refusal;
     }
-    const subject = `${tool.approval === 'command' ? 'command' : 'path'}=${JSON.stringify(prepared.subject)}`;
-    if (this.policy.needsApproval(tool.approval, prepared.command)) {
+    const subject = `${tool.approval === 'command' ? 'command' : tool.approval === 'tool' ? 'tool' : 'path'}=${JSON.stringify(prepared.subject)}`;
+    if (this.policy.needsApproval(tool.approval, prepared.grantKey)) {
       const decision = await this.ask(call, prepared);
       logger.info(`agent ${this.short}: ${call.name} ${subject} decision=${decision}`);
       if (decision === 'deny' || signal.aborted) {
         return { ok: false, denied: true, output: signal.aborted ? NOT_RUN : 'The user denied this. Nothing was changed or run.' };
       }
-      if (decision === 'allow_session') this.policy.grant(tool.approval, prepared.command);
+      if (decision === 'allow_session') this.policy.grant(tool.approval, prepared.grantKey);
     } else {
       logger.info(`agent ${this.short}: ${call.name} ${subject}${tool.approval === 'never' ? '' : ' decision=allowed_for_session'}`);
     }

@@ -5,6 +5,8 @@
  * anything outside the folder or on the deny list by throwing a WorkspaceError, whose message
  * becomes the tool's result (the model is told, nothing crashes).
  */
+import type { AgentTool } from './tools/tool';
+
 export interface Workspace {
   /** The folder's name as `GET /v1/agent/folders` lists it (unique among the agent's folders). */
   readonly name: string;
@@ -23,6 +25,12 @@ export interface Workspace {
   writeFile(path: string, content: string): Promise<void>;
   /** Runs one command line in the folder. Called only after an approval. Never rejects for the command's own failure. */
   runCommand(command: string, options: CommandOptions): Promise<CommandResult>;
+  /**
+   * Tools the host adds besides the built-in ones (VS Code: those other extensions register),
+   * asked at every model call. Each says whether it asks first; a name a built-in tool has is
+   * left out.
+   */
+  hostTools?(): readonly AgentTool[];
 }
 
 export interface ListOptions {

@@ -18,6 +18,7 @@ export const runCommand: AgentTool = {
     return {
       subject: command,
       command,
+      grantKey: command,
       async run() {
         const r = await ctx.workspace.runCommand(command, { signal: ctx.signal, timeoutMs: ctx.limits.commandTimeoutMs, maxOutputBytes: ctx.limits.maxCommandOutputBytes });
         const how = r.stopped

@@ -2,8 +2,11 @@ import type { ToolSpec } from '../../providers/types';
 import type { AgentLimits } from '../limits';
 import type { Workspace } from '../workspace';
 
-/** What asks first: never (reads), edits (every edit_file and write_file), commands (per exact command line). */
-export type ApprovalKind = 'never' | 'edit' | 'command';
+/**
+ * What asks first: never (reads), edits (every edit_file and write_file), commands (per exact
+ * command line), host tools (per tool: another extension's tool may do anything).
+ */
+export type ApprovalKind = 'never' | 'edit' | 'command' | 'tool';
 
 export interface ToolContext {
   workspace: Workspace;
@@ -20,6 +23,8 @@ export interface PreparedCall {
   diff?: string;
   /** Commands: the exact command line. */
   command?: string;
+  /** What an `allow_session` answer grants (commands: the line; host tools: the tool's name). */
+  grantKey?: string;
   /** Carries the call out and returns its result text (a WorkspaceError's message is the result when it fails). */
   run(): Promise<string>;
 }

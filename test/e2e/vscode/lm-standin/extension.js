@@ -5,6 +5,7 @@
 //   standin/guarded  `auth: true`: another extension needs the user's consent first
 // The user's last message steers the reply: "slow" streams a part every 100 ms (for a minute, or until cancelled),
 // "fail" throws (the requester sees VS Code's error with this text).
+// Also a tool, standin_clock ({city}), answering "It is 12:00 in <city>.".
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const vscode = require('vscode');
 
@@ -41,6 +42,15 @@ function activate() {
   const meta = (family, auth) => ({ vendor: 'standin', name: `Stand-in ${family}`, family, version: '1', maxInputTokens: 100000, maxOutputTokens: 1000, ...(auth ? { auth: true } : {}) });
   vscode.lm.registerChatModelProvider('standin-echo', provider('echo'), meta('echo', false));
   vscode.lm.registerChatModelProvider('standin-guarded', provider('guarded'), meta('guarded', true));
+  // A tool another extension offers (stable vscode.lm.registerTool, declared in package.json's
+  // languageModelTools): the workspace agent offers it to its model too.
+  state.toolCalls = [];
+  vscode.lm.registerTool('standin_clock', {
+    invoke(options) {
+      state.toolCalls.push(options.input);
+      return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(`It is 12:00 in ${options.input.city}.`)]);
+    },
+  });
   return state;
 }
 

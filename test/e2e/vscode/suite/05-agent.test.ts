@@ -185,6 +185,30 @@ describe('The workspace agent in VS Code', function () {
     failures();
   });
 
+  it('offers the tools other extensions register, asking first unless auto-approved', async () => {
+    let results: string[] = [];
+    model.script([
+      {
+        check: (body) => assert.ok(body.tools!.some((t: any) => t.function.name === 'standin_clock' && t.function.description === 'Tells the time in a city.'), 'the tool is offered'),
+        calls: [{ name: 'standin_clock', arguments: { city: 'Oslo' } }],
+      },
+      { check: (body) => void (results = toolResults(body).map((r) => r.content)), text: ['noon'] },
+    ]);
+    const id = await start('time in Oslo?');
+    const approval = await pending(id);
+    assert.deepEqual([approval.tool, approval.input], ['standin_clock', { city: 'Oslo' }]);
+    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    await idle(id);
+    assert.equal(results.at(-1), 'It is 12:00 in Oslo.');
+    await setSetting('agent.autoApproveTools', ['standin_clock']);
+    model.script([{ calls: [{ name: 'standin_clock', arguments: { city: 'Lima' } }] }, { check: (body) => void (results = toolResults(body).map((r) => r.content)), text: ['noon'] }]);
+    const auto = await start('time in Lima?');
+    await idle(auto);
+    assert.deepEqual((await snapshot(auto)).transcript.filter((t: any) => t.role === 'tool').map((t: any) => t.output), ['It is 12:00 in Lima.']);
+    await setSetting('agent.autoApproveTools', undefined);
+    failures();
+  });
+
   it('turning the setting off ends the agent (403 again)', async () => {
     await setSetting('agent.enabled', false);
     assert.equal((await call('GET', '/v1/agent/sessions')).status, 403);

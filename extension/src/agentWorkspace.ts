@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { isAbsolute, relative, sep } from 'node:path';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
 import * as vscode from 'vscode';
 import {
   NodeWorkspace,
@@ -40,8 +41,8 @@ export interface VsCodeWorkspaceOptions {
  * The Workspace contract in VS Code, for one open folder on disk: reads through workspace.fs
  * with unsaved editor text winning, edits as a WorkspaceEdit then saved (so Undo works),
  * the Problems list from languages.getDiagnostics, commands in the visible "DeskRelay Agent"
- * terminal. Path checks, listing, search and git diff are the CLI host's (same rules, same
- * deny list), since the folder is on this machine's disk.
+ * terminal, search through ripgrep when there is one. Path checks, listing and git diff are the
+ * CLI host's (same rules, same deny list), since the folder is on this machine's disk.
  */
 export class VsCodeWorkspace implements Workspace {
   readonly name: string;
@@ -56,7 +57,14 @@ export class VsCodeWorkspace implements Workspace {
   ) {
     this.name = options.name;
     this.deny = options.denyPaths;
-    this.files = new NodeWorkspace({ folder: folder.uri.fsPath, name: options.name, denyPaths: options.denyPaths, configDir: options.configDir, env: options.env() });
+    this.files = new NodeWorkspace({
+      folder: folder.uri.fsPath,
+      name: options.name,
+      denyPaths: options.denyPaths,
+      configDir: options.configDir,
+      env: options.env(),
+      ripgrep: findRipgrep,
+    });
     this.displayPath = this.files.displayPath;
   }
 
@@ -139,6 +147,31 @@ export class VsCodeWorkspace implements Workspace {
 
   hostTools(): readonly AgentTool[] {
     return this.options.hostTools();
+  }
+}
+
+let ripgrep: string | undefined | null = null;
+
+/**
+ * The ripgrep VS Code ships (under its appRoot, or the `.asar.unpacked` twin, where other
+ * extensions find it: `findTextInFiles` is still a proposed API), else `rg` on PATH, else none
+ * (the plain search). Looked up once.
+ */
+export function findRipgrep(): string | undefined {
+  if (ripgrep !== null) return ripgrep;
+  const exe = process.platform === 'win32' ? 'rg.exe' : 'rg';
+  const shipped = ['node_modules', 'node_modules.asar.unpacked'].map((dir) => join(vscode.env.appRoot, dir, '@vscode', 'ripgrep', 'bin', exe));
+  const onPath = (process.env.PATH ?? '').split(delimiter).filter((d) => d !== '').map((d) => join(d, exe));
+  ripgrep = [...shipped, ...onPath].find(isExecutable);
+  return ripgrep;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
   }
 }
 

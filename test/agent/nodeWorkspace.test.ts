@@ -110,6 +110,42 @@ describe('reads', () => {
     await refused(ws.search({ query: '(', regex: true, maxMatches: 1 }), /not valid/);
   });
 
+  // VS Code's host searches with ripgrep when it finds one (Debian's `ripgrep` package here): the same answers.
+  const rg = (() => {
+    try {
+      execFileSync('rg', ['--version'], { stdio: 'ignore' });
+      return 'rg';
+    } catch {
+      return undefined;
+    }
+  })();
+  it.skipIf(!rg)('searches through ripgrep with the same answers and the same refusals', async () => {
+    // A wrapper that notes each run, so the test knows ripgrep answered and not the fallback.
+    const wrapper = join(base, 'rg-wrapper.sh');
+    writeFileSync(wrapper, `#!/bin/sh\necho run >> ${join(base, 'rg-runs')}\nexec rg "$@"\n`, { mode: 0o755 });
+    const runs = () => readFileSync(join(base, 'rg-runs'), 'utf8').split('\n').length - 1;
+    const viaRg = new NodeWorkspace({ folder: repo, configDir: config(), denyPaths: ['secrets/'], ripgrep: () => wrapper });
+    const plain = await viaRg.search({ query: 'hello', regex: false, maxMatches: 50 });
+    expect(plain.matches.map((m) => `${m.path}:${m.line}`)).toEqual(['src/a.ts:2', 'src/a.ts:3', 'src/deep/b.ts:2']);
+    const re = await viaRg.search({ query: '^import .* from', regex: true, maxMatches: 50, path: 'src/deep' });
+    expect(re.matches).toEqual([{ path: 'src/deep/b.ts', line: 1, text: 'import { a } from "../a";' }]);
+    expect(await viaRg.search({ query: 'hello', regex: false, maxMatches: 2 })).toMatchObject({ truncated: true, matches: [{ line: 2 }, { line: 3 }] });
+    expect((await viaRg.search({ query: 'tok', regex: false, maxMatches: 50 })).matches).toEqual([]);
+    expect((await viaRg.search({ query: 'SECRET', regex: false, maxMatches: 50 })).matches).toEqual([]);
+    expect(runs()).toBe(5);
+    // The answer is ripgrep's own, not the fallback's: ripgrep does not follow a link to a file
+    // inside the folder, the plain search does.
+    const small = join(base, 'rgproj');
+    mkdirSync(small);
+    writeFileSync(join(small, 'a.txt'), 'needle\n');
+    symlinkSync(join(small, 'a.txt'), join(small, 'link.txt'));
+    const where = async (w: NodeWorkspace) => (await w.search({ query: 'needle', regex: false, maxMatches: 9 })).matches.map((m) => m.path);
+    expect(await where(new NodeWorkspace({ folder: small, configDir: config(), ripgrep: () => wrapper }))).toEqual(['a.txt']);
+    expect(await where(new NodeWorkspace({ folder: small, configDir: config() }))).toEqual(['a.txt', 'link.txt']);
+    // A pattern ripgrep refuses falls back to the plain search, which explains it.
+    await refused(viaRg.search({ query: '(', regex: true, maxMatches: 1 }), /not valid/);
+  });
+
   it('shows git diff and writes files', async () => {
     expect(await ws.gitDiff(false)).toBe('');
     await ws.writeFile('src/a.ts', 'export const a = 2;\n');

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { startScriptedModel, toolResults, type ScriptedModel } from '../../../fixtures/providers/scripted';
@@ -170,6 +170,20 @@ describe('The workspace agent in VS Code', function () {
     await waitFor('the stopped result', async () => (await snapshot(id)).transcript.some((t: any) => t.role === 'tool' && /^Stopped by the user/.test(t.output)), 10_000);
     assert.equal((await snapshot(id)).status, 'stopped');
     assert.equal(result, '', 'the model is not called again after a stop');
+  });
+
+  it('searches with ripgrep when there is one (VS Code\'s own, or rg on PATH), else the plain search', async () => {
+    mkdirSync(join(folder, 'rg'), { recursive: true });
+    writeFileSync(join(folder, 'rg', 'a.txt'), 'needle-in-vscode\n');
+    symlinkSync(join(folder, 'rg', 'a.txt'), join(folder, 'rg', 'link.txt'));
+    let result = '';
+    model.script([{ calls: [{ name: 'search', arguments: { query: 'needle-in-vscode', path: 'rg' } }] }, { check: (body) => void (result = lastResult(body)), text: ['found'] }]);
+    await idle(await start('find the needle'));
+    const rgOnPath = (process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, 'rg')));
+    const shipped = existsSync(join(vscode.env.appRoot, 'node_modules', '@vscode', 'ripgrep', 'bin', 'rg'));
+    // ripgrep does not follow the link; the plain search does.
+    assert.equal(result, rgOnPath || shipped ? 'rg/a.txt:1: needle-in-vscode' : 'rg/a.txt:1: needle-in-vscode\nrg/link.txt:1: needle-in-vscode');
+    failures();
   });
 
   it('diagnostics are the Problems list', async () => {

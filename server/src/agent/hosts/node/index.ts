@@ -16,6 +16,7 @@ import {
   type Workspace,
 } from '../../workspace';
 import { runShellCommand } from './command';
+import { ripgrepSearch } from './ripgrep';
 import { walkFiles } from './walk';
 
 export interface NodeWorkspaceOptions {
@@ -33,6 +34,8 @@ export interface NodeWorkspaceOptions {
   env?: NodeJS.ProcessEnv;
   /** Names of variables holding provider keys (the config's apiKeyEnv): never passed to commands. */
   keyNames?: () => readonly string[];
+  /** A ripgrep binary to search with (VS Code's own, or `rg` on PATH); without it, the plain JS search. */
+  ripgrep?: () => string | undefined;
 }
 
 /** Files larger than this are not read whole or searched: the agent is for source, not data. */
@@ -149,6 +152,11 @@ export class NodeWorkspace implements Workspace {
   async search(options: SearchOptions): Promise<SearchResult> {
     const { rel } = await this.resolve(options.path);
     const root = await this.root();
+    const rg = this.options.ripgrep?.();
+    if (rg) {
+      const found = await ripgrepSearch({ rg, root, under: rel, deny: this.deny, denyGlobs: this.options.denyPaths ?? [], protect: await this.protectedPaths() }, options);
+      if (found) return found;
+    }
     let test: (line: string) => boolean;
     if (options.regex) {
       let re: RegExp;

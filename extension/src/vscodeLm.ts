@@ -10,7 +10,7 @@
  * command "DeskRelay: Allow Phone Chats with VS Code Models" makes the first request at the desk.
  */
 import * as vscode from 'vscode';
-import { ProviderError, type AdapterFactory, type ChatAdapter, type ChatMessage, type ProviderConfig } from '../../server/src';
+import { MAX_TOOL_ARGUMENT_CHARS, ProviderError, type AdapterFactory, type ChatAdapter, type ChatMessage, type ProviderConfig, type ToolOptions } from '../../server/src';
 
 export const ALLOW_COMMAND_TITLE = 'DeskRelay: Allow Phone Chats with VS Code Models';
 const JUSTIFICATION = 'DeskRelay relays chats from your phone to this model.';
@@ -42,21 +42,69 @@ export function consentMessage(m: vscode.LanguageModelChat): string {
   return `VS Code has not allowed DeskRelay to use its model ${modelTitle(m)} yet. On the desktop, run "${ALLOW_COMMAND_TITLE}" from the Command Palette and allow it; then send the message again.`;
 }
 
-/** The chat as VS Code's API takes it: user and assistant turns; system text goes first into the first user turn. */
+/**
+ * The chat as VS Code's API takes it: user and assistant turns; system text goes first into the
+ * first user turn. Tool history as the API documents it (LanguageModelChatRequestOptions.tools):
+ * an Assistant message with LanguageModelToolCallPart, then a User message with
+ * LanguageModelToolResultPart (consecutive results in one User message).
+ */
 function toVsCode(messages: ChatMessage[]): vscode.LanguageModelChatMessage[] {
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n');
   const out: vscode.LanguageModelChatMessage[] = [];
   let systemPending = system !== '';
+  let results: vscode.LanguageModelToolResultPart[] | undefined;
   for (const m of messages) {
     if (m.role === 'system') continue;
     if (m.images?.length) throw new ProviderError(`${LABEL} take text only through DeskRelay; send the message without the photo, or switch to a provider that reads images.`);
-    if (m.role === 'user' || m.role === 'tool') {
+    if (m.role === 'tool') {
+      const part = new vscode.LanguageModelToolResultPart(m.toolCallId ?? '', [new vscode.LanguageModelTextPart(m.content)]);
+      if (results) results.push(part);
+      else {
+        results = [part];
+        out.push(vscode.LanguageModelChatMessage.User(results));
+      }
+      continue;
+    }
+    results = undefined;
+    if (m.role === 'user') {
       out.push(vscode.LanguageModelChatMessage.User(systemPending ? `${system}\n\n${m.content}` : m.content));
       systemPending = false;
+    } else if (m.toolCalls?.length) {
+      const parts: (vscode.LanguageModelTextPart | vscode.LanguageModelToolCallPart)[] = m.content === '' ? [] : [new vscode.LanguageModelTextPart(m.content)];
+      for (const c of m.toolCalls) parts.push(new vscode.LanguageModelToolCallPart(c.id, c.name, c.arguments));
+      out.push(vscode.LanguageModelChatMessage.Assistant(parts));
     } else out.push(vscode.LanguageModelChatMessage.Assistant(m.content));
   }
   if (systemPending) out.unshift(vscode.LanguageModelChatMessage.User(system));
   return out;
+}
+
+/**
+ * The request options with tools: LanguageModelChatTool {name, description, inputSchema} and the
+ * tool mode. VS Code has no "none" mode (no tools are offered then) and no named mode (only that
+ * tool is offered, with Required).
+ */
+function requestOptions(options: ToolOptions | undefined): vscode.LanguageModelChatRequestOptions {
+  const base: vscode.LanguageModelChatRequestOptions = { justification: JUSTIFICATION };
+  const choice = options?.toolChoice;
+  if (!options?.tools?.length || choice === 'none') return base;
+  const named = typeof choice === 'object' ? choice.name : undefined;
+  const tools = options.tools
+    .filter((t) => named === undefined || t.name === named)
+    .map((t): vscode.LanguageModelChatTool => ({ name: t.name, description: t.description ?? '', inputSchema: t.parameters }));
+  const required = named !== undefined || choice === 'required';
+  return { ...base, tools, toolMode: required ? vscode.LanguageModelChatToolMode.Required : vscode.LanguageModelChatToolMode.Auto };
+}
+
+/** A call's input as VS Code hands it: an object, else the model's fault. */
+function callInput(part: vscode.LanguageModelToolCallPart, m: vscode.LanguageModelChat): Record<string, unknown> {
+  const input: unknown = part.input;
+  if (input === undefined || input === null) return {};
+  if (typeof input !== 'object' || Array.isArray(input)) throw new ProviderError(`${LABEL}: ${modelTitle(m)} called tool "${part.name}" with arguments that are not a JSON object`);
+  if (JSON.stringify(input).length > MAX_TOOL_ARGUMENT_CHARS) {
+    throw new ProviderError(`${LABEL}: ${modelTitle(m)} sent arguments over ${MAX_TOOL_ARGUMENT_CHARS / (1024 * 1024)} MiB for one call of tool "${part.name}"; the desktop stopped the reply there`);
+  }
+  return input as Record<string, unknown>;
 }
 
 /** VS Code's own message for a failed request: a gone model, no permission, a quota, a refusal. */
@@ -74,7 +122,7 @@ export function vscodeLmAdapters(context: vscode.ExtensionContext): { 'vscode-lm
   return {
     'vscode-lm': (config: ProviderConfig): ChatAdapter => ({
       label: LABEL,
-      async run(messages, signal, sink) {
+      async run(messages, signal, sink, options) {
         const [model] = await selectModels(config.model);
         if (!model) {
           const all = (await vscode.lm.selectChatModels()).map(modelTitle);
@@ -93,7 +141,7 @@ export function vscodeLmAdapters(context: vscode.ExtensionContext): { 'vscode-lm
         try {
           let response: vscode.LanguageModelChatResponse;
           try {
-            response = await model.sendRequest(chat, { justification: JUSTIFICATION }, cancel.token);
+            response = await model.sendRequest(chat, requestOptions(options), cancel.token);
           } catch (err) {
             if (signal.aborted) throw abortError();
             throw vsCodeFailure(err, model);
@@ -101,13 +149,18 @@ export function vscodeLmAdapters(context: vscode.ExtensionContext): { 'vscode-lm
           try {
             for await (const part of response.stream) {
               if (signal.aborted) break;
-              if (part instanceof vscode.LanguageModelTextPart && part.value !== '') {
+              if (part instanceof vscode.LanguageModelTextPart) {
+                if (part.value === '') continue;
                 sink.piece('text', part.value);
+                await sink.flush();
+              } else if (part instanceof vscode.LanguageModelToolCallPart) {
+                sink.toolCall?.({ id: part.callId, name: part.name, arguments: callInput(part, model) });
                 await sink.flush();
               }
             }
           } catch (err) {
             if (signal.aborted) throw abortError();
+            if (err instanceof ProviderError) throw err;
             throw vsCodeFailure(err, model);
           }
           if (signal.aborted) throw abortError();

@@ -297,7 +297,7 @@ describe('POST /api/generate and /api/show', () => {
     expect(shown).toEqual({
       details: { parent_model: '', format: '', family: '', families: [], parameter_size: '', quantization_level: '' },
       model_info: {},
-      capabilities: ['completion'],
+      capabilities: ['completion', 'tools'],
       modified_at: expect.stringMatching(GO_TIME),
     });
   });
@@ -353,7 +353,8 @@ describe('failures', () => {
     for (const [body, message] of [
       ['{"messages":', 'The request body is not valid JSON.'],
       ['{"messages":[{"role":"user","content":"hi"}],"stream":"yes"}', 'stream must be a boolean.'],
-      ['{"messages":[{"role":"tool","content":"42"}]}', 'messages[0].role "tool" is not supported: DeskRelay relays plain chat, without tool calls.'],
+      ['{"messages":[{"role":"function","content":"42"}]}', 'messages[0].role must be one of system, user, assistant, tool.'],
+      ['{"messages":[{"role":"user","content":"hi"}],"tools":{}}', 'tools must be an array of {"type":"function","function":{name, description, parameters}} objects.'],
       ['{"messages":[{"role":"user","content":7}]}', 'messages[0].content must be a string.'],
     ] as const) {
       const reply = await send(t.url, '/api/chat', { method: 'POST', headers: { ...bearer(t.token), 'Content-Type': 'application/json' }, body });

@@ -98,7 +98,7 @@ describe('chat completions', () => {
     }
   });
 
-  it('maps text-part arrays and the developer role; refuses tool turns with 400', async () => {
+  it('maps text-part arrays and the developer role; refuses the deprecated function role with 400', async () => {
     await client().chat.completions.create({
       model: 'x',
       messages: [
@@ -112,12 +112,12 @@ describe('chat completions', () => {
     ]);
     const before = chatCalls();
     const refused = client()
-      .chat.completions.create({ model: 'x', messages: [...hello, { role: 'tool', content: 'x', tool_call_id: '1' }] })
+      .chat.completions.create({ model: 'x', messages: [...hello, { role: 'function', name: 'f', content: 'x' }] })
       .catch((e: unknown) => e);
     const err = (await refused) as BadRequestError;
     expect(err).toBeInstanceOf(BadRequestError);
     expect(err.type).toBe('invalid_request_error');
-    expect(err.message).toContain('messages[1].role "tool"');
+    expect(err.message).toContain('messages[1].role "function"');
     expect(chatCalls()).toBe(before);
   });
 });

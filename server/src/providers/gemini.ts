@@ -90,7 +90,7 @@ function geminiParts(t: Turn): object[] {
 }
 
 /**
- * Tools as generateContent takes them (Gemini API reference, "Caching" / Tool and FunctionDeclaration:
+ * Tools as generateContent takes them (Gemini API reference, Tool and FunctionDeclaration, listed under "Caching":
  * `tools: [{functionDeclarations: [{name, description, parametersJsonSchema}]}]`, the schema as
  * plain JSON Schema so that any client's schema is taken as written; `toolConfig.functionCallingConfig`
  * `mode` AUTO | ANY | NONE with `allowedFunctionNames` for one named tool:
@@ -125,7 +125,9 @@ function callId(base: string, signature: unknown): string {
 
 function functionCallPart(c: ToolCall): object {
   const mark = c.id.indexOf(SIGNATURE_MARK);
-  const signature = mark < 0 ? undefined : c.id.slice(mark + 1);
+  const tail = mark < 0 ? '' : c.id.slice(mark + 1);
+  // Only base64 after the mark is a signature: an id another provider made is sent as no signature.
+  const signature = /^[A-Za-z0-9+/_-]+=*$/.test(tail) ? tail : undefined;
   return signature ? { functionCall: { name: c.name, args: c.arguments }, thoughtSignature: signature } : { functionCall: { name: c.name, args: c.arguments } };
 }
 

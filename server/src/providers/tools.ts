@@ -127,11 +127,6 @@ export class ToolCallAssembler {
   }
 }
 
-/** A made-up call id, for providers that give none (Gemini) or clients that sent none (Ollama). */
-export function madeUpId(n: number, salt = ''): string {
-  return `call_${salt}${n}`;
-}
-
 /**
  * The tool a result answers, for providers that want its name (Gemini's functionResponse,
  * Ollama's tool_name): the message's own name, else the name of the call with its id among the

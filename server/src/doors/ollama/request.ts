@@ -1,11 +1,14 @@
 import { checkImage, MAX_IMAGES, parseChatRequest } from '../../chat/request';
+import { linkToolResults, parseToolCall, parseTools } from '../../chat/tools';
 import { HttpError } from '../../http/errors';
-import type { ChatImage, ChatMessage, ImageMediaType } from '../../providers/types';
+import type { ChatImage, ChatMessage, ImageMediaType, ToolOptions } from '../../providers/types';
 
 /** What the door uses of an Ollama request; `messages` empty means "just load the model". */
 export interface OllamaRequest {
   messages: ChatMessage[];
   stream: boolean;
+  /** `/api/chat`'s tools; undefined when it offers none. */
+  tools?: ToolOptions;
   /** `keep_alive` 0 with nothing to generate: Ollama unloads the model instead of loading it. */
   unload: boolean;
 }
@@ -15,40 +18,60 @@ const invalid = (message: string) => new HttpError(400, 'request.invalid_body', 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const ROLES: Record<string, ChatMessage['role']> = { system: 'system', user: 'user', assistant: 'assistant' };
+const ROLES: Record<string, ChatMessage['role']> = { system: 'system', user: 'user', assistant: 'assistant', tool: 'tool' };
 
 /**
  * An Ollama `/api/chat` request mapped onto DeskRelay's chat request. Roles are read
  * case-insensitively and a missing content counts as empty, as Ollama reads them; a user turn's
- * `images` (bare base64, as Ollama takes them) become its photos; an assistant turn's `thinking`, `model`, `options`, `think`, `format`, `tools` and
- * `keep_alive` are accepted and not used (the desktop's provider and settings answer). Tool
- * turns are refused: the relay carries plain chat. The result goes through the SPEC request's
- * own checks (at most 1000 messages).
+ * `images` (bare base64, as Ollama takes them) become its photos; `tools` are offered to the
+ * model, an assistant turn's `tool_calls` (arguments an object) and `tool` turns (with
+ * `tool_name`, and `tool_call_id` when the client kept it) are its tool history (ollama/ollama
+ * api/types.go Message). An assistant turn's `thinking`, `model`, `options`, `think`, `format`
+ * and `keep_alive` are accepted and not used (the desktop's provider and settings answer). The
+ * result goes through the SPEC request's own checks (at most 1000 messages).
  */
 export function parseOllamaChat(body: unknown): OllamaRequest {
   if (!isObject(body)) throw invalid('The body must be a JSON object with a "messages" array.');
   const { messages } = body;
   const common = commonFields(body);
+  const tools = parseTools(body.tools);
+  const withTools = tools === undefined || tools.length === 0 ? {} : { tools: { tools } };
   if (messages === undefined || messages === null) return { messages: [], ...common };
   if (!Array.isArray(messages)) throw invalid('messages must be an array of {role, content} objects.');
   if (messages.length === 0) return { messages: [], ...common };
   const count: Count = { n: 0 };
+  // What the SPEC request has no field for, put back onto its messages once they are checked.
+  const extras: Partial<ChatMessage>[] = [];
   const mapped = messages.map((message, i) => {
     if (!isObject(message)) throw invalid(`messages[${i}] must be an object with role and content.`);
     const role = typeof message.role === 'string' ? ROLES[message.role.toLowerCase()] : undefined;
-    if (role === undefined) {
-      throw invalid(
-        message.role === 'tool'
-          ? `messages[${i}].role "tool" is not supported: DeskRelay relays plain chat, without tool calls.`
-          : `messages[${i}].role must be one of system, user, assistant.`,
-      );
-    }
+    if (role === undefined) throw invalid(`messages[${i}].role must be one of system, user, assistant, tool.`);
     const content = message.content ?? '';
     if (typeof content !== 'string') throw invalid(`messages[${i}].content must be a string.`);
+    if (role === 'tool') {
+      const name = optionalString(message.tool_name, `messages[${i}].tool_name`);
+      const id = optionalString(message.tool_call_id, `messages[${i}].tool_call_id`);
+      extras[i] = { role: 'tool', ...(name === undefined ? {} : { name }), ...(id === undefined ? {} : { toolCallId: id }) };
+      // Checked as the user's text would be; it becomes a tool turn again below.
+      return { role: 'user', content };
+    }
+    if (role === 'assistant' && message.tool_calls !== undefined && message.tool_calls !== null) {
+      if (!Array.isArray(message.tool_calls)) throw invalid(`messages[${i}].tool_calls must be an array.`);
+      const toolCalls = message.tool_calls.map((c, j) => parseToolCall(c, `messages[${i}].tool_calls[${j}]`, `call_${i}_${j}`));
+      if (toolCalls.length > 0) extras[i] = { toolCalls };
+    }
     const images = photos(message.images, `messages[${i}].images`, role, count);
     return images.length === 0 ? { role, content } : { role, content: [{ type: 'text', text: content }, ...images.map(asPart)] };
   });
-  return { messages: parseChatRequest({ messages: mapped }), ...common };
+  const parsed = parseChatRequest({ messages: mapped });
+  extras.forEach((extra, i) => Object.assign(parsed[i]!, extra));
+  return { messages: linkToolResults(parsed), ...common, ...withTools };
+}
+
+function optionalString(value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw invalid(`${field} must be a string.`);
+  return value;
 }
 
 /** Photos counted across one request, for the limit of MAX_IMAGES. */

@@ -3,7 +3,7 @@ import type { RelayContext, Route } from '../../http/context';
 import { sendJson } from '../../http/json';
 import { ProviderError } from '../../providers';
 import { listModels } from '../../providers/listModels';
-import type { ChatMessage, ProviderConfig } from '../../providers/types';
+import type { ChatMessage, ProviderConfig, ToolOptions } from '../../providers/types';
 import type { DoorFactory } from '../door';
 import { chatProvider, limitTextOnly, readJsonBody } from '../read';
 import { ollamaDialect, sendOllamaError } from './errors';
@@ -89,7 +89,8 @@ async function show(req: IncomingMessage, res: ServerResponse, ctx: RelayContext
   await readJsonBody(req, ctx);
   // Still 412 without a usable provider, as the chat would be.
   chatProvider(req, ctx);
-  sendJson(res, 200, { details: UNKNOWN_DETAILS, model_info: {}, capabilities: ['completion'], modified_at: goTime() });
+  // `tools`: the door carries tool calls to every provider kind (a model may still refuse them).
+  sendJson(res, 200, { details: UNKNOWN_DETAILS, model_info: {}, capabilities: ['completion', 'tools'], modified_at: goTime() });
 }
 
 /** `/api/chat` and `/api/generate`: the same chat, in Ollama's two shapes. */
@@ -102,18 +103,31 @@ async function reply(shape: Shape, parse: (body: unknown) => OllamaRequest, req:
   const answer = new OllamaReply(shape, modelName(provider));
   // Nothing to generate: Ollama loads the model and says so; the provider needs no warming.
   if (request.messages.length === 0) return sendJson(res, 200, answer.loaded(request.unload ? 'unload' : 'load'));
-  if (request.stream) await streamReply(res, ctx, provider, request.messages, answer);
-  else await answerWhole(req, res, ctx, provider, request.messages, answer);
+  if (request.stream) await streamReply(res, ctx, provider, request.messages, answer, request.tools);
+  else await answerWhole(req, res, ctx, provider, request.messages, answer, request.tools);
 }
 
 /** Streamed (Ollama's default): one line per piece, then the `done` line, or an `{"error"}` line. */
-async function streamReply(res: ServerResponse, ctx: RelayContext, provider: ProviderConfig, messages: ChatMessage[], answer: OllamaReply): Promise<void> {
+async function streamReply(
+  res: ServerResponse,
+  ctx: RelayContext,
+  provider: ProviderConfig,
+  messages: ChatMessage[],
+  answer: OllamaReply,
+  tools: ToolOptions | undefined,
+): Promise<void> {
   const stream = new NdjsonStream(res);
-  const chat = ctx.chat.start(provider, messages, {
-    piece: (kind, text) => stream.write(answer.pieceLine(kind, text)),
-    flush: () => stream.flush(),
-    end: (ending) => stream.finish(ending.ok ? answer.doneLine(ending.finish) : errorLine(ending.message)),
-  });
+  const chat = ctx.chat.start(
+    provider,
+    messages,
+    {
+      piece: (kind, text) => stream.write(answer.pieceLine(kind, text)),
+      toolCall: (call) => stream.write(answer.toolCallLine(call)),
+      flush: () => stream.flush(),
+      end: (ending) => stream.finish(ending.ok ? answer.doneLine(ending.finish) : errorLine(ending.message)),
+    },
+    tools,
+  );
   stream.open();
   res.once('close', () => chat.abort());
   await chat.done;
@@ -127,8 +141,14 @@ async function answerWhole(
   provider: ProviderConfig,
   messages: ChatMessage[],
   answer: OllamaReply,
+  tools: ToolOptions | undefined,
 ): Promise<void> {
-  const chat = ctx.chat.start(provider, messages, { piece: (kind, text) => answer.keep(kind, text), flush: () => undefined, end: () => undefined });
+  const chat = ctx.chat.start(
+    provider,
+    messages,
+    { piece: (kind, text) => answer.keep(kind, text), toolCall: (call) => answer.keepToolCall(call), flush: () => undefined, end: () => undefined },
+    tools,
+  );
   res.once('close', () => chat.abort());
   const ending = await chat.done;
   if (res.destroyed) return;

@@ -1,4 +1,4 @@
-import type { FinishReason, PieceKind } from '../../providers/types';
+import type { FinishReason, PieceKind, ToolCall } from '../../providers/types';
 
 /**
  * Ollama's wire format, as its Go server writes it (ollama/ollama api/types.go and
@@ -43,6 +43,8 @@ export class OllamaReply {
   private pieces = 0;
   private content = '';
   private thinking = '';
+  /** The reply's tool calls so far: their `index`, and what the whole answer holds. */
+  private readonly calls: ToolCall[] = [];
 
   constructor(
     readonly shape: Shape,
@@ -53,6 +55,20 @@ export class OllamaReply {
   pieceLine(kind: PieceKind, text: string): string {
     this.count();
     return `${goJson(this.part(kind === 'reasoning' ? '' : text, kind === 'reasoning' ? text : '', { done: false }))}\n`;
+  }
+
+  /**
+   * The line for one whole tool call, as Ollama streams it (server/routes.go ChatHandler): empty
+   * content and `tool_calls` with the call's id and `function` {index, name, arguments}.
+   */
+  toolCallLine(call: ToolCall): string {
+    this.calls.push(call);
+    return `${goJson(this.part('', '', { done: false }, [call], this.calls.length - 1))}\n`;
+  }
+
+  /** Keeps a tool call for the answer that is sent whole. */
+  keepToolCall(call: ToolCall): void {
+    this.calls.push(call);
   }
 
   /** Keeps a piece for the answer that is sent whole (`"stream":false`). */
@@ -69,7 +85,7 @@ export class OllamaReply {
 
   /** The non-streamed answer: the last line with everything that was kept. */
   whole(finish: FinishReason): object {
-    return this.part(this.content, this.thinking, this.ending(finish));
+    return this.part(this.content, this.thinking, this.ending(finish), this.calls, 0);
   }
 
   /** Ollama's answer to a request with nothing to generate: it loads (or unloads) the model and says so. */
@@ -82,11 +98,14 @@ export class OllamaReply {
     this.firstPiece ??= process.hrtime.bigint();
   }
 
-  private part(content: string, thinking: string, tail: Record<string, unknown>): object {
+  private part(content: string, thinking: string, tail: Record<string, unknown>, calls: ToolCall[] = [], firstIndex = 0): object {
     const head: Record<string, unknown> = { model: this.model, created_at: goTime() };
     if (this.shape === 'chat') {
-      const message: Record<string, string> = { role: 'assistant', content };
+      const message: Record<string, unknown> = { role: 'assistant', content };
       if (thinking !== '') message.thinking = thinking;
+      if (calls.length > 0) {
+        message.tool_calls = calls.map((c, i) => ({ id: c.id, function: { index: firstIndex + i, name: c.name, arguments: c.arguments } }));
+      }
       head.message = message;
     } else {
       head.response = content;
@@ -103,7 +122,8 @@ export class OllamaReply {
    */
   private ending(finish: FinishReason): Record<string, unknown> {
     const now = process.hrtime.bigint();
-    const tail: Record<string, unknown> = { done: true, done_reason: finish, total_duration: Number(now - this.started) };
+    // Ollama ends a turn of tool calls with its ordinary "stop".
+    const tail: Record<string, unknown> = { done: true, done_reason: finish === 'tool_calls' ? 'stop' : finish, total_duration: Number(now - this.started) };
     if (this.firstPiece !== undefined) {
       tail.prompt_eval_duration = Number(this.firstPiece - this.started);
       tail.eval_count = this.pieces;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { FinishReason, PieceKind, ProviderConfig } from '../../providers/types';
+import type { FinishReason, PieceKind, ProviderConfig, ToolCall } from '../../providers/types';
 
 /**
  * The shapes OpenAI's chat completions API answers with. Reasoning goes out separately as
@@ -20,6 +20,8 @@ export class Completion {
   readonly created = Math.floor(Date.now() / 1000);
   private content = '';
   private reasoning = '';
+  /** The calls of the reply, in order: their index in `tool_calls`, and what the non-stream answer holds. */
+  private readonly calls: ToolCall[] = [];
 
   /** Set to the resolved model once the adapter names it; every chunk after that carries it. */
   constructor(public model: string) {}
@@ -35,6 +37,25 @@ export class Completion {
     return kind === 'reasoning' ? this.chunk({ reasoning_content: text }, null) : this.chunk({ content: text }, null);
   }
 
+  /**
+   * A whole tool call as OpenAI streams one (API reference, "The chat completion chunk object",
+   * choices[].delta.tool_calls[]): a first chunk with the call's index, id, type and name and empty
+   * arguments, then a chunk with the arguments (OpenAI sends them in fragments; one is allowed).
+   */
+  toolCallChunks(call: ToolCall): string {
+    const index = this.calls.push(call) - 1;
+    const args = JSON.stringify(call.arguments);
+    return (
+      this.chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, null) +
+      this.chunk({ tool_calls: [{ index, function: { arguments: args } }] }, null)
+    );
+  }
+
+  /** Keeps a tool call for the non-stream answer. */
+  keepToolCall(call: ToolCall): void {
+    this.calls.push(call);
+  }
+
   /** Keeps a piece for the non-stream answer. */
   keep(kind: PieceKind, text: string): void {
     if (kind === 'reasoning') this.reasoning += text;
@@ -48,8 +69,12 @@ export class Completion {
 
   /** The non-stream answer, from the pieces kept. */
   message(finish: FinishReason): object {
-    const message: Record<string, string> = { role: 'assistant', content: this.content };
+    // OpenAI answers a turn of tool calls with `content: null` beside `tool_calls`.
+    const message: Record<string, unknown> = { role: 'assistant', content: this.content === '' && this.calls.length > 0 ? null : this.content };
     if (this.reasoning !== '') message.reasoning_content = this.reasoning;
+    if (this.calls.length > 0) {
+      message.tool_calls = this.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+    }
     return {
       id: this.id,
       object: 'chat.completion',

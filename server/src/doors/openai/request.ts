@@ -1,10 +1,13 @@
 import { checkImage, parseChatRequest } from '../../chat/request';
+import { linkToolResults, parseToolCall, parseToolChoice, parseTools } from '../../chat/tools';
 import { HttpError } from '../../http/errors';
-import type { ChatMessage } from '../../providers/types';
+import type { ChatMessage, ToolOptions } from '../../providers/types';
 
 export interface CompletionRequest {
   messages: ChatMessage[];
   stream: boolean;
+  /** The tools the client offers and its tool_choice; undefined when it offers none. */
+  tools?: ToolOptions;
 }
 
 const invalid = (message: string) => new HttpError(400, 'request.invalid_body', message);
@@ -12,33 +15,69 @@ const invalid = (message: string) => new HttpError(400, 'request.invalid_body', 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** `developer` is OpenAI's newer name for `system`; tools cannot be relayed, so their turns are refused. */
-const ROLE_MAP: Record<string, ChatMessage['role']> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
+/** `developer` is OpenAI's newer name for `system`; `tool` turns are read apart (they carry a call id). */
+const ROLE_MAP: Record<string, Exclude<ChatMessage['role'], 'tool'>> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
 
 /**
  * An OpenAI chat completion request mapped onto DeskRelay's chat request: content as a string or
  * an array of text parts (concatenated) and `image_url` parts with `data:` URLs (a remote URL is
- * refused: the desktop fetches nothing a phone names), `developer` as `system`. `model` and sampling settings
- * are ignored: the desktop chooses. The result goes through the SPEC request's own checks.
+ * refused: the desktop fetches nothing a phone names), `developer` as `system`; `tools` and
+ * `tool_choice`, assistant `tool_calls` (arguments a JSON string) and `role:"tool"` results with
+ * their `tool_call_id`. `model` and sampling settings are ignored: the desktop chooses. The
+ * result goes through the SPEC request's own checks.
  */
 export function parseCompletionRequest(body: unknown): CompletionRequest {
   if (!isObject(body)) throw invalid('The body must be a JSON object with a "messages" array.');
   const { messages, stream } = body;
   if (stream !== undefined && stream !== null && typeof stream !== 'boolean') throw invalid('stream must be a boolean.');
+  const tools = parseTools(body.tools);
+  const toolChoice = parseToolChoice(body.tool_choice, tools);
+  const toolOptions: ToolOptions | undefined = tools === undefined || tools.length === 0 ? undefined : { tools, ...(toolChoice === undefined ? {} : { toolChoice }) };
   if (!Array.isArray(messages)) return { messages: parseChatRequest(body), stream: stream === true };
+  // What the SPEC request has no field for, put back onto its messages once they are checked.
+  const extras: Partial<ChatMessage>[] = [];
   const mapped = messages.map((message, i) => {
     if (!isObject(message)) return message;
+    if (message.role === 'tool') {
+      const id = message.tool_call_id;
+      if (typeof id !== 'string' || id === '') throw invalid(`messages[${i}].tool_call_id must be the id of the tool call this result answers.`);
+      extras[i] = { role: 'tool', toolCallId: id };
+      // Checked as the user's text would be; it becomes a tool turn again below.
+      return { role: 'user', content: toolResultText(message.content, i) };
+    }
     const role = typeof message.role === 'string' ? ROLE_MAP[message.role] : undefined;
     if (role === undefined) {
       throw invalid(
-        message.role === 'tool' || message.role === 'function'
-          ? `messages[${i}].role "${message.role}" is not supported: DeskRelay relays plain chat, without tool calls.`
-          : `messages[${i}].role must be one of system, developer, user, assistant.`,
+        message.role === 'function'
+          ? `messages[${i}].role "function" (the deprecated functions API) is not supported: send tools, assistant tool_calls and role "tool" results.`
+          : `messages[${i}].role must be one of system, developer, user, assistant, tool.`,
       );
+    }
+    if (role === 'assistant' && message.tool_calls !== undefined && message.tool_calls !== null) {
+      if (!Array.isArray(message.tool_calls)) throw invalid(`messages[${i}].tool_calls must be an array.`);
+      const toolCalls = message.tool_calls.map((c, j) => parseToolCall(c, `messages[${i}].tool_calls[${j}]`, `call_${i}_${j}`));
+      if (toolCalls.length > 0) extras[i] = { toolCalls };
     }
     return { role, content: flattenContent(message.content, i, role) };
   });
-  return { messages: parseChatRequest({ messages: mapped }), stream: stream === true };
+  const parsed = parseChatRequest({ messages: mapped });
+  extras.forEach((extra, i) => Object.assign(parsed[i]!, extra));
+  return { messages: linkToolResults(parsed), stream: stream === true, ...(toolOptions === undefined ? {} : { tools: toolOptions }) };
+}
+
+/** A tool result's content: a string or text parts, joined. */
+function toolResultText(content: unknown, i: number): string {
+  if (typeof content === 'string') return content;
+  if (content === null || content === undefined) return '';
+  if (Array.isArray(content)) {
+    return content
+      .map((part, j) => {
+        if (isObject(part) && part.type === 'text' && typeof part.text === 'string') return part.text;
+        throw invalid(`messages[${i}].content[${j}] must be a text part: a tool result is text.`);
+      })
+      .join('');
+  }
+  throw invalid(`messages[${i}].content must be a string or an array of text parts.`);
 }
 
 /** OpenAI's content as DeskRelay's: a string, or text and image parts (checked again by parseChatRequest). */

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RelayContext, Route } from '../../http/context';
 import type { Dialect } from '../../http/route';
-import type { ChatMessage, ProviderConfig } from '../../providers/types';
+import type { ChatMessage, ProviderConfig, ToolOptions } from '../../providers/types';
 import { sendJson } from '../../http/json';
 import { SseStream } from '../../http/sse';
 import { Completion, errorChunk, modelName } from './completion';
@@ -58,12 +58,12 @@ export const completionsRoute: Route = {
   dialect: openAiDialect,
   async handle(req, res, ctx) {
     const { json, raw } = await readJsonBody(req, ctx, { images: true });
-    const { messages, stream } = parseCompletionRequest(json);
+    const { messages, stream, tools } = parseCompletionRequest(json);
     limitTextOnly(raw.length, messages);
     const provider = chatProvider(req, ctx);
     const completion = new Completion(modelName(provider));
-    if (stream) await streamCompletion(res, ctx, provider, messages, completion);
-    else await answerCompletion(req, res, ctx, provider, messages, completion);
+    if (stream) await streamCompletion(res, ctx, provider, messages, completion, tools);
+    else await answerCompletion(req, res, ctx, provider, messages, completion, tools);
   },
 };
 
@@ -72,7 +72,14 @@ export const completionsRoute: Route = {
  * chunk and no `[DONE]`. The headers go out at once; the role chunk waits until the adapter names
  * the model that answers, so every chunk carries the same, real model.
  */
-async function streamCompletion(res: ServerResponse, ctx: RelayContext, provider: ProviderConfig, messages: ChatMessage[], completion: Completion): Promise<void> {
+async function streamCompletion(
+  res: ServerResponse,
+  ctx: RelayContext,
+  provider: ProviderConfig,
+  messages: ChatMessage[],
+  completion: Completion,
+  tools: ToolOptions | undefined,
+): Promise<void> {
   const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
   let begun = false;
   const begin = () => {
@@ -89,12 +96,16 @@ async function streamCompletion(res: ServerResponse, ctx: RelayContext, provider
       begin();
       sse.write(completion.pieceChunk(kind, text));
     },
+    toolCall: (call) => {
+      begin();
+      sse.write(completion.toolCallChunks(call));
+    },
     flush: () => sse.flush(),
     end: (ending) => {
       begin();
       sse.finish(ending.ok ? completion.lastChunk(ending.finish) : errorChunk(generationError(ending.message)));
     },
-  });
+  }, tools);
   sse.open();
   res.once('close', () => chat.abort());
   await chat.done;
@@ -108,8 +119,14 @@ async function answerCompletion(
   provider: ProviderConfig,
   messages: ChatMessage[],
   completion: Completion,
+  tools: ToolOptions | undefined,
 ): Promise<void> {
-  const chat = ctx.chat.start(provider, messages, { piece: (kind, text) => completion.keep(kind, text), flush: () => undefined, end: () => undefined });
+  const chat = ctx.chat.start(
+    provider,
+    messages,
+    { piece: (kind, text) => completion.keep(kind, text), toolCall: (call) => completion.keepToolCall(call), flush: () => undefined, end: () => undefined },
+    tools,
+  );
   res.once('close', () => chat.abort());
   const ending = await chat.done;
   if (res.destroyed) return;

@@ -5,7 +5,14 @@
 //   standin/guarded  `auth: true`: another extension needs the user's consent first
 // The user's last message steers the reply: "slow" streams a part every 100 ms (for a minute, or until cancelled),
 // "fail" throws (the requester sees VS Code's error with this text).
-// Also a tool, standin_clock ({city}), answering "It is 12:00 in <city>.".
+// Tools (VS Code 1.96: the requester's LanguageModelChatRequestOptions reach the provider as
+// `options.tools` / `options.toolMode`; a provider reports a call as { index, part:
+// LanguageModelToolCallPart(callId, name, input) }, which VS Code hands the requester as a
+// LanguageModelToolCallPart in its stream, as extHostLanguageModels.ts $startChatRequest does):
+// with tools offered and "use a tool" in the last user text, the reply is the text "Let me check."
+// and then one call of the first offered tool with input {"city":"Paris"}; when the last message
+// carries a LanguageModelToolResultPart, the reply is "The tool said: <its text>".
+// Also a tool, standin_clock ({city}), answering "It is 12:00 in <city>." (the workspace agent offers it).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const vscode = require('vscode');
 
@@ -13,16 +20,46 @@ const REPLY = ['Hello', ' from', ' the', " VS Code", ' stand-in', '!'];
 
 function textOf(message) {
   const parts = Array.isArray(message.content) ? message.content : [message.content];
-  return parts.map((p) => (typeof p === 'string' ? p : (p && p.value) || '')).join('');
+  return parts.map((p) => (typeof p === 'string' ? p : (p && typeof p.value === 'string' && p.value) || '')).join('');
+}
+
+/** The message's parts as plain data, for the suite to check the tool history it received. */
+function partsOf(message) {
+  const parts = Array.isArray(message.content) ? message.content : [message.content];
+  return parts.map((p) => {
+    if (typeof p === 'string') return { type: 'text', value: p };
+    if (p instanceof vscode.LanguageModelToolCallPart) return { type: 'call', callId: p.callId, name: p.name, input: p.input };
+    if (p instanceof vscode.LanguageModelToolResultPart) return { type: 'result', callId: p.callId, text: p.content.map((c) => (c && typeof c.value === 'string' ? c.value : '')).join('') };
+    return { type: 'text', value: p && typeof p.value === 'string' ? p.value : '' };
+  });
 }
 
 function activate() {
   const state = { requests: [], cancelled: 0 };
   const provider = (family) => ({
-    async provideLanguageModelResponse(messages, _options, extensionId, progress, token) {
+    async provideLanguageModelResponse(messages, options, extensionId, progress, token) {
       const last = messages.length ? textOf(messages[messages.length - 1]) : '';
-      state.requests.push({ family, extensionId, messages: messages.map((m) => ({ role: m.role, text: textOf(m) })) });
+      const tools = (options && options.tools) || [];
+      state.requests.push({
+        family,
+        extensionId,
+        messages: messages.map((m) => ({ role: m.role, text: textOf(m), parts: partsOf(m) })),
+        tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+        toolMode: options && options.toolMode,
+      });
       if (last.includes('fail')) throw new Error('Stand-in quota exceeded: try again tomorrow.');
+      const result = messages.length ? partsOf(messages[messages.length - 1]).find((p) => p.type === 'result') : undefined;
+      if (result) {
+        progress.report({ index: 0, part: new vscode.LanguageModelTextPart(`The tool said: ${result.text}`) });
+        return;
+      }
+      if (tools.length > 0 && last.includes('use a tool')) {
+        progress.report({ index: 0, part: new vscode.LanguageModelTextPart('Let me check.') });
+        // Index 0 like the text: VS Code 1.96 gives the requester's `stream` the parts of the first
+        // index only (extHostLanguageModels.ts, LanguageModelResponse.handleFragment).
+        progress.report({ index: 0, part: new vscode.LanguageModelToolCallPart(`standin-call-${state.requests.length}`, tools[0].name, { city: 'Paris' }) });
+        return;
+      }
       const slow = last.includes('slow');
       // A slow reply still ends by itself after a minute: VS Code 1.96 does not forward a started
       // request's cancellation to the provider (see 04-providers.test.ts).

@@ -127,7 +127,16 @@ describe('Add, remove and edit providers (against stand-in runners on loopback)'
 describe("VS Code's language models (vscode-lm) with a stand-in chat model", function () {
   this.timeout(30_000);
   let base: string;
-  let standIn: { requests: { family: string; extensionId: string; messages: { role: number; text: string }[] }[]; cancelled: number };
+  let standIn: {
+    requests: {
+      family: string;
+      extensionId: string;
+      messages: { role: number; text: string; parts: { type: string; callId?: string; name?: string; input?: unknown; text?: string; value?: string }[] }[];
+      tools: { name: string; description: string; inputSchema: unknown }[];
+      toolMode?: number;
+    }[];
+    cancelled: number;
+  };
 
   before(async function () {
     await api();
@@ -171,6 +180,48 @@ describe("VS Code's language models (vscode-lm) with a stand-in chat model", fun
     assert.equal(r.events.length, 1);
     assert.equal(r.events[0].type, 'error');
     assert.match(r.events[0].message, /Stand-in quota exceeded: try again tomorrow\./);
+  });
+
+  it('tool calls through the OpenAI door: LanguageModelChatTool in, LanguageModelToolCallPart out, the result back as LanguageModelToolResultPart', async () => {
+    const weather = { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
+    const completions = (body: object) =>
+      fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${readToken()}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const ask = [{ role: 'user', content: 'please use a tool' }];
+    const first = await completions({ model: 'x', messages: ask, tools: [{ type: 'function', function: weather }] });
+    assert.equal(first.status, 200);
+    const answer = (await first.json()) as { choices: { finish_reason: string; message: { content: string | null; tool_calls: { id: string; type: string; function: { name: string; arguments: string } }[] } }[] };
+    assert.equal(answer.choices[0].finish_reason, 'tool_calls');
+    assert.equal(answer.choices[0].message.content, 'Let me check.');
+    const [call] = answer.choices[0].message.tool_calls;
+    assert.deepEqual({ type: call.type, name: call.function.name, args: JSON.parse(call.function.arguments) }, { type: 'function', name: 'get_weather', args: { city: 'Paris' } });
+    // The model got the tool as VS Code's LanguageModelChatTool, in Auto mode (LanguageModelChatToolMode.Auto = 1).
+    assert.deepEqual(standIn.requests.at(-1)!.tools, [{ name: 'get_weather', description: weather.description, inputSchema: weather.parameters }]);
+    assert.equal(standIn.requests.at(-1)!.toolMode, 1);
+    assert.equal(call.id, `standin-call-${standIn.requests.length}`);
+
+    const second = await completions({
+      model: 'x',
+      stream: true,
+      tools: [{ type: 'function', function: weather }],
+      messages: [...ask, answer.choices[0].message, { role: 'tool', tool_call_id: call.id, content: 'sunny, 18 °C' }],
+    });
+    const chunks = (await second.text())
+      .split('\n\n')
+      .filter((b) => b.startsWith('data: {'))
+      .map((b) => JSON.parse(b.slice(6)));
+    assert.equal(chunks.map((c) => c.choices[0].delta.content ?? '').join(''), 'The tool said: sunny, 18 °C');
+    assert.equal(chunks.at(-1).choices[0].finish_reason, 'stop');
+    // The history reached the model as VS Code's parts: the call in an Assistant message, the result in a User message.
+    const sent = standIn.requests.at(-1)!.messages;
+    assert.deepEqual(sent.at(-2)!.parts, [
+      { type: 'text', value: 'Let me check.' },
+      { type: 'call', callId: call.id, name: 'get_weather', input: { city: 'Paris' } },
+    ]);
+    assert.deepEqual(sent.at(-1)!.parts, [{ type: 'result', callId: call.id, text: 'sunny, 18 °C' }]);
   });
 
   // What reaches the model: DeskRelay cancels the CancellationToken it passed to sendRequest, but

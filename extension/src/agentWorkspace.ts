@@ -289,14 +289,31 @@ function shellIntegrationOf(terminal: vscode.Terminal, timeoutMs: number): Promi
 const ESCAPES = /\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]/g;
 
 async function runInTerminal(terminal: vscode.Terminal, integration: vscode.TerminalShellIntegration, command: string, options: CommandOptions): Promise<CommandResult> {
+  const shellPid = await terminal.processId;
+  const subs: vscode.Disposable[] = [];
+  // The output is read from when the shell says the command started: a stream opened earlier
+  // (a terminal still starting its shell) or later gets nothing, and VS Code may announce the
+  // start before executeCommand returns. Commands in this terminal run one at a time, so the
+  // first start in it is ours.
+  let started: vscode.TerminalShellExecution | undefined;
+  let stream: AsyncIterable<string> | undefined;
+  let onStart: (() => void) | undefined;
+  subs.push(
+    vscode.window.onDidStartTerminalShellExecution((e) => {
+      if (e.terminal !== terminal || started) return;
+      started = e.execution;
+      stream = e.execution.read();
+      onStart?.();
+    }),
+  );
   const execution = integration.executeCommand(command);
+  const ours = (e: vscode.TerminalShellExecution) => e === execution || e === started;
   let exitCode: number | null | undefined;
   let closedNote: string | undefined;
-  const subs: vscode.Disposable[] = [];
   const ended = new Promise<void>((resolve) => {
     subs.push(
       vscode.window.onDidEndTerminalShellExecution((e) => {
-        if (e.execution !== execution) return;
+        if (!ours(e.execution)) return;
         exitCode = e.exitCode ?? null;
         resolve();
       }),
@@ -311,7 +328,6 @@ async function runInTerminal(terminal: vscode.Terminal, integration: vscode.Term
   });
   let timedOut = false;
   let stopped = false;
-  const shellPid = await terminal.processId;
   const kill = () => void killChildren(shellPid);
   const timer = setTimeout(() => {
     timedOut = true;
@@ -326,8 +342,12 @@ async function runInTerminal(terminal: vscode.Terminal, integration: vscode.Term
   let output = '';
   let dropped = 0;
   try {
+    if (!started) {
+      await Promise.race([new Promise<void>((resolve) => (onStart = resolve)), ended, new Promise((r) => setTimeout(r, SHELL_INTEGRATION_WAIT_MS))]);
+    }
+    const output$ = stream ?? execution.read();
     const reading = (async () => {
-      for await (const data of execution.read()) {
+      for await (const data of output$) {
         output += data.replace(ESCAPES, '').replace(/\r\n?/g, '\n');
         const over = Buffer.byteLength(output) - options.maxOutputBytes;
         if (over > 0) {

@@ -131,12 +131,12 @@ describe('The workspace agent in VS Code', function () {
   it('a command runs in the "DeskRelay Agent" terminal and its output and exit code come back', async () => {
     let result = '';
     model.script([
-      { calls: [{ name: 'run_command', arguments: { command: 'echo agent-was-here; (exit 3)' } }] },
+      { calls: [{ name: 'run_command', arguments: { command: `sh -c 'echo agent-was-here; exit 3'` } }] },
       { check: (body) => void (result = lastResult(body)), text: ['ran'] },
     ]);
     const id = await start('run it');
     const approval = await pending(id);
-    assert.equal(approval.command, 'echo agent-was-here; (exit 3)');
+    assert.equal(approval.command, `sh -c 'echo agent-was-here; exit 3'`);
     await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
     await idle(id);
     assert.ok(vscode.window.terminals.some((t) => t.name === 'DeskRelay Agent'), 'the terminal is open');

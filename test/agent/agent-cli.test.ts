@@ -203,6 +203,29 @@ describe('the agent at work', () => {
     events.close();
   });
 
+  it('a message sent while the agent works is queued and joins when the model next stops', async () => {
+    model.script([
+      { calls: [{ name: 'run_command', arguments: { command: 'true' } }] },
+      {
+        check: (body) => {
+          const tail = body.messages.slice(-2);
+          expect(tail[0]).toMatchObject({ role: 'tool', content: 'Exit code 0.\n(no output)' });
+          expect(tail[1]).toEqual({ role: 'user', content: 'also look at the README' });
+        },
+        text: ['will do'],
+      },
+    ]);
+    const { id, events } = await session('run true');
+    await events.waitFor((f) => f.of('approval').length === 1, 'the approval');
+    expect((await post(`/v1/agent/sessions/${id}/messages`, { text: 'also look at the README' })).status).toBe(202);
+    expect(events.of('user').map((u) => u.text)).toEqual(['run true']);
+    await decide(id, events.of('approval')[0].callId, 'allow');
+    await events.waitStatus('idle');
+    expect(events.of('user').map((u) => u.text)).toEqual(['run true', 'also look at the README']);
+    expect(model.failures).toEqual([]);
+    events.close();
+  });
+
   it('refuses path escapes and protected files as the tool result, before any approval', async () => {
     model.script([
       {

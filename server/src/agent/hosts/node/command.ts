@@ -42,7 +42,9 @@ export function runShellCommand(command: string, cwd: string, env: NodeJS.Proces
     try {
       child = windows
         ? spawn(command, { cwd, env, shell: true, windowsHide: true, stdio: ['ignore', 'pipe', 'pipe'] })
-        : spawn('/bin/sh', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+        : // stderr joins stdout in the shell, so the output keeps the order a terminal shows (two
+          // pipes read separately can swap an error and the line before it).
+          spawn('/bin/sh', ['-c', `exec 2>&1\n${command}`], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     } catch (err) {
       resolve({ output: `The command could not start: ${(err as Error).message}`, exitCode: 127, timedOut: false, stopped: false, droppedBytes: 0 });
       return;

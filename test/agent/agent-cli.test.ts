@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, toolResults, type ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
 import { alive, Follower, startCli, type Cli } from './support';
@@ -47,6 +47,14 @@ beforeAll(async () => {
   git('commit', '-qm', 'init');
   model = await startScriptedModel();
   cli = await startCli(['--agent', repo], `${model.url}/v1`);
+});
+
+// Each test's sessions end with it: one that failed midway cannot take the next test's script steps.
+afterEach(async () => {
+  const list = await get('/v1/agent/sessions');
+  for (const s of list.json?.sessions ?? []) await send(cli.url, `/v1/agent/sessions/${s.id}`, { method: 'DELETE', headers: bearer(cli.token) });
+  model.script([]);
+  model.failures.length = 0;
 });
 
 afterAll(async () => {

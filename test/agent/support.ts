@@ -95,7 +95,12 @@ export class Follower {
 
   /** Waits for a status event (after those already seen when `after` is given). */
   waitStatus(status: string, after = 0): Promise<void> {
-    return this.waitFor((f) => f.of('status').slice(after).some((s) => s.status === status), `status ${status}`);
+    return this.waitFor((f) => {
+      const seen = f.of('status').slice(after);
+      // A turn that failed will not reach the status waited for: say why at once.
+      if (status !== 'failed' && seen.some((s) => s.status === 'failed')) throw new Error(`the session failed: ${JSON.stringify(f.of('error'))}`);
+      return seen.some((s) => s.status === status);
+    }, `status ${status}`);
   }
 
   close(): void {

@@ -121,6 +121,8 @@ export async function waitUntil(check: () => boolean, what: () => string, timeou
  * PID 1, and a container's PID 1 may never reap it: a zombie answers kill(pid, 0) but is dead.
  */
 export function alive(pid: number): boolean {
+  // 0 or NaN (a pid file read while it was being written) would signal our own group.
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`not a process id: ${pid}`);
   try {
     process.kill(pid, 0);
   } catch {

@@ -311,6 +311,16 @@ describe('the agent at work', () => {
     await resumed.waitFor((f) => f.events.at(-1)?.data.status === 'idle', 'idle again');
     const ids = resumed.events.map((e) => e.id!);
     expect(ids).toEqual(ids.map((_, i) => cut + 1 + i));
+    // The same stream answers a POST (quick tunnels hold a GET event stream back until it closes).
+    const viaPost = await send(cli.url, `/v1/agent/sessions/${id}/events`, {
+      method: 'POST',
+      headers: { ...bearer(cli.token), 'Last-Event-ID': String(cut) },
+      abortWhen: (body) => body.includes('"type":"status","status":"idle"'),
+    });
+    expect(viaPost.status).toBe(200);
+    expect(viaPost.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(viaPost.body).toContain(`id: ${cut + 1}\n`);
+    expect(viaPost.body).not.toContain(`id: ${cut}\n`);
     const tooFar = await send(cli.url, `/v1/agent/sessions/${id}/events`, { headers: { ...bearer(cli.token), 'Last-Event-ID': '99999' } });
     expect(tooFar.json.error.code).toBe('request.invalid_header');
     resumed.close();

@@ -146,6 +146,16 @@ describe('reads', () => {
     await refused(viaRg.search({ query: '(', regex: true, maxMatches: 1 }), /not valid/);
   });
 
+  it('stops a regular expression that backtracks without end after its time budget, saying so', async () => {
+    const dir = join(base, 'redos');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'x.txt'), `${'a'.repeat(40)}!\n`);
+    const w = new NodeWorkspace({ folder: dir, configDir: config() });
+    await refused(w.search({ query: '(a+)+$', regex: true, maxMatches: 5 }), /took longer than 5 s/);
+    // Held for the budget, not for ever: the next search works.
+    expect((await w.search({ query: 'a+!', regex: true, maxMatches: 5 })).matches).toHaveLength(1);
+  });
+
   it('shows git diff and writes files', async () => {
     expect(await ws.gitDiff(false)).toBe('');
     await ws.writeFile('src/a.ts', 'export const a = 2;\n');

@@ -16,6 +16,7 @@ import {
   type Workspace,
 } from '../../workspace';
 import { runShellCommand } from './command';
+import { RegexLines } from './regexLines';
 import { ripgrepSearch } from './ripgrep';
 import { walkFiles } from './walk';
 
@@ -157,16 +158,15 @@ export class NodeWorkspace implements Workspace {
       const found = await ripgrepSearch({ rg, root, under: rel, deny: this.deny, denyGlobs: this.options.denyPaths ?? [], protect: await this.protectedPaths() }, options);
       if (found) return found;
     }
-    let test: (line: string) => boolean;
-    if (options.regex) {
-      let re: RegExp;
-      try {
-        re = new RegExp(options.query);
-      } catch (err) {
-        throw new WorkspaceError(`The regular expression is not valid: ${(err as Error).message}`);
-      }
-      test = (line) => re.test(line);
-    } else test = (line) => line.includes(options.query);
+    // Lines past 10 000 characters are tested on their start only (minified code, data).
+    const regex = options.regex ? new RegexLines(options.query) : undefined;
+    const matching = (lines: string[]): number[] => {
+      const clipped = lines.map((line) => (line.length > 10_000 ? line.slice(0, 10_000) : line));
+      if (regex) return regex.match(clipped);
+      const hits: number[] = [];
+      clipped.forEach((line, i) => line.includes(options.query) && hits.push(i));
+      return hits;
+    };
     const matches: SearchResult['matches'] = [];
     // One file at a time, a capped number of matches: a huge tree costs time, never memory.
     for await (const file of walkFiles({ root, under: rel, deny: this.deny, protect: await this.protectedPaths(), signal: options.signal })) {
@@ -180,9 +180,8 @@ export class NodeWorkspace implements Workspace {
       }
       if (bytes.subarray(0, 8192).includes(0)) continue;
       const lines = bytes.toString('utf8').split('\n');
-      for (let i = 0; i < lines.length; i++) {
+      for (const i of matching(lines)) {
         const line = lines[i]!;
-        if (!test(line.length > 10_000 ? line.slice(0, 10_000) : line)) continue;
         if (matches.length >= options.maxMatches) return { matches, truncated: true };
         matches.push({ path: file, line: i + 1, text: line.length > MAX_MATCH_CHARS ? `${line.slice(0, MAX_MATCH_CHARS)}…` : line.replace(/\r$/, '') });
       }

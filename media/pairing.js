@@ -31,6 +31,18 @@
       /** @type {HTMLInputElement} */ ($('phone-switch')).checked = state.phoneSwitch === true;
     }
     showSecret();
+    const devices = state.devices || [];
+    $('no-devices').hidden = devices.length > 0;
+    $('devices').replaceChildren(
+      ...devices.map((d) => {
+        const li = document.createElement('li');
+        li.className = d.connected ? 'connected' : '';
+        const name = document.createElement('strong');
+        name.textContent = d.name;
+        li.append(name, ` · ${d.status}`);
+        return li;
+      }),
+    );
     const list = $('warnings');
     list.replaceChildren(
       ...(state.warnings || []).map((w) => {
@@ -52,6 +64,7 @@
   $('copy').addEventListener('click', () => vscode.postMessage({ type: 'copy' }));
   $('start-tunnel').addEventListener('click', () => vscode.postMessage({ type: 'startTunnel' }));
   $('start').addEventListener('click', () => vscode.postMessage({ type: 'start' }));
+  $('manage-devices').addEventListener('click', () => vscode.postMessage({ type: 'manageDevices' }));
   $('phone-switch').addEventListener('change', (e) =>
     vscode.postMessage({ type: 'phoneSwitch', on: /** @type {HTMLInputElement} */ (e.target).checked }),
   );

@@ -2,14 +2,14 @@
 // into one minified ES module, media/web/app.js, next to the page's index.html and app.css; the
 // libraries' licences go to media/web/vendor; the home-screen icons (make-web-icons.mjs) and the
 // service worker (web/sw/sw.ts → media/web/sw.js) are built beside them. All are ignored by git
-// (media/web/.gitignore).
+// (media/web/.gitignore). Each text file also gets `.br` and `.gz` copies that the relay serves.
 // Each file is written whole then renamed into place, so test files building at the same time
 // never serve a half-written bundle.
 // Usage: node scripts/build-web.mjs [--quiet]   (scripts/build.mjs runs it too)
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeWebIcons } from './make-web-icons.mjs';
@@ -80,7 +80,23 @@ export async function buildWeb() {
     copyFile(join(ROOT, 'node_modules/dompurify/LICENSE'), join(WEB, 'vendor', 'purify.LICENSE')),
     copyFile(join(ROOT, 'node_modules/highlight.js/LICENSE'), join(WEB, 'vendor', 'highlight.LICENSE')),
   ]);
+  await precompress();
   return sizes();
+}
+
+/** What the relay serves compressed (sirv picks `.br`, then `.gz`, by the request's Accept-Encoding). */
+export const COMPRESSED = ['index.html', 'app.css', 'app.js', 'sw.js', 'manifest.webmanifest', 'vendor/highlight.js'];
+
+/**
+ * Brotli and gzip copies beside each text file, made once at build time at the highest levels,
+ * so the relay never compresses on the fly (and never touches the API's streams).
+ */
+async function precompress() {
+  for (const f of COMPRESSED) {
+    const buf = await readFile(join(WEB, f));
+    await writeAtomic(join(WEB, `${f}.br`), brotliCompressSync(buf, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: buf.length } }));
+    await writeAtomic(join(WEB, `${f}.gz`), gzipSync(buf, { level: 9 }));
+  }
 }
 
 /** The page as a phone downloads it: every file the shell needs, raw and gzipped. */
@@ -89,7 +105,7 @@ export async function sizes() {
   const out = [];
   for (const f of files) {
     const buf = await readFile(join(WEB, f));
-    out.push({ file: f, bytes: buf.length, gzip: gzipSync(buf, { level: 9 }).length });
+    out.push({ file: f, bytes: buf.length, gzip: gzipSync(buf, { level: 9 }).length, brotli: brotliCompressSync(buf, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } }).length });
   }
   return out;
 }
@@ -98,7 +114,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const files = await buildWeb();
   if (!process.argv.includes('--quiet')) {
     // What a phone downloads to open the page; highlight.js comes on top at the first code block.
-    const page = files.filter((f) => ['index.html', 'app.css', 'app.js'].includes(f.file)).reduce((a, f) => a + f.gzip, 0);
-    console.log(`[web] ${files.map((f) => `${f.file} ${(f.bytes / 1024).toFixed(1)} KiB (${(f.gzip / 1024).toFixed(1)} KiB gzip)`).join(', ')}; the page ${(page / 1024).toFixed(1)} KiB gzip`);
+    const shell = files.filter((f) => ['index.html', 'app.css', 'app.js'].includes(f.file));
+    const kib = (key) => (shell.reduce((a, f) => a + f[key], 0) / 1024).toFixed(1);
+    console.log(`[web] ${files.map((f) => `${f.file} ${(f.bytes / 1024).toFixed(1)} KiB (${(f.gzip / 1024).toFixed(1)} KiB gzip, ${(f.brotli / 1024).toFixed(1)} KiB br)`).join(', ')}; the page ${kib('gzip')} KiB gzip, ${kib('brotli')} KiB brotli`);
   }
 }

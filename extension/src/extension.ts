@@ -7,6 +7,7 @@ import { affectsRelayAddress, relaySettings, SECTION, SettingsProviderSource } f
 import { StatusBar } from './statusBar';
 import { ProviderWizard, type AddProviderAnswers } from './providerWizard';
 import { vscodeLmAdapters } from './vscodeLm';
+import { ExtensionAgentHost } from './agent';
 import type { ProbeOptions } from '../../server/src';
 
 /** What activate() returns: the state (never the token), plus the one test seam. */
@@ -23,6 +24,8 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
   context.subscriptions.push(log.channel);
   const keys = new SecretKeySource(context.secrets);
   const tunnelSecrets = new TunnelSecrets(context.secrets);
+  const agent = new ExtensionAgentHost();
+  context.subscriptions.push(agent);
   const remote = new RemoteChat({
     version: String(context.extension.packageJSON.version),
     providers: new SettingsProviderSource(log),
@@ -31,6 +34,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     cloudflaredDir: vscode.Uri.joinPath(context.globalStorageUri, 'bin').fsPath,
     tunnelSecrets,
     adapters: vscodeLmAdapters(context),
+    agent,
   });
   const wizard = new ProviderWizard(context, keys, log);
   chat = remote;
@@ -46,6 +50,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     new StatusBar(remote),
     remote.onDidChange(setContext),
     remote.onTunnelDown((m) => commands.tunnelDown(m)),
+    remote.onDeviceChange((change) => commands.deviceChanged(change)),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && void commands.settingsChanged(affectsRelayAddress(e))),
     vscode.commands.registerCommand('deskrelay.start', () => commands.start()),
     vscode.commands.registerCommand('deskrelay.stop', () => commands.stop()),
@@ -60,7 +65,9 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     vscode.commands.registerCommand('deskrelay.removeProvider', (id?: string, confirmed?: boolean) => wizard.removeProvider(id, confirmed)),
     vscode.commands.registerCommand('deskrelay.editModel', (id?: string, model?: string) => wizard.editModel(id, model)),
     vscode.commands.registerCommand('deskrelay.allowVsCodeModels', () => wizard.allowVsCodeModels()),
-    vscode.commands.registerCommand('deskrelay.rotateToken', () => commands.rotateToken()),
+    vscode.commands.registerCommand('deskrelay.rotateToken', (forgetDevices?: boolean) => commands.rotateToken(forgetDevices)),
+    vscode.commands.registerCommand('deskrelay.manageDevices', (revokeId?: string) => commands.manageDevices(revokeId)),
+    vscode.commands.registerCommand('deskrelay.forgetDevices', (confirmed?: boolean) => commands.forgetDevices(confirmed)),
     vscode.commands.registerCommand('deskrelay.showLog', () => commands.showLog()),
     vscode.commands.registerCommand('deskrelay.showActions', () => commands.showActions()),
   );

@@ -23,7 +23,7 @@ export class OutputLog implements Logger {
   }
 
   request(e: RequestLogEntry): void {
-    this.line('http', `${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.provider ? ` provider=${e.provider}` : ''}`);
+    this.line('http', `${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.provider ? ` provider=${e.provider}` : ''}${e.device ? ` device=${e.device}` : ''}`);
   }
 
   show(): void {

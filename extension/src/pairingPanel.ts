@@ -23,6 +23,8 @@ export interface PanelState {
   linkQr?: string;
   /** `deskrelay.allowPhoneProviderSwitch`: the phone may choose the provider and model. */
   phoneSwitch: boolean;
+  /** Paired devices (issue 26), already worded: the name and "connected" or when last seen. */
+  devices: { name: string; status: string; connected: boolean }[];
   warnings: string[];
 }
 
@@ -79,6 +81,7 @@ export class PairingPanel extends Disposable {
         else if (m?.type === 'startTunnel') void vscode.commands.executeCommand('deskrelay.startTunnel');
         else if (m?.type === 'start') void vscode.commands.executeCommand('deskrelay.start');
         else if (m?.type === 'phoneSwitch') void setPhoneSwitch((m as { on?: unknown }).on === true);
+        else if (m?.type === 'manageDevices') void vscode.commands.executeCommand('deskrelay.manageDevices');
       }),
     );
     this.register(
@@ -122,6 +125,11 @@ export class PairingPanel extends Disposable {
       link: p?.link,
       linkQr: p ? await qrDataUrl(p.link) : undefined,
       phoneSwitch: phoneMaySwitch(),
+      devices: this.chat.devices().map((d) => ({
+        name: d.name,
+        connected: d.connected,
+        status: d.connected ? t('connected') : t('last seen {0}', new Date(d.lastSeen).toLocaleString(vscode.env.language)),
+      })),
       warnings,
     };
   }
@@ -183,6 +191,10 @@ export class PairingPanel extends Disposable {
       <p class="hint">${h('The phone lists the providers set up here and can make another one (and its model) active for every next message, as Select Provider does.')}</p>
       <pre id="payload" hidden></pre>
       <pre id="link" hidden></pre>
+      <h2>${h('Paired devices')}</h2>
+      <p id="no-devices" class="hint">${h('None yet: the phone web client registers itself as a device when it pairs.')}</p>
+      <ul id="devices" class="devices"></ul>
+      <button id="manage-devices" type="button" class="secondary">${h('Manage Devices')}</button>
     </section>
     <ul id="warnings" class="warnings"></ul>
   </main>

@@ -1,16 +1,32 @@
 import * as vscode from 'vscode';
-import { RelaySession, TunnelError, type AdapterFactories, type Pairing, type ProbeOptions, type SessionStatus } from '../../server/src';
+import {
+  configDir,
+  devicesPath,
+  forgetRememberedDevices,
+  RelaySession,
+  TunnelError,
+  type AdapterFactories,
+  type AgentHost,
+  type DeviceChange,
+  type DeviceInfo,
+  type Pairing,
+  type ProbeOptions,
+  type SessionStatus,
+} from '../../server/src';
 import { tunnelAgentFor, type TunnelKind } from '../../server/src/tunnel';
 import { Disposable } from './dispose';
 import type { OutputLog } from './log';
 import type { SecretKeySource, TunnelSecrets } from './secrets';
-import { activeProviderId, pushNotificationsOn, relaySettings, tunnelSettings, type SettingsProviderSource } from './settings';
+import { activeProviderId, pushNotificationsOn, relaySettings, rememberDevicesOn, tunnelSettings, type SettingsProviderSource } from './settings';
 
-export type { Pairing } from '../../server/src';
+export type { DeviceChange, DeviceInfo, Pairing } from '../../server/src';
 
 export interface Status extends SessionStatus {
   activeProvider: string;
   providerReady: boolean;
+  /** Paired devices (issue 26) and how many of them are connected now. */
+  devices: number;
+  connectedDevices: number;
 }
 
 /** The tunnel agent's program (cloudflared, tailscale, ngrok) could not be found: the user can install it or set its path. */
@@ -34,6 +50,8 @@ export interface RemoteChatDeps {
   tunnelSecrets: TunnelSecrets;
   /** Adapters for kinds only the extension serves (`vscode-lm`). */
   adapters?: AdapterFactories;
+  /** The workspace agent's folders (off unless the user's setting and workspace trust allow). */
+  agent?: AgentHost;
 }
 
 /**
@@ -47,6 +65,9 @@ export class RemoteChat extends Disposable {
   private readonly changed = this.register(new vscode.EventEmitter<void>());
   private readonly tunnelDown = this.register(new vscode.EventEmitter<string>());
   private readonly tunnelProgress = this.register(new vscode.EventEmitter<string>());
+  private readonly deviceChange = this.register(new vscode.EventEmitter<DeviceChange>());
+  /** A device registered, was removed, or all were forgotten. */
+  readonly onDeviceChange = this.deviceChange.event;
   readonly onDidChange = this.changed.event;
   /** The tunnel went down after it was up (message for the user, already logged). */
   readonly onTunnelDown = this.tunnelDown.event;
@@ -54,7 +75,7 @@ export class RemoteChat extends Disposable {
 
   constructor(private readonly deps: RemoteChatDeps) {
     super();
-    const { log, providers, keys, version, adapters } = deps;
+    const { log, providers, keys, version, adapters, agent } = deps;
     this.session = new RelaySession({
       // Settings are read at every start: a changed port or bind address applies on restart.
       relay: () => {
@@ -66,11 +87,17 @@ export class RemoteChat extends Disposable {
           providers,
           keys,
           adapters,
+          agent,
           workspaces: () => vscode.workspace.workspaceFolders?.length ?? 0,
           maxConcurrentStreams: () => relaySettings().maxConcurrentStreams,
           pushNotifications: pushNotificationsOn,
+          rememberDevices: rememberDevicesOn(),
           logger: log,
           onRequestLog: (e) => log.request(e),
+          onDeviceChange: (change) => {
+            this.deviceChange.fire(change);
+            this.changed.fire();
+          },
         };
       },
       // Settings are read at every tunnel start; the token was fetched from SecretStorage just before.
@@ -102,7 +129,32 @@ export class RemoteChat extends Disposable {
   }
 
   status(): Status {
-    return { ...this.session.status(), activeProvider: activeProviderId(), providerReady: this.deps.providers.active().ok };
+    const devices = this.devices();
+    return {
+      ...this.session.status(),
+      activeProvider: activeProviderId(),
+      providerReady: this.deps.providers.active().ok,
+      devices: devices.length,
+      connectedDevices: devices.filter((d) => d.connected).length,
+    };
+  }
+
+  /** The paired devices of the running relay (none while stopped). */
+  devices(): DeviceInfo[] {
+    return this.session.relay?.devices() ?? [];
+  }
+
+  /** Removes a device: its token stops working and its streams end at once. False when it is not paired. */
+  async revokeDevice(id: string): Promise<boolean> {
+    return (await this.session.relay?.revokeDevice(id)) ?? false;
+  }
+
+  /** Forgets every device, remembered ones included (also while stopped); returns how many the running relay had. */
+  async forgetDevices(): Promise<number> {
+    const relay = this.session.relay;
+    if (relay) return relay.forgetDevices();
+    await forgetRememberedDevices(devicesPath(configDir()));
+    return 0;
   }
 
   pairing(): Pairing | undefined {
@@ -118,7 +170,9 @@ export class RemoteChat extends Disposable {
     return this.session.stop();
   }
 
-  async rotateToken(): Promise<Status> {
+  /** A new pairing token; with `forgetDevices`, every device is removed first (else remembered ones stay paired). */
+  async rotateToken(forgetDevices = false): Promise<Status> {
+    if (forgetDevices) await this.forgetDevices();
     await this.session.rotateToken();
     return this.status();
   }

@@ -110,6 +110,11 @@ export async function setTranscriptionChoice(choice: TranscriptionChoice): Promi
   await config().update('transcription', choice, vscode.ConfigurationTarget.Global);
 }
 
+/** `deskrelay.rememberDevices`: paired devices outlive the relay (issue 26; default off, machine scope). */
+export function rememberDevicesOn(): boolean {
+  return config().get<boolean>('rememberDevices', false) === true;
+}
+
 /** `deskrelay.pushNotifications`: Web Push to the phone when a resumable reply is ready (default on). */
 export function pushNotificationsOn(): boolean {
   return config().get<boolean>('pushNotifications', true) !== false;

@@ -14,6 +14,9 @@ export class StatusBar extends Disposable {
     this.item.name = 'DeskRelay';
     this.item.command = 'deskrelay.showActions';
     this.register(chat.onDidChange(() => this.update()));
+    // "Connected" fades with time (a device quiet for two minutes), so the count is looked at again now and then.
+    const timer = setInterval(() => this.update(), 30_000);
+    this.register({ dispose: () => clearInterval(timer) });
     this.register(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && this.update()));
     this.update();
     this.item.show();
@@ -36,7 +39,8 @@ function host(url: string): string {
 }
 
 function text(s: Status): string {
-  const provider = ` · ${s.activeProvider || t('no provider')}`;
+  const devices = s.running && s.connectedDevices > 0 ? ` · $(device-mobile) ${s.connectedDevices}` : '';
+  const provider = ` · ${s.activeProvider || t('no provider')}${devices}`;
   if (!s.running) return `$(debug-disconnect) ${t('DeskRelay: stopped')}${provider}`;
   if (s.tunnelUrl) return `$(globe) DeskRelay: ${host(s.tunnelUrl)}${provider}`;
   const tunnel = s.tunnel === 'starting' ? ' $(sync~spin)' : s.tunnel === 'down' ? ' $(warning)' : '';
@@ -49,6 +53,7 @@ function tooltip(s: Status): vscode.MarkdownString {
   if (s.running) md.appendMarkdown(`${t('Tunnel: {0}', s.tunnelUrl ? `\`${s.tunnelUrl}\`` : s.tunnel)}\n\n`);
   const provider = t('Provider: {0}', `\`${s.activeProvider || t('(none)')}\``);
   md.appendMarkdown(`${provider}${s.providerReady ? '' : ` — ${t('not usable (missing, invalid or the cloud provider)')}`}\n\n`);
+  if (s.running) md.appendMarkdown(`${t('Devices: {0} paired, {1} connected', String(s.devices), String(s.connectedDevices))}\n\n`);
   md.appendMarkdown(t('Click for DeskRelay actions.'));
   return md;
 }

@@ -32,6 +32,9 @@ export { MAX_TOOL_ARGUMENT_CHARS } from './providers/tools';
 export { listModels } from './providers/listModels';
 export { detectRunners, LOCAL_RUNNERS, RUNNER_PORTS_VARIABLE, runnerConfig, runnersToProbe, runnerUrl, type DetectedRunner, type LocalRunner } from './providers/detect';
 export { RelaySession } from './session/relaySession';
+export { configDir } from './session/paths';
+export { devicesPath, forgetRememberedDevices, type DeviceChange, type DeviceSummary } from './store/devices';
+export type { DeviceInfo } from './protocol';
 export type { Pairing, RelaySessionOptions, SessionStatus } from './session/relaySession';
 export {
   cloudflareQuickTunnel,
@@ -43,3 +46,19 @@ export {
   TunnelError,
 } from './tunnel';
 export type { ProbeOptions, Tunnel, TunnelAgent, TunnelErrorCode, TunnelHealth, TunnelKind, TunnelOptions, TunnelState } from './tunnel';
+export {
+  commandEnv,
+  DEFAULT_LIMITS as AGENT_DEFAULT_LIMITS,
+  globToRegExp,
+  isDenied,
+  NodeWorkspace,
+  relativeInside,
+  shortPath,
+  WorkspaceError,
+  type AgentHost,
+  type AgentLimits,
+  type NodeWorkspaceOptions,
+} from './agent';
+export { runShellCommand } from './agent/hosts/node/command';
+export type { AgentTool, PreparedCall } from './agent/tools';
+export type { CommandOptions, CommandResult, Diagnostic, DiagnosticsResult, ListOptions, ListResult, SearchOptions, SearchResult, Workspace } from './agent/workspace';

@@ -18,7 +18,31 @@ export const PATHS = Object.freeze({
   pushKey: '/v1/push/key',
   /** POST a browser's PushSubscription JSON; DELETE `{"endpoint"}`. */
   pushSubscriptions: '/v1/push/subscriptions',
+  /** POST `{"name"}` with the pairing token: registers this client as a device (issue 26); GET lists them. */
+  devices: '/v1/devices',
 });
+
+/** A device token (issue 26) starts with this; the pairing token with `dr_`. */
+export const DEVICE_TOKEN_PREFIX = 'drd_';
+
+/** `POST /v1/devices`'s answer: the device's id and its own token (a secret, shown once). */
+export interface DeviceRegistration {
+  id: string;
+  token: string;
+}
+
+/** One entry of `GET /v1/devices`. Times are ISO 8601; `current` marks the device asking. */
+export interface DeviceInfo {
+  id: string;
+  name: string;
+  createdAt: string;
+  lastSeen: string;
+  connected: boolean;
+  current: boolean;
+}
+
+/** What a revoked device's open streams and sockets end with, and what its client shows. */
+export const DEVICE_REMOVED_MESSAGE = 'The desktop removed this device; scan the pairing code again.';
 
 /** The decrypted payload of a push (issue 15): which reply is ready, and whether it ended well. Never the reply's text. */
 export interface ReplyReadyPush {
@@ -84,3 +108,19 @@ export interface RemoteInfo {
   hostname: string;
   providerConfigured?: boolean;
 }
+
+/** The workspace agent's session states (docs/agent.md). */
+export type AgentStatus = 'running' | 'waiting' | 'idle' | 'stopped' | 'failed';
+
+/** One event of an agent session's stream (`GET /v1/agent/sessions/<id>/events`), numbered by its `id:` line. */
+export type AgentEvent =
+  | { type: 'user'; text: string }
+  | { type: 'text'; delta: string }
+  | { type: 'tool_call'; callId: string; tool: string; input: Record<string, unknown> }
+  | { type: 'approval'; callId: string; tool: string; input: Record<string, unknown>; diff?: string; command?: string }
+  | { type: 'tool_result'; callId: string; ok: boolean; output: string; denied?: boolean }
+  | { type: 'status'; status: AgentStatus }
+  | { type: 'error'; message: string };
+
+/** Web Push payloads of the agent: no file text and no command, only where to look. */
+export type AgentPush = { type: 'agent_needs_you'; session: string; callId: string } | { type: 'agent_idle'; session: string };

@@ -85,9 +85,17 @@ describe('deskrelay serve', () => {
     expect(pairing.url).toBe(`http://127.0.0.1:${port}`);
     const lines = r.stdout().split('\n');
     expect(lines[0]).toBe(`DeskRelay ${JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')).version} listening on http://127.0.0.1:${port}`);
-    // The QR code is drawn with block characters after the payload.
-    await expect.poll(() => r.stdout()).toMatch(/[▀▄█]{5,}/);
-    await expect.poll(() => r.stdout()).toMatch(/phone cannot reach it/);
+    // Issue 24: what stands in the phone's way first (loopback: run with --tunnel), then one QR
+    // code (the phone link, drawn with block characters), then the link and the pairing JSON.
+    const text = r.stdout();
+    expect(text).toMatch(/A phone cannot reach it: http:\/\/127\.0\.0\.1:\d+ is this computer's loopback address\. Run with --tunnel/);
+    const qrLines = text.split('\n').map((l) => /[▀▄█]{3,}/.test(l));
+    expect(qrLines.filter((q, i) => q && !qrLines[i - 1]).length).toBe(1);
+    const link = /http:\/\/127\.0\.0\.1:\d+\/#token=dr_\S+/.exec(text)?.[0];
+    expect(link).toBeTruthy();
+    expect(text.indexOf('A phone cannot reach it')).toBeLessThan(text.search(/[▀▄█]{5,}/));
+    expect(text.search(/[▀▄█]{5,}/)).toBeLessThan(text.indexOf(link!));
+    expect(text.indexOf(link!)).toBeLessThan(text.indexOf('{"url"'));
     // The token file holds the same token, and the token never reaches the log (stderr).
     expect(readFileSync(join(r.dir, 'token'), 'utf8')).toBe(`${pairing.token}\n`);
     const info = await send(pairing.url, '/v1/remote/info', { headers: bearer(pairing.token) });

@@ -39,7 +39,11 @@ describe('parseConfig', () => {
       providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
       allowPhoneProviderSwitch: false,
       pushNotifications: true,
+      rememberDevices: false,
+      agent: { folders: [], denyPaths: [] },
     });
+    expect(parseConfig('{"rememberDevices":true}').rememberDevices).toBe(true);
+    expect(() => parseConfig('{"rememberDevices":1}')).toThrow('"rememberDevices" must be true or false');
     expect(parseConfig('{}').maxConcurrentStreams).toBe(8);
     expect(parseConfig('{}').pushNotifications).toBe(true);
     expect(parseConfig('{"pushNotifications":false}').pushNotifications).toBe(false);
@@ -57,6 +61,12 @@ describe('parseConfig', () => {
     expect(() => parseConfig(file('w'))).toThrow('"transcription" must be {"provider"');
     expect(() => parseConfig(file({ provider: 'x', model: 'm' }))).toThrow('names provider "x", which is not among the providers');
     expect(() => parseConfig(file({ provider: 'o', model: 'm' }))).toThrow('of kind ollama; only an openai-compatible provider transcribes');
+  });
+
+  it('reads the workspace agent\'s folders and denyPaths, refusing other shapes', () => {
+    expect(parseConfig('{"agent":{"folders":["~/code/app"],"denyPaths":["*.sqlite"]}}').agent).toEqual({ folders: ['~/code/app'], denyPaths: ['*.sqlite'] });
+    expect(() => parseConfig('{"agent":["/x"]}')).toThrow('"agent" must be an object');
+    expect(() => parseConfig('{"agent":{"folders":"/x"}}')).toThrow('"agent.folders" must be an array of non-empty strings');
   });
 
   it('providers without activeProvider means no active provider (no guessing the first one)', () => {

@@ -128,12 +128,14 @@ describe('deskrelay serve --tunnel ngrok', () => {
     expect(await run.exited).toBe(0);
   });
 
-  it('--ngrok naming a missing file: says so with the install steps, keeps serving locally', async () => {
+  // Issue 24: --tunnel without its program stops early with the install steps, rather than
+  // serving on with a pairing a phone cannot use.
+  it('--ngrok naming a missing file: stops at once with the install steps, printing no pairing', async () => {
     const run = serve(['--tunnel', 'ngrok', '--ngrok', '/nonexistent/ngrok'], tmpFile('none'), {});
-    await expect.poll(() => run.stdout(), { timeout: 10_000 }).toContain('Tunnel not started: ngrok was not found at /nonexistent/ngrok');
-    expect(run.stdout()).toContain('ngrok config add-authtoken');
-    expect(run.child.exitCode).toBe(null);
-    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(1);
+    expect(run.stderr()).toContain('Tunnel not started: ngrok was not found at /nonexistent/ngrok');
+    expect(run.stderr()).toContain('ngrok config add-authtoken');
+    expect(run.stdout()).not.toMatch(/"token"|[▀▄█]{5,}/);
   });
 });
 
@@ -174,11 +176,12 @@ describe('deskrelay serve --tunnel tailscale-funnel / tailscale-serve', () => {
     run.child.kill('SIGTERM');
   });
 
-  it('--tailscale naming a missing file: says so with the install steps', async () => {
+  it('--tailscale naming a missing file: stops at once with the install steps', async () => {
     const run = serve(['--tunnel', 'tailscale-funnel', '--tailscale', '/nonexistent/tailscale'], tmpFile('none'), {});
-    await expect.poll(() => run.stdout(), { timeout: 10_000 }).toContain('Tunnel not started: tailscale was not found at /nonexistent/tailscale');
-    expect(run.stdout()).toContain('Install Tailscale');
-    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(1);
+    expect(run.stderr()).toContain('Tunnel not started: tailscale was not found at /nonexistent/tailscale');
+    expect(run.stderr()).toContain('Install Tailscale');
+    expect(run.stdout()).not.toMatch(/"token"|[▀▄█]{5,}/);
   });
 });
 

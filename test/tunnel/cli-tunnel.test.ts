@@ -48,12 +48,17 @@ describe('deskrelay serve --tunnel', () => {
     await expect.poll(() => run.stdout(), { timeout: 20_000 }).toMatch(PAYLOAD);
     const out = run.stdout();
     const [, url, token] = PAYLOAD.exec(out)!;
-    // Order: local URL and local pairing first, then the tunnel's.
-    expect(out.indexOf('listening on http://127.0.0.1:')).toBeLessThan(out.indexOf(`Tunnel up: ${url}`));
-    expect(out.indexOf(`Tunnel up: ${url}`)).toBeLessThan(out.indexOf(`{"url":"${url}"`));
-    // The payload holds the same token as the local one, and a QR code follows it.
+    // Order (issue 24): the local URL, then the tunnel; no loopback pairing a phone could not use
+    // before it, and no --tunnel hint; then one QR code (the phone link), the link, the payload.
+    const up = out.indexOf(`Tunnel up: ${url}`);
+    expect(out.indexOf('listening on http://127.0.0.1:')).toBeLessThan(up);
+    expect(out.slice(0, up)).not.toMatch(/"token"|[▀▄█]{5,}|#token=/);
+    expect(out).not.toContain('--tunnel');
+    const link = `${url}/#token=${token}`;
+    expect(out.slice(up).search(/[▀▄█]{5,}/)).toBeGreaterThan(0);
+    expect(up + out.slice(up).search(/[▀▄█]{5,}/)).toBeLessThan(out.indexOf(link));
+    expect(out.indexOf(link)).toBeLessThan(out.indexOf(`{"url":"${url}"`));
     expect(out).toContain(`"token":"${token}"`);
-    await expect.poll(() => run.stdout().slice(run.stdout().indexOf(`{"url":"${url}"`))).toMatch(/[▀▄█]{5,}/);
     // The probe really went through the tunnel: the relay logged the health check.
     expect(run.stderr()).toMatch(/GET \/v1\/health 200/);
     expect(run.stderr()).not.toContain(token);
@@ -65,7 +70,9 @@ describe('deskrelay serve --tunnel', () => {
     await expect.poll(() => isAlive(info.pid), { timeout: 10_000 }).toBe(false);
   });
 
-  it('says so, naming the path, when --cloudflared does not exist, and keeps serving locally', async () => {
+  // Issue 24: --tunnel without cloudflared stops early with the install line, not after two
+  // QR codes a phone cannot use.
+  it('stops at once, naming the path, when --cloudflared does not exist: no pairing printed, exit 1', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'deskrelay-cli-tunnel-'));
     dirs.push(dir);
     const missing = path.join(dir, 'no-such-cloudflared');
@@ -75,11 +82,14 @@ describe('deskrelay serve --tunnel', () => {
     });
     children.push(child);
     let out = '';
+    let err = '';
     child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-    await expect.poll(() => out, { timeout: 10_000 }).toContain('Tunnel not started');
-    expect(out).toContain(missing);
-    expect(child.exitCode).toBe(null);
-    child.kill('SIGTERM');
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    expect(code).toBe(1);
+    expect(err).toContain('Tunnel not started');
+    expect(err).toContain(missing);
+    expect(out).not.toMatch(/"token"|[▀▄█]{5,}/);
   });
 
   it('reports cloudflared dying after the tunnel was up, naming cloudflared', async () => {
@@ -126,13 +136,12 @@ describe('deskrelay serve --tunnel', () => {
     });
     children.push(child);
     let out = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-    await expect.poll(() => out, { timeout: 10_000 }).toContain(INSTALL_HELP);
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    expect(await new Promise<number | null>((r) => child.once('exit', r))).toBe(1);
+    expect(out).toContain(INSTALL_HELP);
     expect(out).toContain(`Tunnel not started: cloudflared was not found at ${missing}`);
     expect(out).toMatch(/the path given by the cloudflared path you set \(deskrelay\.cloudflaredPath \/ --cloudflared\)/);
     expect(out).toContain('brew install cloudflared');
     expect(out).toContain('winget install --id Cloudflare.cloudflared');
-    expect(child.exitCode).toBe(null);
-    child.kill('SIGTERM');
   });
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { lastReply, phone, replyFinished, SCREENSHOTS, send, sleep, usePhoneSuite } from './harness';
+import { lastReply, phone, replyFinished, SCREENSHOTS, send, sleep, usePhoneSuite, openSettings, closeSettings } from './harness';
 
 const suite = usePhoneSuite({ mode: 'normal' });
 const { desk, cleanups } = suite;
@@ -117,8 +117,9 @@ describe('chat actions', () => {
 
   it('a per-chat system prompt reaches the provider as the first message, and stays with its chat', async () => {
     const { page } = await openChat('dark');
-    await page.getByText('System prompt', { exact: true }).click();
+    await openSettings(page);
     await page.getByLabel('System prompt for this chat').fill('You are a pirate. Answer in one line.');
+    await closeSettings(page);
     await turn(page, 'Hello', ['Arr.']);
     expect(lastSent()).toEqual([
       { role: 'system', content: 'You are a pirate. Answer in one line.' },
@@ -129,7 +130,7 @@ describe('chat actions', () => {
     expect(lastSent()).toHaveLength(4);
     await page.screenshot({ path: join(SCREENSHOTS, 'system-prompt-dark.png') });
     // A new chat has its own (empty) prompt; the first chat keeps its own after a reload.
-    await page.locator('form.compose button.ghost').click();
+    await page.getByRole('button', { name: 'New chat' }).click();
     expect(await page.getByLabel('System prompt for this chat').inputValue()).toBe('');
     await turn(page, 'Plain', ['ok']);
     expect(lastSent()).toEqual([{ role: 'user', content: 'Plain' }]);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { lastReply, pairingJson, replyFinished, SCREENSHOTS, send, usePhoneSuite } from './harness';
+import { lastReply, pairingJson, replyFinished, SCREENSHOTS, send, usePhoneSuite, openSettings, closeSettings } from './harness';
 
 const { desk, openPhone } = usePhoneSuite({ mode: 'normal' });
 
@@ -70,7 +70,7 @@ describe('chats kept on this phone', () => {
     const { page } = await openPhone();
     await openLinked(page);
     await chatTurn(page, 'What is the capital of France?', 'Paris.');
-    await page.locator('form.compose button.ghost').click();
+    await page.getByRole('button', { name: 'New chat' }).click();
     await expect.poll(() => page.locator('ol.log > li').count()).toBe(0);
     await chatTurn(page, 'Write a haiku about rain', 'Drops on the window.');
     const stored = await storedChats(page);
@@ -105,9 +105,9 @@ describe('chats kept on this phone', () => {
     const { page } = await openPhone('dark');
     await openLinked(page);
     await chatTurn(page, 'alpha question', 'a');
-    await page.locator('form.compose button.ghost').click();
+    await page.getByRole('button', { name: 'New chat' }).click();
     await chatTurn(page, 'beta question', 'b');
-    await page.locator('form.compose button.ghost').click();
+    await page.getByRole('button', { name: 'New chat' }).click();
     await chatTurn(page, 'gamma question', 'c');
     await openList(page);
     await page.getByRole('button', { name: 'Rename “beta question”' }).click();
@@ -145,9 +145,10 @@ describe('chats kept on this phone', () => {
     expect(await page.getByLabel('Keep chats on this phone').isChecked()).toBe(true);
     await chatTurn(page, 'remember me', 'ok');
     expect((await storedChats(page)).chats).toHaveLength(1);
-    await page.getByText('Settings', { exact: true }).click();
+    await openSettings(page);
     await page.getByLabel('Keep chats on this phone').uncheck();
     await expect.poll(async () => (await storedChats(page)).exists, { timeout: 10_000 }).toBe(false);
+    await closeSettings(page);
     // The chat on screen stays for this visit, and the next turn is not stored either.
     await chatTurn(page, 'and this?', 'not kept');
     expect(await page.locator('ol.log > li').count()).toBe(4);
@@ -198,7 +199,10 @@ describe('pairing kept on the phone', () => {
     await other.close();
 
     // Remembered: a new tab (or the installed app) opens paired.
+    // Pair again lives in settings and asks first.
+    await openSettings(page);
     await page.getByRole('button', { name: 'Pair again' }).click();
+    await page.locator('#unpair-yes').click();
     await page.getByLabel('Pairing JSON').fill(pairingJson(desk.relay.url, desk.relay.token));
     await page.locator('#pair-remember').check();
     await page.getByRole('button', { name: 'Connect' }).click();
@@ -206,7 +210,7 @@ describe('pairing kept on the phone', () => {
     const again = await newTab(context);
     await again.locator('#chat').waitFor();
     await expect.poll(() => again.locator('#conn').textContent()).toContain('v9.8.7');
-    await again.getByText('Settings', { exact: true }).click();
+    await openSettings(again);
     expect(await again.locator('#remember').isChecked()).toBe(true);
     await again.screenshot({ path: join(SCREENSHOTS, 'settings.png') });
 

@@ -20,6 +20,7 @@ import {
   send,
   sleep,
   usePhoneSuite,
+  openSettings,
 } from './harness';
 
 const { desk, cleanups, openPhone } = usePhoneSuite({ mode: 'normal' });
@@ -91,6 +92,7 @@ describe('pairing', () => {
     expect(await page.getByLabel('Message', { exact: true }).isVisible()).toBe(true);
     // Test connection asks /v1/remote/info again.
     const before = desk.relay.logLines.filter((l) => l.includes('/v1/remote/info')).length;
+    await openSettings(page);
     await page.getByRole('button', { name: 'Test connection' }).click();
     await expect.poll(() => desk.relay.logLines.filter((l) => l.includes('/v1/remote/info')).length).toBe(before + 1);
     await page.screenshot({ path: join(SCREENSHOTS, 'paired.png') });
@@ -196,7 +198,7 @@ describe('chatting', () => {
     expect(await msg.locator('.thinking-text').isVisible()).toBe(false);
     expect((await lastReply(page).textContent())?.trim()).toBe('The answer is 42.');
     await page.screenshot({ path: join(SCREENSHOTS, 'thinking-collapsed-dark.png') });
-    await msg.getByText('Thinking', { exact: true }).click();
+    await msg.locator('details.thinking summary').click();
     expect(await details.evaluate((d: any) => d.open)).toBe(true);
     expect(await msg.locator('.thinking-text').textContent()).toBe('Let me think hard.');
     await page.screenshot({ path: join(SCREENSHOTS, 'thinking-open-dark.png') });

@@ -23,7 +23,10 @@ const PAGE_IDS = [
   'history', 'history-title', 'history-new', 'history-empty', 'chat-list', 'delete-all', 'store-error',
   'system', 'system-prompt', 'editing', 'edit-cancel', 'push-bell', 'push-note',
   'model-bar', 'model-name', 'model-change', 'picker', 'pick-provider', 'pick-model', 'picker-error', 'picker-cancel',
-  'picker-use', 'thumbs', 'attach-error', 'photo-input', 'attach',
+  'picker-use', 'thumbs', 'attach-error', 'photo-input', 'attach', 'photo-budget',
+  'status-dot', 'chat-heading', 'menu-open', 'empty', 'empty-host', 'empty-model', 'suggestions', 'scrim',
+  'settings-sheet', 'settings-title', 'settings-close', 'unpair-confirm', 'unpair-cancel', 'unpair-yes',
+  'toast', 'toast-text', 'toast-undo', 'history-close',
 ];
 
 async function openChat(): Promise<{ page: Page }> {
@@ -41,8 +44,8 @@ async function openChat(): Promise<{ page: Page }> {
 /** The controls as the page's own markup places them, whatever ids other elements carry. */
 const composer = (page: Page) => page.locator('form.compose textarea[name="message"]');
 const sendButton = (page: Page) => page.locator('form.compose button[type="submit"]');
-const stopButton = (page: Page) => page.locator('form.compose button.danger');
-const newChatButton = (page: Page) => page.locator('form.compose button.ghost');
+const stopButton = (page: Page) => page.locator('form.compose button.stop');
+const newChatButton = (page: Page) => page.locator('header.bar button[aria-label="New chat"]');
 
 function chatRequests() {
   return desk.ollama.requests.filter((r) => r.method === 'POST' && r.path.startsWith('/api/chat'));

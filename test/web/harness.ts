@@ -134,6 +134,16 @@ export async function pairByPaste(page: Page, base: string, json: string): Promi
   await page.getByRole('button', { name: 'Connect' }).click();
 }
 
+/** Opens the settings sheet (the header's menu), where the desktop's details and the phone's choices live. */
+export async function openSettings(page: Page): Promise<void> {
+  if (await page.locator('#settings-sheet').isHidden()) await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  await page.locator('#settings-sheet').waitFor();
+}
+
+export async function closeSettings(page: Page): Promise<void> {
+  if (await page.locator('#settings-sheet').isVisible()) await page.getByRole('button', { name: 'Close settings' }).click();
+}
+
 export async function send(page: Page, text: string): Promise<void> {
   await page.getByLabel('Message', { exact: true }).fill(text);
   await page.getByRole('button', { name: 'Send' }).click();

@@ -200,4 +200,34 @@ describe('photos', () => {
     expect(req.images).toHaveLength(1);
     expect(Buffer.from(req.images[0].data, 'base64').equals(small)).toBe(true);
   });
+
+  it('counts photos as sent (base64): the one that would pass 10 MiB is refused before Send, and Send never meets a 413', async () => {
+    const page = await open();
+    // PNGs of noise just under 1 MiB are sent as they are (no downscale): 1.33 MiB each as base64.
+    const noisy = Array.from({ length: 8 }, (_, i) => ({ name: `n${i + 1}.png`, mimeType: 'image/png', buffer: noisePng(540, 540, i) }));
+    for (const f of noisy) expect(f.buffer.length).toBeLessThan(1024 * 1024);
+    await page.locator('#photo-input').setInputFiles(noisy);
+    await expect.poll(() => page.locator('#attach-error').textContent(), { timeout: 15_000 }).toContain('past the 10 MiB');
+    expect(await page.locator('#thumbs img').count()).toBe(7);
+    expect(await page.locator('#photo-budget').textContent()).toMatch(/^7 photos · (\d+\.\d) of 9\.5 MB$/);
+    const before = chatCalls(suite.desk.ollama).length;
+    await send(page, 'Seven photos');
+    await replyFinished(page, 15_000);
+    expect(await page.locator('.msg.assistant.failed').count()).toBe(0);
+    expect(chatCalls(suite.desk.ollama).length).toBe(before + 1);
+    expect(chatCalls(suite.desk.ollama).at(-1)!.images).toHaveLength(7);
+  });
 });
+
+/** A PNG that does not compress (random pixels), so its size is known in advance. */
+function noisePng(width: number, height: number, seed: number): Buffer {
+  const img = new PNG({ width, height });
+  let x = 0x9e3779b9 ^ seed;
+  for (let i = 0; i < img.data.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    img.data[i] = (i & 3) === 3 ? 255 : x & 255;
+  }
+  return PNG.sync.write(img);
+}

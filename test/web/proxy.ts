@@ -18,11 +18,13 @@ export interface TestProxy {
   /** Requests seen, as `METHOD path` (no query, no headers). */
   seen: string[];
   cut(): void;
+  /** From now on, pass to this relay instead (a relay restarted on another port). */
+  retarget(target: string): void;
   close(): Promise<void>;
 }
 
 export async function startProxy(target: string): Promise<TestProxy> {
-  const upstream = new URL(target);
+  let upstream = new URL(target);
   const sockets = new Set<Socket>();
   const track = (s: Socket) => {
     sockets.add(s);
@@ -34,6 +36,9 @@ export async function startProxy(target: string): Promise<TestProxy> {
     seen: [],
     cut() {
       for (const s of sockets) s.destroy();
+    },
+    retarget(next) {
+      upstream = new URL(next);
     },
     close: () =>
       new Promise<void>((resolve) => {

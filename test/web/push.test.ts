@@ -17,7 +17,7 @@ import { webClientLink } from '../../server/src/session/pairing';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { bearer, send as http } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
-import { countRequests, ensureVendor, lastReply, launchBrowser, phone, replyFinished, send, sleep } from './harness';
+import { countRequests, ensureVendor, lastReply, launchBrowser, phone, replyFinished, send, sleep, openSettings, closeSettings } from './harness';
 
 const PUSH_HOST = 'push.deskrelay.test';
 let browser: Browser;
@@ -122,6 +122,7 @@ describe('the bell', () => {
   it('asks for permission only when tapped, then subscribes with the desktop\'s key and sends the subscription to the relay', async () => {
     const { page, console, endpoint } = await openPhone();
     await pairAndWait(page);
+    await openSettings(page);
     await bell(page).waitFor();
     expect(await bell(page).getAttribute('aria-pressed')).toBe('false');
     await sleep(300);
@@ -130,6 +131,7 @@ describe('the bell', () => {
     expect(countRequests(relay, 'POST', '/v1/push/subscriptions')).toBe(0);
 
     const before = countRequests(relay, 'POST', '/v1/push/subscriptions');
+    await openSettings(page);
     await bell(page).click();
     await expect.poll(() => relay.logLines.filter((l) => l.startsWith('request POST /v1/push/subscriptions 201')).length).toBe(before + 1);
     const state = await pushState(page);
@@ -146,6 +148,7 @@ describe('the bell', () => {
     expect((await pushState(page)).subscribeCalls).toHaveLength(0);
 
     // Off: the relay forgets it, the browser unsubscribes.
+    await openSettings(page);
     await bell(page).click();
     await expect.poll(() => countRequests(relay, 'DELETE', '/v1/push/subscriptions')).toBeGreaterThanOrEqual(1);
     await expect.poll(async () => (await pushState(page)).unsubscribed).toBe(1);
@@ -161,6 +164,7 @@ describe('the bell', () => {
     expect(key).toBeTruthy();
     relay.relay.options.pushNotifications = () => false;
     try {
+      await openSettings(page);
       await bell(page).click();
       await expect.poll(() => page.locator('#push-note').textContent()).toContain('turned off on the desktop');
       expect(await bell(page).getAttribute('aria-pressed')).toBe('false');
@@ -173,8 +177,10 @@ describe('the bell', () => {
     const { page } = await openPhone({ ios: true });
     await page.goto(webClientLink(relay.url, relay.token));
     await page.locator('#chat').waitFor();
+    await openSettings(page);
     await bell(page).waitFor();
     expect(await bell(page).getAttribute('class')).toContain('unavailable');
+    await openSettings(page);
     await bell(page).click();
     expect(await page.locator('#push-note').textContent()).toContain('Add to Home Screen');
     expect((await pushState(page)).permissionCalls).toBe(0);
@@ -220,10 +226,11 @@ describe('the service worker and the notification', () => {
     const { context, page } = await openPhone();
     await pairAndWait(page);
     // An app opened from a notification finds the pairing only if it was remembered.
-    await page.locator('#settings > summary').click();
+    await openSettings(page);
     await page.locator('#remember').check();
     await bell(page).click();
     await expect.poll(() => bell(page).getAttribute('aria-pressed')).toBe('true');
+    await closeSettings(page);
     const reply = Array.from({ length: 12 }, (_, i) => `part${i} `);
     ollama.set({ mode: 'normal', reply, chunkDelayMs: 80 });
     const calls = () => ollama.requests.filter((r) => r.path === '/api/chat').length;

@@ -111,7 +111,7 @@ describe('resume after the screen slept', () => {
     expect(chatCalls()).toBe(calls + 1);
     const msg = page.locator('.msg.assistant').last();
     expect(await msg.locator('details.thinking').evaluate((d: any) => d.open)).toBe(false);
-    await msg.getByText('Thinking', { exact: true }).click();
+    await msg.locator('details.thinking summary').click();
     expect(await msg.locator('.thinking-text').textContent()).toBe('Hmm let me see');
   });
 });

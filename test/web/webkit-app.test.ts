@@ -4,13 +4,13 @@
  * reload, delete and delete all, "Keep chats on this phone" off leaving IndexedDB empty, copy
  * buttons, regenerate, edit and resend, and the system prompt sent first.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import { ensureVendor, SCREENSHOTS, startDesk, type Desk } from './harness';
 import { startProxy, type TestProxy } from './proxy';
-import { startWebKit, type Session, type WebKit } from './webdriver';
+import { startWebKit, WebDriverError, type Session, type WebKit } from './webdriver';
 
 let webkit: WebKit;
 let desk: Desk;
@@ -41,8 +41,18 @@ async function withSession(base: string, run: (s: Session) => Promise<void>): Pr
   }
 }
 
+/** Clicks once the element can take it: a drawer or sheet still sliding in is "not interactable" for a moment. */
 async function click(s: Session, css: string): Promise<void> {
-  await s.click(await s.waitFor(css));
+  const until = Date.now() + 5000;
+  for (;;) {
+    try {
+      await s.click(await s.waitFor(css));
+      return;
+    } catch (err) {
+      if (!(err instanceof WebDriverError) || err.error !== 'element not interactable' || Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 async function turn(s: Session, text: string, reply: string): Promise<void> {
@@ -99,7 +109,7 @@ describe('WebKit: the installed app', () => {
   it('keeps chats across a reload; delete and delete all; "Keep chats" off leaves IndexedDB empty', async () => {
     await withSession(desk.relay.url, async (s) => {
       await turn(s, 'first webkit chat', 'one');
-      await click(s, 'form.compose button.ghost');
+      await click(s, '#new-chat');
       await turn(s, 'second webkit chat', 'two');
       expect((await stored(s)).titles).toEqual(['first webkit chat', 'second webkit chat']);
       await s.refresh();
@@ -112,17 +122,22 @@ describe('WebKit: the installed app', () => {
       await click(s, '#chat-list li:last-child .chat-delete');
       await expect.poll(() => titles(s)).toEqual(['second webkit chat']);
       expect((await stored(s)).titles).toEqual(['second webkit chat']);
+      // The drawer slides over the chat: closed to write, opened again to delete all.
+      await click(s, '#history-close');
       await turn(s, 'third webkit chat', 'three');
+      await click(s, '#chats-open');
       await click(s, '#delete-all');
       await click(s, '#delete-all');
       await expect.poll(() => titles(s)).toEqual([]);
       expect((await stored(s)).titles).toEqual([]);
       // Keep chats off: the database goes, and nothing is stored afterwards.
+      await click(s, '#history-close');
       await turn(s, 'kept before', 'yes');
       expect((await stored(s)).titles).toEqual(['kept before']);
-      await click(s, '#settings summary');
+      await click(s, '#menu-open');
       await click(s, '#keep-chats');
       await expect.poll(async () => (await stored(s)).exists).toBe(false);
+      await click(s, '#settings-close');
       await turn(s, 'not kept', 'no');
       expect(await stored(s)).toEqual({ exists: false, titles: [] });
     });
@@ -134,8 +149,10 @@ describe('WebKit: chat actions', () => {
     await withSession(desk.relay.url, async (s) => {
       // The page's clipboard call, captured (WebKit asks the user before a page may read it back).
       await s.exec(`window.__copied = []; Object.defineProperty(navigator, 'clipboard', { configurable: true, value: { writeText: (t) => { window.__copied.push(t); return Promise.resolve(); } } });`);
-      await click(s, '#system summary');
+      await click(s, '#menu-open');
       await s.type(await s.waitFor('#system-prompt'), 'Answer like a poet.');
+      // The system prompt lives in the settings sheet; it is saved as typed.
+      await click(s, '#settings-close');
       await turn(s, 'Show code', 'Here:\n\n```js\nconst x = 1;\n```\n');
       expect(lastSent()[0]).toEqual({ role: 'system', content: 'Answer like a poet.' });
       await click(s, '.reply .copy-code');
@@ -170,6 +187,73 @@ describe('WebKit: chat actions', () => {
         { role: 'user', content: 'edited question' },
       ]);
       expect(await s.count('ol.log > li')).toBe(4);
+    });
+  });
+});
+
+describe('WebKit: the reply kept, Retry, the chat screen (issue 24)', () => {
+  const PIECES = Array.from({ length: 24 }, (_, i) => `w${i} `);
+  const reply = (s: Session) => s.exec<string>(`const r = document.querySelectorAll('.msg.assistant .reply'); return r.length ? r[r.length - 1].textContent.trim() : '';`);
+  const chatCalls = () => desk.ollama.requests.filter((r) => r.path === '/api/chat').length;
+
+  it('a reload mid-reply resumes the same reply, with one provider call', async () => {
+    await withSession(desk.relay.url, async (s) => {
+      desk.ollama.set({ mode: 'normal', chunkDelayMs: 120, reply: PIECES });
+      const calls = chatCalls();
+      const box = await s.waitFor('form.compose textarea[name="message"]');
+      await s.type(box, 'A long one in WebKit');
+      await click(s, 'form.compose button[type="submit"]');
+      await expect.poll(() => reply(s), { timeout: 10_000 }).toContain('w6');
+      await s.refresh();
+      await s.waitFor('#chat');
+      await expect.poll(() => s.count('.msg.assistant .reply[aria-busy="false"]'), { timeout: 15_000 }).toBe(1);
+      expect(await reply(s)).toBe(PIECES.join('').trim());
+      expect(await s.count('.msg.user')).toBe(1);
+      expect(chatCalls()).toBe(calls + 1);
+    });
+  });
+
+  it('the provider down: plain words and Retry, which works once it is up', async () => {
+    await withSession(desk.relay.url, async (s) => {
+      await click(s, '#new-chat');
+      desk.relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:9', model: 'qwen3' });
+      try {
+        const box = await s.waitFor('form.compose textarea[name="message"]');
+        await s.type(box, 'Anyone?');
+        await click(s, 'form.compose button[type="submit"]');
+        await expect.poll(() => s.textOf('.msg.assistant .note .note-text'), { timeout: 10_000 }).toBe("Your computer can't reach Ollama. Start it, then tap Retry.");
+      } finally {
+        desk.relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: desk.ollama.url, model: 'qwen3' });
+      }
+      expect(await s.count('.msg.assistant .reply.cursor')).toBe(0);
+      writeFileSync(join(SCREENSHOTS, 'webkit-retry.png'), await s.screenshot());
+      desk.ollama.set({ mode: 'normal', reply: ['Up', ' again.'] });
+      await click(s, '.msg.assistant .note .retry');
+      await expect.poll(() => s.count('.msg.assistant .reply[aria-busy="false"]'), { timeout: 10_000 }).toBe(1);
+      expect(await reply(s)).toBe('Up again.');
+    });
+  });
+
+  it('the empty state, the composer growing, 44 px targets and no serious axe-core violation', async () => {
+    await withSession(desk.relay.url, async (s) => {
+      await click(s, '#new-chat');
+      await s.waitFor('#empty');
+      await expect.poll(() => s.textOf('#empty-model'), { timeout: 10_000 }).toBe('qwen3 will answer');
+      expect(await s.count('.suggestion')).toBe(3);
+      writeFileSync(join(SCREENSHOTS, 'webkit-empty.png'), await s.screenshot());
+      const height = () => s.exec<number>('return document.getElementById("message").getBoundingClientRect().height;');
+      const h0 = await height();
+      // Set as a paste would (WebDriver's typed newline is an Enter key, which sends on a desktop keyboard).
+      await s.exec('const m = document.getElementById("message"); m.value = "one\\ntwo\\nthree\\nfour"; m.dispatchEvent(new Event("input"));');
+      await expect.poll(height).toBeGreaterThan(h0 + 30);
+      const small = await s.exec<string[]>(`
+        return [...document.querySelectorAll('button, a[href], textarea, select, summary, input:not([type=hidden])')].filter((e) => {
+          const r = (e.type === 'checkbox' ? e.closest('label') : e).getBoundingClientRect();
+          return r.width > 0 && r.height > 0 && (r.width < 43.5 || r.height < 43.5);
+        }).map((e) => e.id || e.className);`);
+      expect(small).toEqual([]);
+      await s.exec(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') + '\nwindow.__axe = null; axe.run(document, { resultTypes: ["violations"] }).then((r) => { window.__axe = r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id); });');
+      await expect.poll(() => s.exec<string[] | null>('return window.__axe;'), { timeout: 20_000 }).toEqual([]);
     });
   });
 });

@@ -117,7 +117,7 @@ describe('WebKit', () => {
       desk.ollama.set({ mode: 'normal', chunkDelayMs: 150, reply: Array.from({ length: 40 }, (_, i) => ` w${i}`) });
       await sendMessage(s, 'Talk for a long time');
       await expect.poll(() => s.textOf(REPLY), { timeout: 5000 }).toContain('w1');
-      await s.click(await s.find('form.compose button.danger'));
+      await s.click(await s.find('form.compose button.stop'));
       await expect.poll(() => s.exec<string>(`const n = document.querySelectorAll('.msg.assistant .note'); return n[n.length - 1].textContent;`)).toContain('Stopped');
       const closed = await Promise.race([desk.ollama.lastRequestClosed.then(() => true), sleep(3000).then(() => false)]);
       expect(closed).toBe(true);

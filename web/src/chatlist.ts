@@ -4,6 +4,7 @@
  */
 import type { Chat } from './chats';
 import { el, ui } from './dom';
+import { iconButton } from './ui/icons';
 
 export interface ChatListActions {
   open(id: string): void;
@@ -23,14 +24,9 @@ export function renderChatList(chats: Chat[], currentId: string | null, actions:
       open.append(el('span', 'chat-title', chat.title || 'New chat'), el('span', 'chat-when', when(chat.updated)));
       if (chat.id === currentId) open.setAttribute('aria-current', 'true');
       open.addEventListener('click', () => actions.open(chat.id));
-      const rename = el('button', 'chat-rename', 'Rename');
-      rename.type = 'button';
-      rename.setAttribute('aria-label', `Rename “${chat.title || 'New chat'}”`);
-      rename.addEventListener('click', () => startRename(li, chat, actions));
-      const remove = el('button', 'chat-delete', 'Delete');
-      remove.type = 'button';
-      remove.setAttribute('aria-label', `Delete “${chat.title || 'New chat'}”`);
-      remove.addEventListener('click', () => actions.remove(chat.id));
+      const rename = iconButton('rename', `Rename “${chat.title || 'New chat'}”`, 'chat-rename', () => startRename(li, chat, actions));
+      // Undo is offered after a delete (a toast), so it needs no second tap.
+      const remove = iconButton('trash', `Delete “${chat.title || 'New chat'}”`, 'chat-delete', () => actions.remove(chat.id));
       li.append(open, rename, remove);
       return li;
     }),

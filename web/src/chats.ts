@@ -12,6 +12,10 @@ export interface Message {
   content: string;
   /** A user message's photos, downscaled as sent. */
   images?: Photo[];
+  /** A reply's thinking time, as measured while it streamed ("Thought for 4 s"). */
+  thoughtMs?: number;
+  /** The model the desktop named when the reply was asked for. */
+  model?: string;
 }
 
 export interface Chat {

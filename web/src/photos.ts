@@ -14,11 +14,17 @@ export interface Photo {
 
 export const MAX_SIDE = 1568;
 export const MAX_PHOTOS = 8;
+/** The relay's limit per photo, decoded (server/src/chat/request.ts MAX_IMAGE_BYTES). */
 export const MAX_PHOTO_BYTES = 5 * 1024 * 1024;
-/** What the relay takes per request (10 MiB) less room for the text and the JSON. */
+/** The relay's limit for a request that carries photos (server/src/doors/read.ts MAX_IMAGE_BODY_BYTES). */
+export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+/** What photos may take of a request, as sent (base64), leaving room for the text and the JSON. */
 export const MAX_REQUEST_PHOTO_BYTES = 9.5 * 1024 * 1024;
 
+/** The photo's own size (what the relay's per-photo limit counts). */
 export const photoBytes = (p: Photo) => Math.floor((p.data.length * 3) / 4);
+/** What the photo adds to the request: its base64, a third more than the photo (issue 21). */
+export const sentBytes = (p: Photo) => p.data.length;
 export const photoUrl = (p: Photo) => `data:${p.mediaType};base64,${p.data}`;
 
 /** The photos waiting to be sent with the next message. */
@@ -68,6 +74,8 @@ export async function preparePhoto(file: File): Promise<Photo> {
   return { mediaType: 'image/jpeg', data: canvas.toDataURL('image/jpeg', 0.85).split(',', 2)[1] };
 }
 
+const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+
 function attachError(text: string): void {
   ui.attachError.textContent = text;
 }
@@ -92,6 +100,11 @@ export function renderPending(): void {
     }),
   );
   ui.thumbs.hidden = !pending.length;
+  // What Send will carry, counted as sent: the budget is visible before Send, not a 413 after it.
+  const used = pending.reduce((n, x) => n + sentBytes(x), 0);
+  ui.photoBudget.textContent = pending.length ? `${pending.length} photo${pending.length > 1 ? 's' : ''} · ${mb(used)} of ${mb(MAX_REQUEST_PHOTO_BYTES)} MB` : '';
+  ui.photoBudget.classList.toggle('near', used > MAX_REQUEST_PHOTO_BYTES * 0.8);
+  ui.photoBudget.hidden = !pending.length;
   // A photo may go without words.
   ui.message.required = !pending.length;
 }
@@ -113,9 +126,9 @@ export async function addFiles(files: File[]): Promise<void> {
     }
     try {
       const photo = await preparePhoto(file);
-      const total = pending.reduce((n, x) => n + photoBytes(x), photoBytes(photo));
+      const total = pending.reduce((n, x) => n + sentBytes(x), sentBytes(photo));
       if (photoBytes(photo) > MAX_PHOTO_BYTES) errors.push(`${file.name} is over 5 MiB even after downscaling.`);
-      else if (total > MAX_REQUEST_PHOTO_BYTES) errors.push(`${file.name} would take this message's photos past the 10 MiB a message may carry.`);
+      else if (total > MAX_REQUEST_PHOTO_BYTES) errors.push(`${file.name} would take this message past the 10 MiB a message may carry (photos count a third more when sent).`);
       else if (pending.length >= MAX_PHOTOS) errors.push(`At most ${MAX_PHOTOS} photos per message.`);
       else pending.push(photo);
     } catch {

@@ -16,6 +16,20 @@ export interface ProvidersView {
 
 let token = '';
 let view: ProvidersView | null = null;
+let changed: () => void = () => {};
+
+/** Called after each change of what answers (the empty chat says which model will). */
+export function onProvidersChanged(run: () => void): void {
+  changed = run;
+}
+
+/** The model that will answer, as the desktop names it ('' when not known). */
+export function answeringModel(): string {
+  if (!view?.active) return '';
+  const p = view.providers.find((x) => x.id === view!.active);
+  const model = view.model && view.model !== 'auto' ? view.model : p?.model && p.model !== 'auto' ? p.model : '';
+  return model || p?.label || view.active;
+}
 
 async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
   let res: Response;
@@ -36,6 +50,7 @@ function show(v: ProvidersView): void {
   ui.modelBar.hidden = false;
   ui.modelChange.hidden = !v.canSwitch;
   if (!v.canSwitch) closePicker();
+  changed();
 }
 
 /** After pairing and each connection: what answers. A relay without the endpoint shows nothing. */

@@ -127,22 +127,29 @@ export interface MessageView {
 export interface AssistantView extends MessageView {
   details: HTMLDetailsElement;
   summary: HTMLElement;
+  /** When the thinking began on this page, and how long it took once it ended. */
+  thinkStarted?: number;
+  thinkMs?: number;
+  thinkTimer?: ReturnType<typeof setInterval>;
   thinkingText: HTMLDivElement;
   reply: HTMLDivElement;
   note: HTMLParagraphElement;
 }
 
-/** A chat log entry with its speaker line; the caller appends the body. */
+/**
+ * A chat log entry. No visible speaker line (the bubble's side says who): screen readers get it
+ * as hidden text.
+ */
 function messageItem(kind: 'user' | 'assistant', name: string): MessageView {
   const li = el('li', `msg ${kind}`);
-  li.append(el('div', 'who', name));
+  li.append(el('span', 'visually-hidden', name));
   const actions = el('div', 'msg-actions');
   return { li, actions };
 }
 
 /** The user's own message: their words and photos (the chat's stored copies, as `data:` URLs). */
 export function userMessage(text: string, photos: readonly Photo[] = []): MessageView {
-  const view = messageItem('user', 'You');
+  const view = messageItem('user', 'You said:');
   if (photos.length) {
     const box = el('div', 'photos');
     for (const p of photos) {
@@ -160,16 +167,18 @@ export function userMessage(text: string, photos: readonly Photo[] = []): Messag
 }
 
 export function assistantMessage(): AssistantView {
-  const view = messageItem('assistant', 'Desktop');
+  const view = messageItem('assistant', 'Reply:');
   const details = el('details', 'thinking');
   details.hidden = true;
-  const summary = el('summary', '', 'Thinking');
+  const summary = el('summary', '', 'Thoughts');
   const thinkingText = el('div', 'thinking-text');
   details.append(summary, thinkingText);
   const reply = el('div', 'reply cursor');
   reply.setAttribute('aria-live', 'polite');
   reply.setAttribute('aria-busy', 'true');
   const note = el('p', 'note');
+  // "Reconnecting…", "Stopped.", a failure with Retry: said to a screen reader as it changes.
+  note.setAttribute('aria-live', 'polite');
   note.hidden = true;
   view.li.append(details, reply, note, view.actions);
   ui.log.append(view.li);
@@ -177,15 +186,56 @@ export function assistantMessage(): AssistantView {
   return { ...view, details, summary, thinkingText, reply, note };
 }
 
+/** "Thought for 4 s" (rounded up: a blink of thinking is 1 s, not 0). */
+const thoughtFor = (ms: number) => `Thought for ${Math.max(1, Math.round(ms / 1000))} s`;
+
+function thinkingSummary(v: AssistantView, open: boolean): void {
+  if (open) {
+    // A live timer while the model thinks.
+    v.thinkStarted ??= Date.now();
+    const tick = () => (v.summary.textContent = `Thinking… ${Math.floor((Date.now() - v.thinkStarted!) / 1000)} s`);
+    if (!v.thinkTimer) {
+      tick();
+      v.thinkTimer = setInterval(tick, 1000);
+    }
+    return;
+  }
+  clearInterval(v.thinkTimer);
+  v.thinkTimer = undefined;
+  if (v.thinkStarted !== undefined) v.thinkMs ??= Date.now() - v.thinkStarted;
+  v.summary.textContent = v.thinkMs !== undefined ? thoughtFor(v.thinkMs) : 'Thoughts';
+}
+
+/**
+ * While a reply streams, a bold or code span that has opened but not yet closed would show its
+ * raw `**` or backtick: close it for the rendering (the text itself is left as it is).
+ */
+export function closeOpenSpans(text: string): string {
+  const fences = text.match(/^\s*(```|~~~)/gm)?.length ?? 0;
+  if (fences % 2 === 1) return text; // inside a code block: Markdown shows it as code already
+  const prose = text.replace(/(```|~~~)[\s\S]*?\1/g, '');
+  const tickOpen = (prose.match(/`/g)?.length ?? 0) % 2 === 1;
+  const outsideCode = prose.replace(/`[^`]*`?/g, '');
+  const closers: string[] = [];
+  if ((outsideCode.match(/\*\*/g)?.length ?? 0) % 2 === 1) closers.push('**');
+  else if ((outsideCode.match(/__/g)?.length ?? 0) % 2 === 1) closers.push('__');
+  if (tickOpen) closers.push('`');
+  if (!closers.length) return text;
+  // A span opened with nothing in it yet shows nothing, rather than an empty bold.
+  const trailing = /(\*\*|__|`)\s*$/;
+  if (trailing.test(text)) return text.replace(trailing, '');
+  return text + closers.reverse().join('');
+}
+
 /** Shows `raw` (thinking folded, answer as sanitised Markdown) in an assistant message. */
-export function renderReply(v: AssistantView, raw: string): void {
+export function renderReply(v: AssistantView, raw: string, streaming = false): void {
   const { thinking, answer, open, hasThinking } = splitThinking(raw);
   if (hasThinking) {
     v.details.hidden = false;
-    v.summary.textContent = open ? 'Thinking…' : 'Thinking';
+    thinkingSummary(v, open && streaming);
     v.thinkingText.textContent = thinking.trim();
   }
-  v.reply.innerHTML = renderMarkdown(answer);
+  v.reply.innerHTML = renderMarkdown(streaming ? closeOpenSpans(answer) : answer);
   scrollToEnd();
 }
 
@@ -193,27 +243,41 @@ export function renderReply(v: AssistantView, raw: string): void {
 export function markFinished(v: AssistantView): void {
   v.reply.classList.remove('cursor');
   v.reply.setAttribute('aria-busy', 'false');
+  clearInterval(v.thinkTimer);
+  v.thinkTimer = undefined;
   decorateCode(v.reply);
 }
 
-export interface NoteAction {
-  label: string;
-  run: () => void;
+export interface NoteExtras {
+  title?: string;
+  retry?: () => void;
+  details?: string;
 }
 
-export function setNote(v: AssistantView, text: string, kind = '', action?: NoteAction): void {
+export function setNote(v: AssistantView, text: string, kind = '', extras: NoteExtras = {}): void {
   const note = v.note;
   note.replaceChildren();
   note.hidden = !text;
   note.className = `note ${kind}`.trim();
   if (!text) return;
-  note.append(document.createTextNode(text));
-  if (action) {
-    const b = el('button', '', action.label);
+  if (extras.title) note.append(el('strong', 'note-title', extras.title), ' ');
+  note.append(el('span', 'note-text', text));
+  if (extras.retry) {
+    const b = el('button', 'retry', 'Retry');
     b.type = 'button';
-    b.addEventListener('click', action.run);
+    b.addEventListener('click', extras.retry);
     note.append(b);
   }
+  if (extras.details) {
+    const d = el('details', 'note-details');
+    d.append(el('summary', '', 'Details'), el('code', '', extras.details));
+    note.append(d);
+  }
+}
+
+/** The blinking cursor shows a reply being written, and only that. */
+export function setCursor(v: AssistantView, on: boolean): void {
+  v.reply.classList.toggle('cursor', on);
 }
 
 export function setStatus(text: string): void {
@@ -221,7 +285,9 @@ export function setStatus(text: string): void {
 }
 
 export function setStreaming(on: boolean): void {
+  // One place for Send and Stop: the arrow becomes a square while a reply streams.
   ui.stop.hidden = !on;
+  ui.send.hidden = on;
   ui.send.disabled = on;
   ui.newChat.disabled = on;
 }

@@ -50,7 +50,7 @@ export async function runSse(turn: Turn): Promise<void> {
     if (!res.ok || !res.body) {
       clearTimeout(wsTimer);
       const err = await apiError(res);
-      return err.status === 401 ? turn.unauthorized() : turn.finish('error', err.message);
+      return err.status === 401 ? turn.unauthorized() : turn.finish('error', err.message, err.code);
     }
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     const parse = sseParser((data, id) => {
@@ -74,6 +74,7 @@ export async function runSse(turn: Turn): Promise<void> {
           gotBytes = true;
           clearTimeout(wsTimer);
           setStatus('');
+          turn.reached();
         }
         turn.lastByteAt = Date.now();
         turn.attempts = 0;
@@ -93,7 +94,7 @@ export async function runSse(turn: Turn): Promise<void> {
     if (why === 'ws') return turn.switchToWs();
     // Our own stall abort, or the network (WebKit: "TypeError: Load failed"): resume.
     if (why === 'stall' || isDroppedConnection(err)) return turn.interrupted();
-    turn.finish('error', `The reply could not be read: ${err instanceof Error ? err.message : String(err)}`);
+    turn.finish('error', `The reply could not be read: ${err instanceof Error ? err.message : String(err)}`, 'read');
   }
 }
 
@@ -116,6 +117,7 @@ export function runWs(turn: Turn): void {
   ws.addEventListener('open', () => {
     opened = true;
     setStatus('');
+    turn.reached();
     ws.send(turn.body);
   });
   ws.addEventListener('message', (e: MessageEvent) => {
@@ -126,12 +128,12 @@ export function runWs(turn: Turn): void {
   });
   ws.addEventListener('close', (e: CloseEvent) => {
     if (turn.state !== 'streaming') return;
-    if (!opened) return turn.finish('error', 'The relay refused the WebSocket connection (is the token still valid?). Pair again if this persists.');
+    if (!opened) return turn.finish('error', 'The relay refused the WebSocket connection (is the token still valid?). Pair again if this persists.', 'network');
     // The relay refused the request itself (the reason is its error code); it sends an error
     // event first, which has normally ended the turn already.
     if (e.code === SOCKET_CLOSE.policy) {
       if (e.reason.startsWith('auth.')) return turn.unauthorized();
-      return turn.finish('error', `The relay refused the request (${e.reason || 'policy'}).`);
+      return turn.finish('error', `The relay refused the request (${e.reason || 'policy'}).`, e.reason);
     }
     turn.lost();
   });

@@ -13,7 +13,8 @@
  */
 import type { ChatEvent, Role } from '../../server/src/protocol';
 import { AUTH_MESSAGE, cancelKeyed, newKey } from './api';
-import { assistantMessage, markFinished, renderReply, setNote, setStatus, setStreaming, type AssistantView, type NoteAction } from './render';
+import { describeFailure, type Failure, type FailureCode } from './failure';
+import { assistantMessage, markFinished, renderReply, setCursor, setNote, setStatus, setStreaming, type AssistantView } from './render';
 import { settings } from './settings';
 import { runSse, runWs } from './transports';
 
@@ -34,6 +35,18 @@ export interface TurnHooks {
   unauthorized(): void;
   /** Retry after a failure that could not be resumed. */
   retry(turn: Turn): void;
+  /** More of the reply arrived (for keeping it on the phone). */
+  progress(turn: Turn): void;
+  /** How the way to the desktop looks from this reply: for the header's status dot. */
+  reach(state: 'ok' | 'reconnecting' | 'unreachable', why: string): void;
+}
+
+/** A reply started by an earlier page: its key, exact body, and what it had received. */
+export interface ResumeFrom {
+  key: string;
+  body: string;
+  lastId: number | null;
+  raw: string;
 }
 
 /** Once SSE was seen held back on this network, later turns go straight to the WebSocket. */
@@ -52,23 +65,32 @@ export class Turn {
   lastByteAt = Date.now();
   abort: ((why: AbortWhy) => void) | null = null;
   errorMessage = '';
+  /** Why the turn failed, in plain words and as said (set with state 'error'). */
+  failure: Failure | null = null;
   private renderTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     readonly token: string,
     messages: WireMessage[],
     private readonly hooks: TurnHooks,
-    /** A reply started before this page was loaded (opened from its push notification): its key and exact body. */
-    resume?: { key: string; body: string },
+    /** A reply started before this page was loaded (a reload, a discarded tab, a push notification). */
+    resume?: ResumeFrom,
   ) {
     this.key = resume?.key ?? newKey();
     this.body = resume?.body ?? JSON.stringify({ messages });
     this.view = assistantMessage();
+    if (resume?.lastId) {
+      // Show what the earlier page had, and ask the relay only for what came after it.
+      this.lastId = resume.lastId;
+      this.raw = resume.raw;
+      this.render();
+    }
     setStreaming(true);
   }
 
   start(): void {
     this.note('');
+    setCursor(this.view, true);
     if (this.transport === 'ws') runWs(this);
     else runSse(this);
   }
@@ -79,6 +101,7 @@ export class Turn {
     if (this.state !== 'streaming') return;
     if (event.type === 'token' && typeof event.delta === 'string') {
       this.raw += event.delta;
+      this.timeThinking();
       this.renderTimer ??= setTimeout(() => this.render(), settings.renderEveryMs);
     } else if (event.type === 'done') {
       if (typeof event.content === 'string') this.raw = event.content;
@@ -86,6 +109,22 @@ export class Turn {
     } else if (event.type === 'error') {
       this.finish('error', typeof event.message === 'string' ? event.message : 'The desktop reported an error.');
     }
+  }
+
+  /** "Thought for N s": from the first `<think>` seen to its `</think>`, as the tokens arrive. */
+  private timeThinking(): void {
+    const v = this.view;
+    if (v.thinkMs !== undefined) return;
+    if (v.thinkStarted === undefined) {
+      if (this.raw.trimStart().startsWith('<think>')) v.thinkStarted = Date.now();
+      else return;
+    }
+    if (this.raw.includes('</think>')) v.thinkMs = Date.now() - v.thinkStarted;
+  }
+
+  /** Bytes arrived from the relay: it is reachable. */
+  reached(): void {
+    this.hooks.reach('ok', '');
   }
 
   /** SSE was held back: leave its generation and go on over the WebSocket. */
@@ -103,7 +142,7 @@ export class Turn {
   }
 
   /** A terminal event (or a failure before the stream) ends the turn. */
-  finish(state: 'done' | 'stopped' | 'error', message = ''): void {
+  finish(state: 'done' | 'stopped' | 'error', message = '', code: FailureCode = ''): void {
     if (this.state !== 'streaming' && this.state !== 'interrupted') return;
     this.state = state;
     this.abort = null;
@@ -113,8 +152,15 @@ export class Turn {
     else if (state === 'stopped') this.note('Stopped.');
     else {
       this.errorMessage = message || 'The reply failed.';
+      this.failure = describeFailure(this.errorMessage, code);
+      if (code === 'network') this.hooks.reach('unreachable', this.failure.plain);
       this.view.li.classList.add('failed');
-      this.note(this.errorMessage, 'error');
+      const interrupted = code === 'network' || code === 'dropped';
+      setNote(this.view, this.failure.plain, 'error', {
+        title: interrupted ? 'Reply interrupted' : '',
+        retry: this.failure.retry ? () => this.hooks.retry(this) : undefined,
+        details: this.failure.raw !== this.failure.plain ? this.failure.raw : '',
+      });
     }
     setStreaming(false);
     setStatus('');
@@ -127,21 +173,25 @@ export class Turn {
     this.abort = null;
     setStatus('');
     if (this.attempts >= settings.resumeAttempts) {
-      this.finish('error', 'The connection to the desktop keeps dropping.');
-      this.note(this.errorMessage, 'error', { label: 'Retry', run: () => this.hooks.retry(this) });
+      this.finish('error', 'The connection to the desktop keeps dropping (or the desktop cannot be reached).', 'network');
       return;
     }
     this.state = 'interrupted';
-    this.note('Connection lost; the reply will resume when the page is visible and online.');
+    this.hooks.reach('reconnecting', '');
+    // A reply waiting to resume is not being written: no cursor until it is.
+    setCursor(this.view, false);
     if (document.visibilityState === 'visible' && navigator.onLine !== false) {
+      // Visible and online: it resumes by itself in a moment; waiting for "visible" would be wrong.
+      this.note('Connection lost; reconnecting…');
       setTimeout(() => this.maybeResume(), Math.min(250 * 2 ** Math.max(0, this.attempts - 1), 4000));
+    } else {
+      this.note('Connection lost; the reply will resume when the page is visible and online.');
     }
   }
 
   /** The socket closed after it opened, before the terminal event (a socket cannot resume). */
   lost(): void {
-    this.finish('error', 'The connection to the desktop was lost before the reply finished.');
-    this.note(this.errorMessage, 'error', { label: 'Retry', run: () => this.hooks.retry(this) });
+    this.finish('error', 'The connection to the desktop was lost before the reply finished.', 'dropped');
   }
 
   // --- from the page -----------------------------------------------------------------------
@@ -169,10 +219,11 @@ export class Turn {
   private render(): void {
     clearTimeout(this.renderTimer);
     this.renderTimer = undefined;
-    renderReply(this.view, this.raw);
+    renderReply(this.view, this.raw, this.state === 'streaming' || this.state === 'interrupted');
+    if (this.state === 'streaming' || this.state === 'interrupted') this.hooks.progress(this);
   }
 
-  private note(text: string, kind = '', action?: NoteAction): void {
-    setNote(this.view, text, kind, action);
+  private note(text: string, kind = ''): void {
+    setNote(this.view, text, kind);
   }
 }

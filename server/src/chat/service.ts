@@ -66,6 +66,19 @@ export function noProviderError(active: Exclude<ActiveProvider, { ok: true }>): 
 export const tooManyStreams = (limit: number) =>
   new HttpError(429, 'chat.too_many_streams', `The desktop is already serving ${limit} chat streams; try again in a moment.`, { 'Retry-After': '1' });
 
+export const tooManyDeviceStreams = (limit: number) =>
+  new HttpError(
+    429,
+    'chat.too_many_streams',
+    `This device already has ${limit} chat stream${limit === 1 ? '' : 's'} open on the desktop; wait for one to finish or stop it.`,
+    { 'Retry-After': '1' },
+  );
+
+/** One device may hold this many of the `total` slots: never all of them when there are two or more. */
+export function perDeviceLimit(total: number): number {
+  return total <= 1 ? total : Math.max(1, Math.ceil(total / 2));
+}
+
 /**
  * The one chat pipeline every door uses: the concurrency slot, the provider, the adapter run,
  * the reply cap, how the reply ended, and the slot freed on every path. Doors only read their
@@ -73,12 +86,34 @@ export const tooManyStreams = (limit: number) =>
  */
 export class ChatService {
   private readonly slots = new StreamRegistry();
+  /** Set on a device's view (forDevice): its chats count against, and end with, that device. */
+  private readonly owner: string | undefined = undefined;
 
   constructor(private readonly options: ChatServiceOptions) {}
+
+  /**
+   * This service as one device's requests see it (issue 26): the same slots, provider and
+   * options (the view's prototype is this service), with every chat started through it owned by
+   * the device. The funnel hands a device's request a context holding this view, so every door,
+   * present or future, counts and ends its chats per device without passing the device along.
+   */
+  forDevice(device: string): ChatService {
+    return Object.create(this, { owner: { value: device } }) as ChatService;
+  }
 
   /** Chats holding a slot right now (detached resumable ones included). */
   get active(): number {
     return this.slots.size;
+  }
+
+  /** Chats one device holds right now. */
+  activeFor(device: string): number {
+    return this.slots.countOf(device);
+  }
+
+  /** Ends every chat of a device at once (it was removed); its clients are told `message`. */
+  cancelDevice(device: string, message: string): number {
+    return this.slots.cancelOwner(device, message);
   }
 
   /** The provider the next chat uses, asked afresh (a switch takes effect on the next request); 412 when none. */
@@ -104,8 +139,13 @@ export class ChatService {
    */
   reserve(): ChatSlot {
     const limit = this.options.maxConcurrentStreams();
+    const owner = this.owner;
+    if (owner !== undefined && this.slots.size < limit) {
+      const mine = perDeviceLimit(limit);
+      if (this.slots.countOf(owner) >= mine) throw tooManyDeviceStreams(mine);
+    }
     let settle!: (outcome: Promise<Ending> | undefined) => void;
-    const slot = this.slots.tryRun(limit, () => new Promise<Ending | undefined>((resolve) => (settle = resolve)));
+    const slot = this.slots.tryRun(limit, () => new Promise<Ending | undefined>((resolve) => (settle = resolve)), owner);
     if (!slot) throw tooManyStreams(limit);
     const { controller, result } = slot;
     let used = false;

@@ -12,6 +12,8 @@ export interface ServeArgs {
   ngrok?: string;
   /** cloudflare-named: the public hostname; ngrok: the user's domain. */
   hostname?: string;
+  /** `--agent DIR`, repeatable: folders the workspace agent may work in. */
+  agent: string[];
 }
 
 /** `deskrelay doctor [--config FILE] [--cloudflared PATH]`. */
@@ -22,9 +24,17 @@ export interface DoctorArgs {
 
 export class UsageError extends Error {}
 
+/** `deskrelay devices [revoke <id>] [--port N]`. */
+export interface DevicesArgs {
+  revoke?: string;
+  port?: number;
+}
+
 export const USAGE = `Usage: deskrelay serve [--port N] [--host ADDR] [--config FILE] [--tunnel [KIND]] [--hostname HOST]
-                       [--cloudflared PATH] [--tailscale PATH] [--ngrok PATH]
+                       [--cloudflared PATH] [--tailscale PATH] [--ngrok PATH] [--agent DIR]...
        deskrelay doctor [--config FILE] [--cloudflared PATH]
+       deskrelay devices [--port N]
+       deskrelay devices revoke ID [--port N]
 
   --port N           port to listen on (default 53210; 0 picks a free one)
   --host ADDR        address to bind (default 127.0.0.1; anything else is plain HTTP on your network)
@@ -40,6 +50,14 @@ export const USAGE = `Usage: deskrelay serve [--port N] [--host ADDR] [--config 
   --cloudflared PATH the cloudflared binary to use (default: CLOUDFLARED_BIN, then PATH)
   --tailscale PATH   the tailscale CLI to use (default: PATH)
   --ngrok PATH       the ngrok binary to use (default: PATH)
+  --agent DIR        turn on the workspace agent in DIR (repeatable): the phone's model may read
+                     and search it at once; every edit and command waits for your approval on
+                     the phone (docs/agent.md). Config: "agent": {"folders": [...]}
+
+deskrelay devices lists the phones paired as devices with the running relay (id, name, last seen,
+connected); "deskrelay devices revoke ID" removes one: its token stops working and its open streams
+end at once. --port names the relay's port when it is not 53210. "rememberDevices": true in
+config.json keeps devices across restarts (salted hashes in devices.json, never the tokens).
 
 deskrelay doctor checks the config file, every provider (key set, reachable, key accepted, model
 present), cloudflared and the token file, one line each; exit code 1 when a check fails.
@@ -50,7 +68,12 @@ tunnel's token from DESKRELAY_TUNNEL_TOKEN as TUNNEL_TOKEN, NGROK_AUTHTOKEN); na
 needs in DESKRELAY_TUNNEL_PASS_ENV (comma-separated).
 `;
 
-export type Command = { command: 'serve'; args: ServeArgs } | { command: 'doctor'; args: DoctorArgs } | { command: 'help' } | { command: 'version' };
+export type Command =
+  | { command: 'serve'; args: ServeArgs }
+  | { command: 'doctor'; args: DoctorArgs }
+  | { command: 'devices'; args: DevicesArgs }
+  | { command: 'help' }
+  | { command: 'version' };
 
 /** `--tunnel` alone means the quick tunnel; `--tunnel KIND` / `--tunnel=KIND` names one. */
 function splitTunnel(rest: string[]): { args: string[]; tunnel: TunnelKind | undefined } {
@@ -83,7 +106,8 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help' };
   if (command === '--version' || command === '-v' || command === 'version') return { command: 'version' };
   if (command === 'doctor') return parseDoctor(rest);
-  if (command !== 'serve') throw new UsageError(`unknown command "${command}"; the commands are "deskrelay serve" and "deskrelay doctor"`);
+  if (command === 'devices') return parseDevices(rest);
+  if (command !== 'serve') throw new UsageError(`unknown command "${command}"; the commands are "deskrelay serve", "deskrelay doctor" and "deskrelay devices"`);
   let values;
   let tunnel: TunnelKind | undefined;
   try {
@@ -101,6 +125,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         tailscale: { type: 'string' },
         ngrok: { type: 'string' },
         hostname: { type: 'string' },
+        agent: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }));
@@ -108,6 +133,8 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     throw new UsageError((err as Error).message);
   }
   if (values.help) return { command: 'help' };
+  const agent = values.agent ?? [];
+  if (agent.some((dir) => dir.trim() === '')) throw new UsageError('--agent needs a folder');
   let port: number | undefined;
   if (values.port !== undefined) {
     port = Number(values.port);
@@ -129,6 +156,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
       tailscale: values.tailscale,
       ngrok: values.ngrok,
       hostname,
+      agent,
     },
   };
 }
@@ -151,4 +179,31 @@ function parseDoctor(rest: string[]): Command {
   }
   if (values.help) return { command: 'help' };
   return { command: 'doctor', args: { config: values.config, cloudflared: values.cloudflared } };
+}
+
+function parseDevices(rest: string[]): Command {
+  let values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: rest,
+      strict: true,
+      allowPositionals: true,
+      options: { port: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+    }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (values.help) return { command: 'help' };
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    port = Number(values.port);
+    if (!/^\d+$/.test(values.port) || port < 1 || port > 65535) throw new UsageError(`--port must be a number from 1 to 65535, not "${values.port}"`);
+  }
+  const [action, id, ...extra] = positionals;
+  if (action === undefined) return { command: 'devices', args: { port } };
+  if (action !== 'revoke') throw new UsageError(`unknown devices action "${action}"; use "deskrelay devices" to list and "deskrelay devices revoke ID" to remove one`);
+  if (id === undefined || id.trim() === '') throw new UsageError('"deskrelay devices revoke" needs the device id (the ID column of "deskrelay devices")');
+  if (extra.length) throw new UsageError(`"deskrelay devices revoke" takes one device id, not ${1 + extra.length}`);
+  return { command: 'devices', args: { revoke: id, port } };
 }

@@ -18,6 +18,10 @@ export interface StandaloneConfig {
   pushNotifications: boolean;
   /** Who transcribes the phone's recordings (issue 29): an OpenAI-compatible provider's id and its model; absent: none. */
   transcription?: TranscriptionChoice;
+  /** Keep paired devices across restarts, as salted hashes in devices.json (issue 26); default false. Read at start. */
+  rememberDevices: boolean;
+  /** The workspace agent (issue 23): folders it may work in (none: off) and extra globs it may never touch. Read at start. */
+  agent: { folders: string[]; denyPaths: string[] };
 }
 
 export const DEFAULT_MAX_STREAMS = 8;
@@ -33,6 +37,8 @@ export function defaultConfig(): StandaloneConfig {
     providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
     allowPhoneProviderSwitch: false,
     pushNotifications: true,
+    rememberDevices: false,
+    agent: { folders: [], denyPaths: [] },
   };
 }
 
@@ -83,8 +89,33 @@ export function parseConfig(text: string): StandaloneConfig {
   if (typeof allowPhoneProviderSwitch !== 'boolean') throw new ConfigError('"allowPhoneProviderSwitch" must be true or false');
   const pushNotifications = raw.pushNotifications ?? true;
   if (typeof pushNotifications !== 'boolean') throw new ConfigError('"pushNotifications" must be true or false');
+  const rememberDevices = raw.rememberDevices ?? false;
+  if (typeof rememberDevices !== 'boolean') throw new ConfigError('"rememberDevices" must be true or false');
+  const agent = parseAgent(raw.agent);
   const transcription = parseTranscription(raw.transcription, providers);
-  return { activeProvider, workspaces, maxConcurrentStreams, maxConnections, providers, allowPhoneProviderSwitch, pushNotifications, ...(transcription ? { transcription } : {}) };
+  return {
+    activeProvider,
+    workspaces,
+    maxConcurrentStreams,
+    maxConnections,
+    providers,
+    allowPhoneProviderSwitch,
+    pushNotifications,
+    rememberDevices,
+    agent,
+    ...(transcription ? { transcription } : {}),
+  };
+}
+
+function parseAgent(raw: unknown): StandaloneConfig['agent'] {
+  if (raw === undefined) return { folders: [], denyPaths: [] };
+  if (!isObject(raw)) throw new ConfigError('"agent" must be an object: {"folders": ["/path/to/project"], "denyPaths": ["*.sqlite"]}');
+  const strings = (value: unknown, name: string): string[] => {
+    if (value === undefined) return [];
+    if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.trim() === '')) throw new ConfigError(`"agent.${name}" must be an array of non-empty strings`);
+    return value as string[];
+  };
+  return { folders: strings(raw.folders, 'folders'), denyPaths: strings(raw.denyPaths, 'denyPaths') };
 }
 
 /**

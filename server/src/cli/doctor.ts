@@ -9,6 +9,7 @@ import { describeProvider } from '../providers';
 import { listModels } from '../providers/listModels';
 import type { KeySource, ProviderConfig } from '../providers/types';
 import { configDir as defaultConfigDir, standaloneConfigPath, tokenPath } from '../session/paths';
+import { devicesPath } from '../store/devices';
 import { findCloudflared, TunnelError } from '../tunnel';
 import { ConfigError, ConfigFile, defaultConfig, envKeySource, type StandaloneConfig } from './config';
 import { detectDefaultRunner } from './detect';
@@ -92,6 +93,14 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<Check[]> {
     const mode = statSync(token).mode & 0o777;
     if (mode & 0o077) add('fail', 'token file', `${token} has mode ${mode.toString(8)}, readable by others; run: chmod 600 ${token}`);
     else add('ok', 'token file', `${token} has mode ${mode.toString(8)} (yours alone)`);
+  }
+
+  // Remembered devices ("rememberDevices"): token hashes, yours alone too. Said only when there are some.
+  const devices = devicesPath(dir);
+  if (existsSync(devices) && process.platform !== 'win32') {
+    const mode = statSync(devices).mode & 0o777;
+    if (mode & 0o077) add('fail', 'devices file', `${devices} has mode ${mode.toString(8)}, readable by others; run: chmod 600 ${devices}`);
+    else add('ok', 'devices file', `${devices} has mode ${mode.toString(8)} (yours alone)`);
   }
   return checks;
 }

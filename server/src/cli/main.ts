@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { consoleLogger, type Logger } from '../logger';
-import { isLoopbackUrl, LOOPBACK_WARNING } from '../session/pairing';
+import { isLoopbackUrl } from '../session/pairing';
 import { configDir, standaloneConfigPath } from '../session/paths';
 import { describeProvider } from '../providers';
 import { DEFAULT_HOST, DEFAULT_PORT, RelayStartError } from '../session/relay';
@@ -12,13 +11,17 @@ import { parseCommand, type DoctorArgs, type ServeArgs, USAGE, UsageError } from
 import { detectDefaultRunner, DetectedDefaultSource } from './detect';
 import { formatCheck, runDoctor } from './doctor';
 import type { ProviderSource } from '../providers/types';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, dirname, resolve } from 'node:path';
+import { NodeWorkspace, type AgentHost } from '../agent';
 import { terminalQr } from './qr';
+import { DevicesError, runDevices } from './devices';
 
 /** The package version, read beside the bundle (dist/cli.js → package.json). */
 function packageVersion(): string {
   try {
-    return (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(resolve(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
   } catch {
     return '0.0.0';
   }
@@ -32,15 +35,24 @@ function fail(message: string): never {
 
 const out = (text = ''): void => void process.stdout.write(`${text}\n`);
 
-/** The payload and its QR go to the user's terminal once, never into a log. */
-async function printPairing({ payload, link, url }: Pairing): Promise<void> {
-  out('Pairing JSON (a secret: whoever holds it can use your models):');
-  out(payload);
-  out(await terminalQr(payload));
-  out("Open in the phone's browser (also a secret: the link carries the token):");
-  out(link);
+/**
+ * The pairing, on the user's terminal once and never into a log: what stands in the phone's way
+ * first (a loopback address), then one QR code, the link the phone's camera opens, then the
+ * pairing JSON to paste instead. `tunnelGiven`: --tunnel was asked for, so it is not suggested.
+ */
+async function printPairing({ payload, link, url }: Pairing, tunnelGiven: boolean): Promise<void> {
+  if (isLoopbackUrl(url)) {
+    out(
+      tunnelGiven
+        ? `A phone cannot reach it: ${url} is this computer's loopback address, and the tunnel is not up.`
+        : `A phone cannot reach it: ${url} is this computer's loopback address. Run with --tunnel for an address a phone can reach.`,
+    );
+  }
+  out("Scan with the phone's camera to open DeskRelay (a secret: the link carries the token):");
   out(await terminalQr(link));
-  if (isLoopbackUrl(url)) out(`Note: ${LOOPBACK_WARNING} Run with --tunnel to start one.`);
+  out(link);
+  out('Or paste this pairing JSON in the app (also a secret):');
+  out(payload);
 }
 
 async function serve(args: ServeArgs, logger: Logger): Promise<void> {
@@ -62,6 +74,7 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     if (auto.detected) providers = new DetectedDefaultSource(config, auto.detected.config);
   }
   const host = args.host ?? DEFAULT_HOST;
+  const agent = agentHost(args, config, path);
   // The same session the extension runs: relay, tunnel (always to loopback) and pairing.
   const session = new RelaySession({
     relay: () => ({
@@ -74,9 +87,14 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
       maxConcurrentStreams: () => config.current().maxConcurrentStreams,
       maxConnections: config.current().maxConnections,
       pushNotifications: () => config.current().pushNotifications,
+      rememberDevices: config.current().rememberDevices,
+      agent,
       logger,
       onRequestLog: (e) =>
-        logger.info(`${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.provider ? ` provider=${e.provider}` : ''}`),
+        logger.info(`${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.provider ? ` provider=${e.provider}` : ''}${e.device ? ` device=${e.device}` : ''}`),
+      onDeviceChange: (change) => {
+        if (change.type === 'registered') out(`Device paired: ${change.device.name} (${change.device.id}). Remove it with: deskrelay devices revoke ${change.device.id}`);
+      },
     }),
     // Read at every tunnel start. Tokens come from the environment only, never from argv.
     tunnel: () =>
@@ -90,6 +108,17 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
       }),
     logger,
   });
+
+  // --tunnel without its program: stop here with the install steps, before any pairing is
+  // printed that a phone could not use.
+  if (args.tunnel !== undefined) {
+    try {
+      session.locateTunnelAgent();
+    } catch (err) {
+      if (err instanceof TunnelError) fail(`Tunnel not started: ${err.message}`);
+      throw err;
+    }
+  }
 
   let started;
   try {
@@ -115,11 +144,54 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
   if (detectNotice) out(detectNotice);
   const active = providers.active();
   out(active.ok ? `Active provider: ${active.config.id} (${describeProvider(active.config)})` : noProviderNotice(config.current(), config.path));
+  for (const w of agent.workspaces()) out(`Workspace agent on in ${w.displayPath}: reads at once, edits and commands after your approval on the phone.`);
   if (host !== DEFAULT_HOST && !isLoopbackUrl(url)) {
     out(`Warning: listening on ${host}: traffic on your network is plain HTTP, readable by anyone on it. Prefer the tunnel.`);
   }
-  await printPairing(session.pairing()!);
-  if (args.tunnel) await startTunnel(session);
+  // With --tunnel, the first pairing printed is the tunnel's (the loopback one only if it fails).
+  if (args.tunnel !== undefined) await startTunnel(session);
+  else await printPairing(session.pairing()!, false);
+}
+
+/**
+ * The workspace agent's folders: `--agent DIR` (repeatable) and the config's "agent.folders"
+ * (relative ones from the config file's folder), each checked to be a folder at start. Names are
+ * the folders' base names, made unique.
+ */
+function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): AgentHost {
+  const { folders, denyPaths } = config.current().agent;
+  const dirs = [...args.agent.map((d) => resolve(d)), ...folders.map((d) => resolve(dirname(configPath), d.replace(/^~(?=$|[\\/])/, homedir())))];
+  const seen = new Set<string>();
+  const names = new Set<string>();
+  const workspaces: NodeWorkspace[] = [];
+  for (const dir of dirs) {
+    if (seen.has(dir)) continue;
+    seen.add(dir);
+    let isDir = false;
+    try {
+      isDir = statSync(dir).isDirectory();
+    } catch {
+      // reported below
+    }
+    if (!isDir) fail(`--agent ${dir}: not a folder`);
+    let name = basename(dir) || dir;
+    for (let n = 2; names.has(name); n++) name = `${basename(dir)} (${n})`;
+    names.add(name);
+    workspaces.push(
+      new NodeWorkspace({
+        folder: dir,
+        name,
+        denyPaths,
+        configDir: configDir(),
+        protect: [configPath],
+        keyNames: () => config.current().providers.flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : [])),
+      }),
+    );
+  }
+  return {
+    workspaces: () => workspaces,
+    howToEnable: 'Start the desktop relay with `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).',
+  };
 }
 
 /** The secret a tunnel kind takes, from the environment: DESKRELAY_TUNNEL_TOKEN (or TUNNEL_TOKEN) for a named tunnel, NGROK_AUTHTOKEN for ngrok. */
@@ -134,16 +206,8 @@ function tunnelToken(kind: TunnelKind | undefined, env: NodeJS.ProcessEnv = proc
  * really answers. A tunnel failure is reported, but the local relay keeps serving.
  */
 async function startTunnel(session: RelaySession): Promise<void> {
-  let located;
-  try {
-    located = session.locateTunnelAgent();
-  } catch (err) {
-    if (err instanceof TunnelError) {
-      out(`Tunnel not started: ${err.message}`);
-      return;
-    }
-    throw err;
-  }
+  // Found before the relay started (serve); located again here for its title and path.
+  const located = session.locateTunnelAgent();
   session.on('tunnel-progress', (message) => out(`Tunnel: ${message}`));
   let wasDown = false;
   session.on('tunnel-down', (message) => {
@@ -161,10 +225,13 @@ async function startTunnel(session: RelaySession): Promise<void> {
     // Said before the pairing it is about (which a reader, or a script waiting for it, sees last).
     if (session.tunnel?.lastingUrl) out('This address lasts: after a restart of deskrelay serve the phone keeps the URL and only needs the new token.');
     const pairing = session.pairing();
-    if (pairing) await printPairing(pairing);
+    if (pairing) await printPairing(pairing, true);
   } catch (err) {
     if (!(err instanceof TunnelError)) throw err;
     out(`Tunnel not started: ${err.message}`);
+    // Still usable from this computer (a browser here, or a phone on a reachable address).
+    const pairing = session.pairing();
+    if (pairing) await printPairing(pairing, true);
   }
 }
 
@@ -191,6 +258,14 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command.command === 'version') return out(packageVersion());
   if (command.command === 'doctor') return doctor(command.args);
+  if (command.command === 'devices') {
+    try {
+      return await runDevices(command.args, out);
+    } catch (err) {
+      if (err instanceof DevicesError) fail(err.message);
+      throw err;
+    }
+  }
   await serve(command.args, consoleLogger(process.stderr));
 }
 

@@ -1,4 +1,6 @@
+import { agentDoor } from './agent';
 import type { DoorFactory } from './door';
+import { devicesDoor } from './devices';
 import { ollamaDoor } from './ollama/routes';
 import { openAiDoor } from './openai';
 import { providersDoor } from './providers';
@@ -19,4 +21,6 @@ export const DOORS: readonly DoorFactory[] = [
   providersDoor,
   pushDoor,
   transcriptionDoor,
+  devicesDoor,
+  agentDoor,
 ];

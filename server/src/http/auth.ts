@@ -1,6 +1,19 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from './errors';
+import { DEVICE_TOKEN_PREFIX } from '../protocol';
+
+/** What a request may present: the pairing token in force, or the token of a registered device. */
+export interface Credentials {
+  pairing: string;
+  /** Device tokens (issue 26); none in a relay built without them (tests). */
+  devices?: { match(token: string): string | undefined };
+}
+
+/** Who an admitted request is: a device by id, or (device undefined) a holder of the pairing token. */
+export interface Principal {
+  device: string | undefined;
+}
 
 const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer realm="deskrelay"' };
 
@@ -34,7 +47,16 @@ export function missingToken(): HttpError {
   return new HttpError(401, 'auth.missing_token', 'Send the pairing token as "Authorization: Bearer <token>".', WWW_AUTHENTICATE);
 }
 
-export function invalidToken(): HttpError {
+export function invalidToken(presented?: string): HttpError {
+  // The prefix is public (CONTRACT §1): it only picks the wording, never the timing.
+  if (presented?.startsWith(DEVICE_TOKEN_PREFIX)) {
+    return new HttpError(
+      401,
+      'auth.invalid_token',
+      'This device token is not registered on the desktop: the device was removed, or the relay restarted without remembering devices. Pair again with the current pairing code.',
+      WWW_AUTHENTICATE,
+    );
+  }
   return new HttpError(
     401,
     'auth.invalid_token',
@@ -49,12 +71,27 @@ export function bearerToken(header: string): string | undefined {
   return match?.[1];
 }
 
+const asCredentials = (expected: string | Credentials): Credentials => (typeof expected === 'string' ? { pairing: expected } : expected);
+
+/**
+ * Checks one presented token against the pairing token and every device token, all of them
+ * every time (no early exit), so a refusal, a pairing-token match and a device match of any
+ * device cost the same. Throws the CONTRACT's 401 when nothing matches.
+ */
+export function admitToken(presented: string | undefined, expected: string | Credentials): Principal {
+  const { pairing, devices } = asCredentials(expected);
+  const value = presented ?? '';
+  const isPairing = tokensMatch(value, pairing);
+  const device = devices?.match(value);
+  if (presented === undefined || (!isPairing && device === undefined)) throw invalidToken(presented);
+  return { device: isPairing ? undefined : device };
+}
+
 /** Throws the CONTRACT's 401 unless the request carries exactly one matching bearer token. */
-export function authenticate(req: IncomingMessage, expected: string): void {
+export function authenticate(req: IncomingMessage, expected: string | Credentials): Principal {
   const headers = authorizationHeaders(req);
   if (headers.length === 0) throw missingToken();
   const presented = headers.length === 1 ? bearerToken(headers[0]) : undefined;
   // Compare even when the header is malformed, so a bad header costs the same time as a wrong token.
-  const ok = tokensMatch(presented ?? '', expected);
-  if (!ok || presented === undefined) throw invalidToken();
+  return admitToken(presented, expected);
 }

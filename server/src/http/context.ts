@@ -4,6 +4,8 @@ import type { AdapterFactories, KeySource, ProviderSource } from '../providers/t
 import type { ChatService } from '../chat/service';
 import type { ReplyEvents } from '../doors/replyEvents';
 import type { BodyBudget } from './bodyBudget';
+import type { DeviceChange, DeviceRegistry } from '../store/devices';
+import type { AgentHost } from '../agent/host';
 
 export interface RequestLogEntry {
   method: string;
@@ -12,6 +14,8 @@ export interface RequestLogEntry {
   status: number;
   durationMs: number;
   provider?: string;
+  /** The device that made the request (issue 26); absent for the pairing token. Never a token. */
+  device?: string;
 }
 
 /** What the relay needs from its host (the extension, the CLI or a test). */
@@ -63,16 +67,28 @@ export interface RelayOptions {
   pushHosts?: readonly string[];
   /** How long one push may take, all of it, before it is given up (10 s). Tests shorten it. */
   pushTimeoutMs?: number;
+  /**
+   * Keep registered devices across restarts (issue 26: deskrelay.rememberDevices, "rememberDevices"
+   * in config.json), as salted hashes in `devices.json` of the config dir; read at every start.
+   * Default off: device tokens die with the relay, as the pairing token does.
+   */
+  rememberDevices?: boolean;
+  /** A device registered, was revoked, or every device was forgotten (the desk shows it). */
+  onDeviceChange?: (change: DeviceChange) => void;
+  /** The workspace agent (issue 23): its folders, asked on every request. Absent or no folders: every /v1/agent path answers 403 agent.disabled. */
+  agent?: AgentHost;
 }
 
-export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters'>> &
-  Pick<RelayOptions, 'onRequestLog' | 'adapters'> & { configDir: string };
+export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange' | 'agent'>> &
+  Pick<RelayOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange' | 'agent'> & { configDir: string };
 
 /** Per-request facts the request log and the error handler need. */
 export interface RequestState {
   id: string;
   startedAt: number;
   provider?: string;
+  /** The device whose token admitted the request; undefined for the pairing token. */
+  device?: string;
 }
 
 export interface RelayContext {
@@ -81,6 +97,8 @@ export interface RelayContext {
   readonly chat: ChatService;
   /** The token in force; undefined while stopped. */
   readonly token: string | undefined;
+  /** The registered devices while running (issue 26). */
+  readonly devices: DeviceRegistry | undefined;
   readonly stopping: boolean;
   /** Doors telling each other what happened in this relay run (a resumable reply ended). */
   readonly replies: ReplyEvents;

@@ -38,6 +38,20 @@ export type ErrorCode =
   | 'transcription.no_provider'
   /** 502: the transcription provider failed or refused the audio; the message says why. */
   | 'transcription.failed'
+  /** 404: `DELETE /v1/devices/<id>` names no registered device. */
+  | 'device.not_found'
+  /** 403: registering needs the pairing token; a device token may remove only its own device. */
+  | 'device.forbidden'
+  /** 409: the desktop already has the most devices it keeps. */
+  | 'device.too_many'
+  /** 403: the workspace agent is off on the desktop (`--agent DIR`, "agent" in config.json, deskrelay.agent.enabled). */
+  | 'agent.disabled'
+  /** 404: no agent session (or folder) by that id: never made, deleted, dropped, or the relay restarted. */
+  | 'agent.not_found'
+  /** 409: the approval names a call that is not waiting for a decision (unknown or already decided). */
+  | 'agent.not_pending'
+  /** 429: every agent session the desktop keeps is busy. */
+  | 'agent.too_many_sessions'
   | 'server.stopping'
   /** 503 with Retry-After: the request bodies being read already hold the relay's budget (issue 21). */
   | 'server.busy'

@@ -108,13 +108,14 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     dialect.sendError(res, id, httpError);
   }
 
-  /** Route, stopping and auth for one request; returns the route and whether a token was checked. */
+  /** Route, stopping and auth for one request; returns whether a token was checked. The device it names goes on the request state. */
   function admit(req: IncomingMessage, route: Route): boolean {
     if (ctx.stopping) throw serverStopping();
     if (!route.auth) return false;
     const token = ctx.token;
     if (token === undefined) throw serverStopping();
-    (typeof route.auth === 'function' ? route.auth : authenticate)(req, token);
+    const { device } = (typeof route.auth === 'function' ? route.auth : authenticate)(req, { pairing: token, devices: ctx.devices });
+    if (device !== undefined) requestState(req).device = device;
     return true;
   }
 
@@ -126,7 +127,14 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     let authenticated = false;
     res.once('close', () =>
       log.line(
-        { method: req.method ?? '', path: target.path, status: res.statusCode, durationMs: Date.now() - state.startedAt, provider: state.provider },
+        {
+          method: req.method ?? '',
+          path: target.path,
+          status: res.statusCode,
+          durationMs: Date.now() - state.startedAt,
+          provider: state.provider,
+          device: state.device,
+        },
         authenticated,
       ),
     );
@@ -143,7 +151,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       authenticated = admit(req, route);
       // Only an admitted request is invited to send its body.
       if (expectsContinue) res.writeContinue();
-      const handled = route.handle(req, res, ctx);
+      const handled = route.handle(req, res, contextFor(ctx, state.device));
       if (handled) handled.then(undefined, (err: unknown) => fail(req, res, dialect, err));
     } catch (err) {
       fail(req, res, dialect, err);
@@ -166,7 +174,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       try {
         checkHost(req, target, hosts);
         authenticated = admit(req, route);
-        route.upgrade(req, socket, head, ctx);
+        route.upgrade(req, socket, head, contextFor(ctx, state.device));
       } catch (err) {
         const refusal = err instanceof HttpError ? err : internalError();
         if (!(err instanceof HttpError)) ctx.options.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);
@@ -175,6 +183,15 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       }
     },
   };
+}
+
+/**
+ * The context a request's handler gets: for a device's request, one whose chat service is that
+ * device's view (ChatService.forDevice), so its chats count against and end with the device.
+ */
+function contextFor(ctx: RelayContext, device: string | undefined): RelayContext {
+  if (device === undefined) return ctx;
+  return Object.create(ctx, { chat: { value: ctx.chat.forDevice(device) } }) as RelayContext;
 }
 
 /** True while the request announced a body that has not fully arrived. */

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { HttpError } from './errors';
 import type { RelayContext } from './context';
+import type { Credentials, Principal } from './auth';
 
 /**
  * How a door words a refusal it did not get to answer itself (bad token, stopping relay, bad
@@ -13,8 +14,8 @@ export interface Dialect {
   sendError(res: ServerResponse, requestId: string, err: HttpError): void;
 }
 
-/** Checks the credentials of a request; throws the 401 HttpError when they do not match. */
-export type Authenticator = (req: IncomingMessage, token: string) => void;
+/** Checks the credentials of a request and says whose they are; throws the 401 HttpError when they do not match. */
+export type Authenticator = (req: IncomingMessage, credentials: Credentials) => Principal;
 
 /**
  * One endpoint of a door. The funnel runs request id → route (404, 405) → stopping → auth →

@@ -51,6 +51,10 @@ export function webClient(root: string | undefined = findWebRoot()): ((req: Inco
   const serve = sirv(root, {
     etag: true,
     dotfiles: false,
+    // The build's precompressed copies (scripts/build-web.mjs): a phone downloads the page brotli-
+    // or gzip-compressed. Only these files: the API's replies, streams above all, never are.
+    brotli: true,
+    gzip: true,
     setHeaders(res) {
       for (const [name, value] of Object.entries(WEB_SECURITY_HEADERS)) res.setHeader(name, value);
     },

@@ -19,6 +19,9 @@ import { ReplyEvents } from '../doors/replyEvents';
 import { pushHostsFromEnv } from '../doors/push/endpoint';
 import { PUSH_TIMEOUT_MS } from '../doors/push/send';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
+import { DeviceRegistry, devicesPath, forgetRememberedDevices, type DeviceChange } from '../store/devices';
+import { DEVICE_REMOVED_MESSAGE, type DeviceInfo } from '../protocol';
+import { deviceInfo } from '../doors/devices';
 
 export type { RelayOptions, RequestLogEntry } from '../http/context';
 
@@ -51,6 +54,7 @@ function resolve(options: RelayOptions): ResolvedOptions {
     pushNotifications: options.pushNotifications ?? (() => true),
     pushHosts: options.pushHosts ?? pushHostsFromEnv(),
     pushTimeoutMs: options.pushTimeoutMs ?? PUSH_TIMEOUT_MS,
+    rememberDevices: options.rememberDevices ?? false,
     // Past the body's own timeout, so a slow body gets that answer first; Node's check is the backstop.
     requestTimeoutMs: options.requestTimeoutMs ?? Math.max(60_000, (options.bodyTimeoutMs ?? 30_000) + 10_000),
     configDir: options.configDir ?? configDir(),
@@ -87,6 +91,7 @@ export class RelayServer {
   private doors: Door[] = [];
   private readonly hosts: HostPolicy;
   private requestLog: RequestLog | undefined;
+  private deviceRegistry: DeviceRegistry | undefined;
 
   constructor(options: RelayOptions, extraRoutes: readonly Route[] = []) {
     this.options = resolve(options);
@@ -127,6 +132,28 @@ export class RelayServer {
     return this.hosts.announced;
   }
 
+  get devicesFile(): string {
+    return devicesPath(this.options.configDir);
+  }
+
+  /** The registered devices with whether each is connected; empty while stopped. */
+  devices(): DeviceInfo[] {
+    const now = Date.now();
+    return (this.deviceRegistry?.list() ?? []).map((d) => deviceInfo(d, { chat: this.chat }, undefined, now));
+  }
+
+  /** Removes a device: its token stops working, its streams and socket end, its push subscriptions go. False when unknown. */
+  async revokeDevice(id: string): Promise<boolean> {
+    return (await this.deviceRegistry?.revoke(id)) !== undefined;
+  }
+
+  /** Removes every device (remembered ones too); returns how many there were. */
+  async forgetDevices(): Promise<number> {
+    if (this.deviceRegistry) return this.deviceRegistry.forgetAll();
+    await forgetRememberedDevices(this.devicesFile);
+    return 0;
+  }
+
   /** The underlying server while running, for upgrade handlers (WebSocket). */
   get httpServer(): Server | undefined {
     return this.server;
@@ -135,12 +162,17 @@ export class RelayServer {
   async start(): Promise<{ url: string; port: number; token: string }> {
     if (this.current) return this.current;
     const token = newToken();
+    // Before the doors are made: the push door listens to it for removed devices.
+    this.deviceRegistry = await this.openDevices();
     const self = this;
     const ctx: RelayContext = {
       options: this.options,
       chat: this.chat,
       get token() {
         return self.activeToken;
+      },
+      get devices() {
+        return self.deviceRegistry;
       },
       get stopping() {
         return self.stopping;
@@ -190,6 +222,7 @@ export class RelayServer {
       server.listen(port, host, () => resolvePromise());
     }).catch((err) => {
       this.activeToken = undefined;
+      this.deviceRegistry = undefined;
       throw err;
     });
     this.server = server;
@@ -202,6 +235,7 @@ export class RelayServer {
       await new Promise((r) => server.close(r));
       this.server = undefined;
       this.activeToken = undefined;
+      this.deviceRegistry = undefined;
       const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
       throw new RelayStartError(`Could not write the token file in the DeskRelay config folder (${code}).`, code);
     }
@@ -227,6 +261,8 @@ export class RelayServer {
       await closed;
       clearTimeout(timer);
       await removeTokenFile(this.tokenFile);
+      // Last-seen times, for the next run's list.
+      await this.deviceRegistry?.flush().catch((err: unknown) => this.options.logger.warn(`devices: could not save the devices file (${(err as NodeJS.ErrnoException).code ?? 'error'})`));
       this.options.logger.info('relay stopped');
     } finally {
       this.requestLog?.close();
@@ -234,7 +270,38 @@ export class RelayServer {
       this.server = undefined;
       this.current = undefined;
       this.activeToken = undefined;
+      this.deviceRegistry = undefined;
       this.stopping = false;
     }
+  }
+
+  /**
+   * This run's devices: the remembered ones when the user keeps devices, else none (and a file
+   * left from when they did is deleted: off means nothing is kept). A removed device's chats end
+   * at once, wherever they stream.
+   */
+  private async openDevices(): Promise<DeviceRegistry> {
+    const { logger, rememberDevices } = this.options;
+    let registry: DeviceRegistry;
+    try {
+      if (rememberDevices) registry = await DeviceRegistry.remembered(this.devicesFile, logger);
+      else {
+        await forgetRememberedDevices(this.devicesFile);
+        registry = DeviceRegistry.ephemeral(logger);
+      }
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
+      throw new RelayStartError(`Could not read the devices file in the DeskRelay config folder (${code}).`, code);
+    }
+    registry.onChange((change: DeviceChange) => {
+      if (change.type === 'revoked') {
+        const ended = this.chat.cancelDevice(change.device.id, DEVICE_REMOVED_MESSAGE);
+        logger.info(`device ${change.device.id} removed${ended ? `; ${ended} stream${ended === 1 ? '' : 's'} ended` : ''}`);
+      } else if (change.type === 'registered') {
+        logger.info(`device ${change.device.id} registered`);
+      }
+      this.options.onDeviceChange?.(change);
+    });
+    return registry;
   }
 }

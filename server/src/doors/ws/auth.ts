@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { authenticate, invalidToken, missingToken, tokensMatch } from '../../http/auth';
+import { admitToken, authenticate, missingToken, type Credentials, type Principal } from '../../http/auth';
 import { HttpError } from '../../http/errors';
 import { SOCKET_BEARER_PREFIX as BEARER_PREFIX, SOCKET_PROTOCOL } from '../../protocol';
 
@@ -20,15 +20,14 @@ export function offeredProtocols(req: IncomingMessage): string[] {
  * (whose WebSocket API cannot set headers), the subprotocols `deskrelay` and
  * `deskrelay.bearer.<token>`, as Kubernetes does. The header wins when both are sent.
  */
-export function authenticateSocket(req: IncomingMessage, expected: string): void {
+export function authenticateSocket(req: IncomingMessage, expected: string | Credentials): Principal {
   if (req.headers.authorization !== undefined) return authenticate(req, expected);
   const offered = offeredProtocols(req);
   const bearers = offered.filter((p) => p.startsWith(BEARER_PREFIX));
   if (bearers.length === 0) throw missingToken();
   const presented = bearers.length === 1 ? bearers[0].slice(BEARER_PREFIX.length) : undefined;
-  // Compare even when ambiguous, so every refusal costs the same time.
-  const ok = tokensMatch(presented ?? '', expected);
-  if (!ok || presented === undefined) throw invalidToken();
+  // Compared even when ambiguous, so every refusal costs the same time.
+  const principal = admitToken(presented, expected);
   if (!offered.includes(SOCKET_PROTOCOL)) {
     // The server must select a subprotocol the client offered, and must not select the token.
     throw new HttpError(
@@ -37,4 +36,5 @@ export function authenticateSocket(req: IncomingMessage, expected: string): void
       `The Sec-WebSocket-Protocol header must offer "${SOCKET_PROTOCOL}" alongside "${BEARER_PREFIX}<token>".`,
     );
   }
+  return principal;
 }

@@ -43,7 +43,7 @@ export const chatSocketRoute: Route = {
   upgrade(req, socket, head, ctx) {
     const state = ctx.state(req);
     const log = (status: number) =>
-      ctx.options.onRequestLog?.({ method: 'GET', path: CHAT_SOCKET_PATH, status, durationMs: Date.now() - state.startedAt, provider: state.provider });
+      ctx.options.onRequestLog?.({ method: 'GET', path: CHAT_SOCKET_PATH, status, durationMs: Date.now() - state.startedAt, provider: state.provider, device: state.device });
     // The concurrency limit applies at the handshake: its 429 is thrown to the funnel as a refusal.
     const slot = ctx.chat.reserve();
     // A handshake that fails (or a socket that closes before its request) gives the slot back.

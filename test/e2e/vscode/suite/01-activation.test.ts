@@ -12,6 +12,8 @@ const COMMANDS: Record<string, string> = {
   'deskrelay.selectProvider': 'Select Provider',
   'deskrelay.setApiKey': 'Set Provider API Key',
   'deskrelay.rotateToken': 'Rotate Token',
+  'deskrelay.manageDevices': 'Manage Devices',
+  'deskrelay.forgetDevices': 'Forget All Devices',
   'deskrelay.showLog': 'Show Log',
 };
 

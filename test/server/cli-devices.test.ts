@@ -1,0 +1,140 @@
+/** `deskrelay devices`, `deskrelay devices revoke ID`, serve's "Device paired" line and "rememberDevices" (issue 26), run as a user runs them: the built CLI in child processes. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, send } from '../helpers/http';
+
+const CLI = resolve(__dirname, '../../dist/cli.js');
+const children: ChildProcess[] = [];
+
+beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run "node scripts/build.mjs" first');
+});
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+function run(args: string[], dir: string) {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+async function finished(args: string[], dir: string) {
+  const r = run(args, dir);
+  const code = await r.exited;
+  return { code, stdout: r.stdout(), stderr: r.stderr() };
+}
+
+const PAIRING = /\{"url":"[^"]+","token":"dr_[^"]+"\}/;
+
+async function serve(dir: string) {
+  const r = run(['serve', '--port', '0'], dir);
+  await expect.poll(() => r.stdout(), { timeout: 10_000 }).toMatch(PAIRING);
+  const pairing = JSON.parse(PAIRING.exec(r.stdout())![0]) as { url: string; token: string };
+  return { ...r, ...pairing, port: new URL(pairing.url).port };
+}
+
+async function register(url: string, token: string, name: string) {
+  const reply = await send(url, '/v1/devices', { method: 'POST', headers: { ...bearer(token), 'Content-Type': 'application/json' }, body: JSON.stringify({ name }) });
+  expect(reply.status).toBe(201);
+  return reply.json as { id: string; token: string };
+}
+
+describe('deskrelay devices', () => {
+  it('serve prints a line when a device pairs; devices lists it; devices revoke cuts it off; remembered devices outlive serve', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-devices-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ rememberDevices: true }));
+    const relay = await serve(dir);
+    const phone = await register(relay.url, relay.token, 'iPhone Safari');
+    const tablet = await register(relay.url, relay.token, 'iPad Safari');
+    await expect.poll(() => relay.stdout()).toContain(`Device paired: iPhone Safari (${phone.id}). Remove it with: deskrelay devices revoke ${phone.id}`);
+    // The request log names the device, never a token.
+    expect((await send(relay.url, '/v1/remote/info', { headers: bearer(phone.token) })).status).toBe(200);
+    await expect.poll(() => relay.stderr()).toContain(`GET /v1/remote/info 200`);
+    expect(relay.stderr()).toMatch(new RegExp(`GET /v1/remote/info 200 \\d+ms device=${phone.id}`));
+    expect(relay.stderr()).not.toContain(phone.token);
+
+    const listed = await finished(['devices', '--port', relay.port], dir);
+    expect(listed.code).toBe(0);
+    const lines = listed.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+LAST SEEN\s+CONNECTED$/);
+    expect(lines.find((l) => l.startsWith(phone.id))).toMatch(/iPhone Safari\s+just now\s+yes$/);
+    expect(lines).toHaveLength(3);
+
+    const removed = await finished(['devices', 'revoke', phone.id, '--port', relay.port], dir);
+    expect(removed.code).toBe(0);
+    expect(removed.stdout).toContain(`Removed ${phone.id}`);
+    expect((await send(relay.url, '/v1/remote/info', { headers: bearer(phone.token) })).status).toBe(401);
+    const again = await finished(['devices', 'revoke', phone.id, '--port', relay.port], dir);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(`deskrelay: No device "${phone.id}" is registered on the desktop (GET /v1/devices lists them).\n`);
+
+    // The remembered file: hashes only, 0600; doctor checks its mode.
+    const file = join(dir, 'devices.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8')).not.toContain(tablet.token);
+    const doctor = await finished(['doctor', '--cloudflared', join(dir, 'none')], dir);
+    expect(doctor.stdout).toContain(`[ok  ] devices file: ${file} has mode 600 (yours alone)`);
+    chmodSync(file, 0o644);
+    expect((await finished(['doctor', '--cloudflared', join(dir, 'none')], dir)).stdout).toContain(`[FAIL] devices file: ${file} has mode 644, readable by others; run: chmod 600 ${file}`);
+    chmodSync(file, 0o600);
+
+    relay.child.kill('SIGTERM');
+    expect(await relay.exited).toBe(0);
+    const offline = await finished(['devices'], dir);
+    expect(offline.code).toBe(0);
+    expect(offline.stdout).toMatch(/^DeskRelay is not running\.\nID\s+NAME/);
+    expect(offline.stdout).toContain(tablet.id);
+    expect(offline.stdout).not.toContain(phone.id);
+    const offlineRevoke = await finished(['devices', 'revoke', tablet.id], dir);
+    expect(offlineRevoke.code).toBe(1);
+    expect(offlineRevoke.stderr).toMatch(/^deskrelay: DeskRelay is not running: start it/);
+
+    // A restart keeps the tablet paired: its token works against the new relay.
+    const restarted = await serve(dir);
+    expect(restarted.token).not.toBe(relay.token);
+    expect((await send(restarted.url, '/v1/remote/info', { headers: bearer(tablet.token) })).status).toBe(200);
+  }, 30_000);
+
+  it('without rememberDevices, devices die with serve and nothing is written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-devices-'));
+    const relay = await serve(dir);
+    const phone = await register(relay.url, relay.token, 'Pixel Chrome');
+    expect(existsSync(join(dir, 'devices.json'))).toBe(false);
+    relay.child.kill('SIGTERM');
+    await relay.exited;
+    expect((await finished(['devices'], dir)).stdout).toBe('DeskRelay is not running.\nNo devices are remembered ("rememberDevices" is off, or none was paired).\n');
+    const restarted = await serve(dir);
+    expect((await send(restarted.url, '/v1/remote/info', { headers: bearer(phone.token) })).status).toBe(401);
+  }, 30_000);
+
+  it('says what is wrong in one line: a bad action, a missing id, a relay on another port, a bad "rememberDevices"', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-devices-'));
+    const bad = await finished(['devices', 'frob'], dir);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^deskrelay: unknown devices action "frob"/);
+    const noId = await finished(['devices', 'revoke'], dir);
+    expect(noId.stderr).toMatch(/needs the device id/);
+    const relay = await serve(dir);
+    const wrongPort = await finished(['devices', '--port', '1'], dir);
+    expect(wrongPort.code).toBe(1);
+    expect(wrongPort.stderr).toMatch(/nothing answers on 127\.0\.0\.1:1 .*pass --port/);
+    relay.child.kill('SIGTERM');
+    await relay.exited;
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ rememberDevices: 'yes' }));
+    const badConfig = await finished(['serve', '--port', '0'], dir);
+    expect(badConfig.code).toBe(1);
+    expect(badConfig.stderr).toMatch(/"rememberDevices" must be true or false/);
+  }, 30_000);
+});

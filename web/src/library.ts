@@ -1,0 +1,140 @@
+/**
+ * The saved chats: kept in the chat store, listed in the drawer (open, rename, delete with Undo,
+ * delete all), "Keep chats on this phone", and New chat.
+ */
+import { app, KEEP_CHATS_KEY } from './app';
+import { deleteAllClicked, renderChatList, type ChatListActions } from './chatlist';
+import { IdbStore, MemoryStore, newChat, QuotaError, type Chat } from './chats';
+import { showChat } from './conversation';
+import { ui } from './dom';
+import { clearPending } from './pending';
+import { localStore } from './storage';
+import { closeLayer, isOpen, openLayer } from './ui/layer';
+import { showToast } from './ui/toast';
+
+function storeFailed(err: unknown): void {
+  ui.storeError.textContent = err instanceof QuotaError ? err.message : `This chat could not be saved on the phone: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+/** Saves a chat that has messages (an empty new chat is not worth a row), then the list. */
+export async function save(c: Chat): Promise<void> {
+  if (c.messages.length) {
+    c.updated = Date.now();
+    try {
+      await app.store.put(c);
+      ui.storeError.textContent = '';
+    } catch (err) {
+      storeFailed(err);
+    }
+  }
+  await refreshList();
+}
+
+export async function refreshList(): Promise<void> {
+  try {
+    app.chats = await app.store.list();
+  } catch (err) {
+    storeFailed(err);
+  }
+  renderChatList(app.chats, app.chat.messages.length ? app.chat.id : null, listActions);
+}
+
+export function startNewChat(): void {
+  if (app.current) return;
+  showChat(newChat());
+  void refreshList();
+}
+
+/** Back into the store, as it was (Undo after a delete). */
+async function restore(c: Chat): Promise<void> {
+  try {
+    await app.store.put(c);
+  } catch (err) {
+    storeFailed(err);
+  }
+  await refreshList();
+}
+
+export const listActions: ChatListActions = {
+  open(id) {
+    if (app.current) return;
+    const found = app.chats.find((c) => c.id === id);
+    if (found) showChat(structuredClone(found));
+    showHistory(false);
+    void refreshList();
+  },
+  rename(id, title) {
+    const target = id === app.chat.id ? app.chat : app.chats.find((c) => c.id === id);
+    if (!target) return;
+    target.title = title;
+    if (target === app.chat) ui.chatHeading.textContent = title || 'New chat';
+    void save(target);
+  },
+  remove(id) {
+    if (app.current && id === app.chat.id) return;
+    const gone = id === app.chat.id ? structuredClone(app.chat) : app.chats.find((c) => c.id === id);
+    void app.store
+      .remove(id)
+      .catch(storeFailed)
+      .then(() => {
+        // Deleting the open chat opens a new one.
+        if (id === app.chat.id) showChat(newChat());
+        if (gone) showToast(`Deleted “${gone.title || 'New chat'}”`, () => void restore(gone));
+        return refreshList();
+      });
+  },
+  removeAll() {
+    if (app.current) return;
+    void app.store
+      .clear()
+      .catch(storeFailed)
+      .then(() => {
+        showChat(newChat());
+        return refreshList();
+      });
+  },
+};
+
+/** The chats drawer, sliding over from the left. */
+export function showHistory(on: boolean): void {
+  if (on) {
+    openLayer(ui.history, ui.chatsOpen);
+    void refreshList();
+  } else if (isOpen(ui.history)) closeLayer();
+}
+
+/** "Keep chats on this phone": off deletes the database and keeps chats in memory from then on. */
+export async function setKeepChats(keep: boolean): Promise<void> {
+  const before = app.store;
+  const kept = await before.list().catch(() => [] as Chat[]);
+  if (keep) {
+    localStore.remove(KEEP_CHATS_KEY);
+    app.store = new IdbStore();
+  } else {
+    localStore.write(KEEP_CHATS_KEY, false);
+    // The reply kept for a reopened page holds the conversation: it goes with the chats.
+    clearPending();
+    app.store = new MemoryStore();
+    if (before instanceof IdbStore) await before.destroy();
+  }
+  // The chats of this visit stay on screen and in the list (in memory when not kept).
+  try {
+    for (const c of kept) await app.store.put(c);
+    if (app.chat.messages.length) await app.store.put(app.chat);
+    ui.storeError.textContent = '';
+  } catch (err) {
+    storeFailed(err);
+  }
+  await refreshList();
+}
+
+export function initLibrary(): void {
+  ui.chatsOpen.addEventListener('click', () => showHistory(!isOpen(ui.history)));
+  ui.historyNew.addEventListener('click', () => {
+    startNewChat();
+    showHistory(false);
+  });
+  ui.historyClose.addEventListener('click', () => showHistory(false));
+  ui.deleteAll.addEventListener('click', () => deleteAllClicked(listActions));
+  ui.keepChats.addEventListener('change', () => void setKeepChats(ui.keepChats.checked));
+}

@@ -1,0 +1,38 @@
+/**
+ * The page's icons, built as SVG elements (never from markup strings): stroked 24×24 paths in
+ * currentColor, so they follow the theme. Shared by every screen (chat, and the agent's later).
+ */
+const PATHS = {
+  copy: 'M9 9h10v10H9zM5 15V5h10',
+  edit: 'M12 20h9M16.5 3.5a2.1 2.1 0 0 1 3 3L7 19l-4 1 1-4z',
+  regenerate: 'M20 11a8 8 0 1 0-2.3 5.7M20 4v7h-7',
+  check: 'M5 12.5l4.5 4.5L19 7',
+  rename: 'M4 20h4L19 9l-4-4L4 16zM13.5 6.5l4 4',
+  trash: 'M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13',
+} as const;
+
+export type IconName = keyof typeof PATHS;
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+export function icon(name: IconName): SVGSVGElement {
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('aria-hidden', 'true');
+  const path = document.createElementNS(SVG, 'path');
+  path.setAttribute('d', PATHS[name]);
+  svg.append(path);
+  return svg;
+}
+
+/** A 44 px icon button with an accessible name (and the same words as its tooltip). */
+export function iconButton(name: IconName, label: string, className: string, run: () => void): HTMLButtonElement {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.className = `icon ${className}`.trim();
+  b.setAttribute('aria-label', label);
+  b.title = label;
+  b.append(icon(name));
+  b.addEventListener('click', run);
+  return b;
+}

@@ -130,7 +130,7 @@ describe('Add, remove and edit providers (against stand-in runners on loopback)'
     const stt = await startTranscriptionStandIn();
     try {
       const r = await run<AddResult & { transcription?: string }>('deskrelay.addProvider', {
-        kind: 'openai-compatible', baseUrl: `${stt.url}/v1`, model: 'whisper-1', id: 'stt', makeActive: false, transcriptionModel: 'whisper-1',
+        kind: 'openai-compatible', baseUrl: `${stt.url}/v1`, key: '', model: 'whisper-1', id: 'stt', makeActive: false, transcriptionModel: 'whisper-1',
       });
       assert.equal(r.transcription, 'whisper-1', JSON.stringify(r));
       assert.deepEqual(cfg().get('transcription'), { provider: 'stt', model: 'whisper-1' });

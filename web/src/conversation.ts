@@ -6,7 +6,7 @@ import { app } from './app';
 import { titleFrom, type Chat } from './chats';
 import { copyText } from './code';
 import { el, ui } from './dom';
-import { onUnauthorized, replyReach } from './connection';
+import { forgetDesktop, onUnauthorized, replyReach } from './connection';
 import { refreshList, save } from './library';
 import { clearPending, readPending, writePending, type PendingTurn } from './pending';
 import { MAX_PHOTOS, MAX_REQUEST_BYTES, MAX_REQUEST_PHOTO_BYTES, sentBytes, setPending, type Photo } from './photos';
@@ -219,6 +219,7 @@ export function runTurn(c: Chat, resume?: PendingTurn): void {
       if (c === app.chat) updateRegenerate();
     },
     unauthorized: onUnauthorized,
+    pairAgain: forgetDesktop,
     reach: replyReach,
     retry,
     progress(t) {

@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import type { DeviceInfo } from '../../server/src/protocol';
 import { PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
-import { lastReply, openSettings, pairByPaste, pairingJson, replyFinished, send, usePhoneSuite } from './harness';
+import { lastReply, openSettings, pairByPaste, pairingJson, replyFinished, send, setVisibility, sleep, usePhoneSuite } from './harness';
+import { startProxy } from './proxy';
 
 const { desk, openPhone } = usePhoneSuite({ mode: 'normal' });
 
@@ -168,6 +169,40 @@ describe('a phone the desk removed', () => {
       expect(await page.locator('#info-warning').textContent()).toBe(PHONE_REMOVED_MESSAGE);
     } finally {
       desk.ollama.set({ mode: 'normal' });
+    }
+  });
+
+  it('says so when a cut reply resumes after the desk removed the phone (the resume is refused, not retried)', async () => {
+    const proxy = await startProxy(desk.relay.url);
+    desk.ollama.set({ mode: 'normal', chunkDelayMs: 150, reply: 'one two three four five six seven eight nine ten eleven twelve'.split(' ').map((w) => `${w} `) });
+    try {
+      const before = new Set((await devices()).map((d) => d.id));
+      const { page } = await openPhone();
+      const posts: string[] = [];
+      page.on('request', (r) => {
+        if (r.method() === 'POST' && r.url().endsWith('/v1/chat/stream')) posts.push(r.headers()['last-event-id'] ?? '');
+      });
+      await page.goto(webClientLink(proxy.url, desk.relay.token));
+      await page.locator('#chat').waitFor();
+      await expect.poll(() => page.locator('#conn').textContent()).toContain('v9.8.7');
+      const device = (await devices()).find((d) => !before.has(d.id))!;
+      await send(page, 'count slowly');
+      await expect.poll(() => lastReply(page).textContent()).toContain('two');
+      // The screen goes off and the connection drops; meanwhile the desk removes the phone.
+      await setVisibility(page, 'hidden');
+      proxy.cut();
+      await sleep(300);
+      await revokeAtDesk(device.id);
+      await setVisibility(page, 'visible');
+      const note = page.locator('.msg.assistant').last().locator('.note');
+      await expect.poll(() => note.textContent(), { timeout: 5000 }).toContain(PHONE_REMOVED_MESSAGE);
+      expect(posts).toHaveLength(2);
+      expect(Number(posts[1])).toBeGreaterThanOrEqual(1);
+      expect(await note.getByRole('button', { name: 'Retry' }).count()).toBe(0);
+      expect(await note.getByRole('button', { name: 'Pair again' }).isVisible()).toBe(true);
+    } finally {
+      desk.ollama.set({ mode: 'normal' });
+      await proxy.close();
     }
   });
 

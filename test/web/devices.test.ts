@@ -5,12 +5,13 @@
  * removed (through the relay's API, as Manage Devices does) says so, on the next send, mid-reply,
  * on a reload and on Test connection, with the way to pair again.
  */
+import { join } from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import type { DeviceInfo } from '../../server/src/protocol';
 import { PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
-import { lastReply, openSettings, pairByPaste, pairingJson, replyFinished, send, setVisibility, sleep, usePhoneSuite } from './harness';
+import { lastReply, openSettings, pairByPaste, pairingJson, replyFinished, SCREENSHOTS, send, setVisibility, sleep, usePhoneSuite } from './harness';
 import { startProxy } from './proxy';
 
 const { desk, openPhone } = usePhoneSuite({ mode: 'normal' });
@@ -108,6 +109,8 @@ describe('Settings', () => {
     await field.fill('  Work phone ');
     await field.press('Enter');
     await expect.poll(() => page.locator('#device-note').textContent()).toContain('Saved');
+    await page.locator('#unpair').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SCREENSHOTS, 'settings-device.png') });
     expect((await devices()).find((d) => d.id === device.id)?.name).toBe('Work phone');
     // An empty name is not sent: the old one stays, here and at the desk.
     await field.fill('   ');
@@ -147,6 +150,7 @@ describe('a phone the desk removed', () => {
     await send(page, 'anyone there?');
     const note = page.locator('.msg.assistant').last().locator('.note');
     await expect.poll(() => note.textContent()).toContain(PHONE_REMOVED_MESSAGE);
+    await page.screenshot({ path: join(SCREENSHOTS, 'device-removed.png') });
     expect(await note.getByRole('button', { name: 'Retry' }).count()).toBe(0);
     expect(await page.locator('#info-warning').textContent()).toBe(PHONE_REMOVED_MESSAGE);
     expect(await page.locator('.msg.assistant').last().textContent()).not.toContain('no longer valid');

@@ -124,7 +124,7 @@ describe('WebKit: the phone as a device', () => {
       await sendMessage(s, 'still there?');
       await expect.poll(() => lastNote(s)).toContain(PHONE_REMOVED_MESSAGE);
       expect(await s.textOf('#info-warning')).toBe(PHONE_REMOVED_MESSAGE);
-      await click(s, '.msg.assistant:last-of-type .note button.retry');
+      await click(s, '.msg.assistant:last-of-type .note button.pair-again');
       await s.waitFor('#pair');
     });
   });

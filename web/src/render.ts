@@ -271,7 +271,7 @@ export function setNote(v: AssistantView, text: string, kind = '', extras: NoteE
     note.append(b);
   }
   if (extras.pairAgain) {
-    const b = el('button', 'retry', 'Pair again');
+    const b = el('button', 'pair-again', 'Pair again');
     b.type = 'button';
     b.addEventListener('click', extras.pairAgain);
     note.append(b);

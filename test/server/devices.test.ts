@@ -152,6 +152,48 @@ describe('registration', () => {
   });
 });
 
+describe('renaming', () => {
+  const rename = (relay: { url: string }, id: string, token: string, body: unknown) =>
+    send(relay.url, `/v1/devices/${id}`, { method: 'PATCH', headers: json(token), body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+  it('PATCH /v1/devices/<id> {"name"}: a device renames itself (200, the listed name changes); another device is 403, the desk may rename any', async () => {
+    const a = await register(t, 'Pixel Chrome');
+    const b = await register(t, 'B');
+    const own = await rename(t, a.id, a.token, { name: '  Ana\'s phone ' });
+    expect(own.status, own.body).toBe(200);
+    expect(own.json).toMatchObject({ id: a.id, name: "Ana's phone", current: true });
+    expect((await list(t, t.token)).json.find((d: any) => d.id === a.id).name).toBe("Ana's phone");
+    const other = await rename(t, b.id, a.token, { name: 'mine now' });
+    expect(other.status).toBe(403);
+    expect(other.json.error.code).toBe('device.forbidden');
+    expect((await list(t, t.token)).json.find((d: any) => d.id === b.id).name).toBe('B');
+    const desk = await rename(t, b.id, t.token, { name: 'Tablet' });
+    expect(desk.status).toBe(200);
+    expect(desk.json).toMatchObject({ id: b.id, name: 'Tablet', current: false });
+    await revoke(t, a.id);
+    await revoke(t, b.id);
+  });
+
+  it('refuses a bad name (400), an unknown id (404), no token (401), and a removed device\'s token (401)', async () => {
+    const a = await register(t, 'A');
+    for (const body of [{}, { name: '' }, { name: 'two\nlines' }, { name: 'x'.repeat(65) }, 'not json', ['A']]) {
+      const reply = await rename(t, a.id, a.token, body);
+      expect(reply.status, JSON.stringify(body)).toBe(400);
+      expect(reply.json.error.code).toBe(body === 'not json' ? 'request.invalid_json' : 'request.invalid_body');
+    }
+    expect((await list(t, t.token)).json.find((d: any) => d.id === a.id).name).toBe('A');
+    const unknown = await rename(t, 'dev_0000000000', t.token, { name: 'x' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error.code).toBe('device.not_found');
+    const anonymous = await send(t.url, `/v1/devices/${a.id}`, { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: '{"name":"x"}' });
+    expect(anonymous.status).toBe(401);
+    await revoke(t, a.id);
+    const removed = await rename(t, a.id, a.token, { name: 'back' });
+    expect(removed.status).toBe(401);
+    expect(removed.body).not.toContain(a.token);
+  });
+});
+
 describe('a device token at every door', () => {
   it('is accepted exactly where the pairing token is: SPEC SSE, resumable, OpenAI, Ollama, WebSocket (header and subprotocol), providers, push, devices', async () => {
     const device = await register(t);
@@ -309,6 +351,10 @@ describe('restarts', () => {
       expect(afterRestart.status).toBe(200);
       expect(started.token).not.toBe(r.token);
       expect(again.devices().map((d) => d.name)).toEqual(['iPhone Safari', 'iPad Safari']);
+      // A phone renamed in its Settings: the file holds the new name at once.
+      const renamed = await send(started.url, `/v1/devices/${phone.id}`, { method: 'PATCH', headers: json(phone.token), body: '{"name":"Work iPhone"}' });
+      expect(renamed.status).toBe(200);
+      expect(JSON.parse(readFileSync(file, 'utf8')).devices.map((d: any) => d.name)).toEqual(['Work iPhone', 'iPad Safari']);
       // Revoked while remembering: gone from the file too.
       expect(await again.revokeDevice(tablet.id)).toBe(true);
       expect(readFileSync(file, 'utf8')).not.toContain(tablet.id);

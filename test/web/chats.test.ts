@@ -199,9 +199,9 @@ describe('pairing kept on the phone', () => {
     await other.close();
 
     // Remembered: a new tab (or the installed app) opens paired.
-    // Pair again lives in settings and asks first.
+    // Unpair lives in settings and asks first.
     await openSettings(page);
-    await page.getByRole('button', { name: 'Pair again' }).click();
+    await page.getByRole('button', { name: 'Unpair', exact: true }).click();
     await page.locator('#unpair-yes').click();
     await page.getByLabel('Pairing JSON').fill(pairingJson(desk.relay.url, desk.relay.token));
     await page.locator('#pair-remember').check();

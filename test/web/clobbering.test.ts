@@ -26,6 +26,7 @@ const PAGE_IDS = [
   'picker-use', 'thumbs', 'attach-error', 'photo-input', 'attach', 'photo-budget',
   'status-dot', 'chat-heading', 'menu-open', 'empty', 'empty-host', 'empty-model', 'suggestions', 'scrim',
   'settings-sheet', 'settings-title', 'settings-close', 'unpair-confirm', 'unpair-cancel', 'unpair-yes',
+  'device', 'device-name', 'device-note',
   'toast', 'toast-text', 'toast-undo', 'history-close',
 ];
 

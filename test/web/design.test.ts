@@ -167,19 +167,19 @@ describe('at 320 px', () => {
 });
 
 describe('the layers', () => {
-  it('settings live in a sheet: desktop, Test connection, system prompt, phone choices; Pair again asks first', async () => {
+  it('settings live in a sheet: desktop, Test connection, system prompt, phone choices; Unpair asks first', async () => {
     const page = await openChat();
     expect(await page.getByRole('button', { name: 'Test connection' }).isVisible()).toBe(false);
     await page.getByRole('button', { name: 'Settings' }).click();
     expect(await page.locator('#settings-sheet').isVisible()).toBe(true);
     expect(await page.locator('#info-version').textContent()).toBe('9.8.7');
-    for (const name of ['Test connection', 'Forget this desktop', 'Pair again']) expect(await page.getByRole('button', { name, exact: true }).first().isVisible()).toBe(true);
+    for (const name of ['Test connection', 'Forget this desktop', 'Unpair']) expect(await page.getByRole('button', { name, exact: true }).first().isVisible()).toBe(true);
     expect(await page.getByLabel('System prompt for this chat').isVisible()).toBe(true);
     expect(await page.getByLabel('Keep chats on this phone').isVisible()).toBe(true);
     await shot(page, 'settings');
     await page.locator('#unpair').click();
     expect(await page.locator('#unpair-confirm').isVisible()).toBe(true);
-    await shot(page, 'settings-pair-again');
+    await shot(page, 'settings-unpair');
     await page.locator('#unpair-cancel').click();
     await page.keyboard.press('Escape');
     expect(await page.locator('#settings-sheet').isHidden()).toBe(true);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRelay, type TestRelay } from '../helpers/relay';
-import { authMessage, defaultDeviceName, DEVICE_REMOVED_MESSAGE, listDevices, registerDevice, unpairDevice } from '../../web/src/devices';
+import { authMessage, defaultDeviceName, DEVICE_REMOVED_MESSAGE, listDevices, PHONE_REMOVED_MESSAGE, registerDevice, renameDevice, unpairDevice } from '../../web/src/devices';
 import { AUTH_MESSAGE, fetchInfo } from '../../web/src/api';
 
 let t: TestRelay;
@@ -31,8 +31,23 @@ describe('web client devices', () => {
     await unpairDevice(device!.token, device!.id);
     // Unpairing again (the desktop already removed it) is not an error.
     await unpairDevice(device!.token, device!.id);
-    await expect(listDevices(device!.token)).rejects.toMatchObject({ status: 401, message: DEVICE_REMOVED_MESSAGE });
+    await expect(listDevices(device!.token)).rejects.toMatchObject({ status: 401, message: PHONE_REMOVED_MESSAGE });
+    expect(PHONE_REMOVED_MESSAGE).toBe('This phone was removed from the desktop; scan the pairing code again.');
     expect(DEVICE_REMOVED_MESSAGE).toBe('The desktop removed this device; scan the pairing code again.');
+  });
+
+  it('renames itself; a removed device\'s rename is the removal message, a relay without renaming is undefined', async () => {
+    const device = (await registerDevice(t.token, 'Pixel Chrome'))!;
+    expect(await renameDevice(device.token, device.id, 'Work phone')).toMatchObject({ id: device.id, name: 'Work phone', current: true });
+    expect((await listDevices(t.token)).find((d) => d.id === device.id)?.name).toBe('Work phone');
+    globalThis.fetch = ((input: string, init?: RequestInit) => realFetch(new URL(input.startsWith('/v1/devices/') ? '/v1/no-devices-here' : input, t.url), init)) as typeof fetch;
+    try {
+      expect(await renameDevice(device.token, device.id, 'x')).toBeUndefined();
+    } finally {
+      globalThis.fetch = ((input: string, init?: RequestInit) => realFetch(new URL(input, t.url), init)) as typeof fetch;
+    }
+    await unpairDevice(device.token, device.id);
+    await expect(renameDevice(device.token, device.id, 'back')).rejects.toMatchObject({ status: 401, message: PHONE_REMOVED_MESSAGE });
   });
 
   it('a relay without devices (404) leaves the phone on the pairing token', async () => {
@@ -49,7 +64,7 @@ describe('web client devices', () => {
   });
 
   it('words a 401 by the token: removed device, or stale pairing token', () => {
-    expect(authMessage('drd_abc')).toBe(DEVICE_REMOVED_MESSAGE);
+    expect(authMessage('drd_abc')).toBe(PHONE_REMOVED_MESSAGE);
     expect(authMessage('dr_abc')).toBe(AUTH_MESSAGE);
   });
 

@@ -17,6 +17,8 @@ export interface TestProxy {
   holdStreams: boolean;
   /** Requests seen, as `METHOD path` (no query, no headers). */
   seen: string[];
+  /** Requests that carried a bearer token, as `METHOD path token` (which token a client sends where). */
+  bearers: string[];
   cut(): void;
   /** From now on, pass to this relay instead (a relay restarted on another port). */
   retarget(target: string): void;
@@ -34,6 +36,7 @@ export async function startProxy(target: string): Promise<TestProxy> {
     url: '',
     holdStreams: false,
     seen: [],
+    bearers: [],
     cut() {
       for (const s of sockets) s.destroy();
     },
@@ -49,6 +52,8 @@ export async function startProxy(target: string): Promise<TestProxy> {
 
   const server = createServer((req, res) => {
     state.seen.push(`${req.method} ${(req.url ?? '').split('?')[0]}`);
+    const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (bearer) state.bearers.push(`${req.method} ${(req.url ?? '').split('?')[0]} ${bearer}`);
     const up = request(
       { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent: false },
       (upRes: IncomingMessage) => {

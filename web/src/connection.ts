@@ -1,14 +1,16 @@
 /**
- * The connection to the desktop: pairing, connecting (`GET /v1/remote/info`), the header's status
- * dot and the banner that says why it is not green, the settings sheet's desktop details, and
- * forgetting the desktop ("Forget this desktop", "Pair again" after a confirmation).
+ * The connection to the desktop: pairing (and registering this phone as a device of the desktop,
+ * issue 26), connecting (`GET /v1/remote/info`), the header's status dot and the banner that says
+ * why it is not green, the settings sheet's desktop details and this phone's name there, and
+ * forgetting the desktop ("Forget this desktop", "Unpair" after a confirmation).
  */
-import { ApiError, AUTH_MESSAGE, fetchInfo } from './api';
+import { ApiError, fetchInfo } from './api';
 import { app } from './app';
 import { renewPushAfterConnect, hideBell } from './bell';
 import { newChat } from './chats';
 import { showChat, stop, updateEmpty } from './conversation';
 import { ui } from './dom';
+import { authMessage, defaultDeviceName, isDeviceToken, registerDevice, renameDevice, unpairDevice } from './devices';
 import { clearPending } from './pending';
 import { remembered, savePairing, type Pairing } from './pairing';
 import { hideProviders, loadProviders } from './providers';
@@ -37,8 +39,8 @@ export function replyReach(state: 'ok' | 'reconnecting' | 'unreachable', why: st
   else setHealth('down', 'Desktop unreachable', why);
 }
 
-export function onUnauthorized(): void {
-  setHealth('down', 'Not connected', AUTH_MESSAGE);
+export function onUnauthorized(message = authMessage(app.pairing?.token ?? '')): void {
+  setHealth('down', 'Not connected', message);
 }
 
 export function showPairing(message = ''): void {
@@ -66,6 +68,46 @@ function showChatScreen(): void {
   fitComposer();
 }
 
+/** Settings' "This phone" part: shown once the phone is a device of the desktop. */
+function showDevice(): void {
+  const p = app.pairing;
+  ui.device.hidden = !p?.deviceId;
+  if (document.activeElement !== ui.deviceName) ui.deviceName.value = p?.deviceName ?? '';
+  ui.deviceNote.textContent = '';
+}
+
+let registering: Promise<void> | null = null;
+
+/**
+ * Trades the pairing token for a device token of this phone's own (once: connect() runs it while
+ * the phone holds a pairing token). A relay without devices leaves the pairing token in use; any
+ * other refusal but a 401 (a full desk, a failed save) does too, and the next connection tries
+ * again. A 401 is thrown: the pairing token itself is stale.
+ */
+function register(): Promise<void> {
+  registering ??= (async () => {
+    const p = app.pairing;
+    if (!p || isDeviceToken(p.token)) return;
+    const name = defaultDeviceName(navigator.userAgent);
+    let device;
+    try {
+      device = await registerDevice(p.token, name);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) throw err;
+      return;
+    }
+    // Forgotten or re-paired meanwhile: this registration is not the phone's any more.
+    if (!device || app.pairing !== p) {
+      if (device) void unpairDevice(device.token, device.id).catch(() => {});
+      return;
+    }
+    const remember = remembered();
+    app.pairing = { url: p.url, token: device.token, deviceId: device.id, deviceName: name };
+    savePairing(app.pairing, remember);
+  })().finally(() => (registering = null));
+  return registering;
+}
+
 export async function connect(): Promise<boolean> {
   if (!app.pairing) return false;
   ui.pair.hidden = true;
@@ -73,6 +115,9 @@ export async function connect(): Promise<boolean> {
   setHealth('connecting', 'Connecting…');
   ui.testConn.disabled = true;
   try {
+    await register();
+    if (!app.pairing) return false;
+    showDevice();
     const info = await fetchInfo(app.pairing.token);
     app.info = info;
     ui.infoHost.textContent = String(info.hostname ?? '');
@@ -87,7 +132,8 @@ export async function connect(): Promise<boolean> {
     renewPushAfterConnect(app.pairing.token);
     return true;
   } catch (err) {
-    const message = err instanceof Error ? err.message : 'Could not connect.';
+    let message = err instanceof Error ? err.message : 'Could not connect.';
+    if (err instanceof ApiError && err.status === 401 && app.pairing) message = authMessage(app.pairing.token);
     if (err instanceof ApiError && (err.status === 401 || err.code === 'wrong_service')) {
       app.pairing = null;
       savePairing(null);
@@ -102,19 +148,88 @@ export async function connect(): Promise<boolean> {
   }
 }
 
+/** A new pairing (a link, the pasted JSON); connect() then registers this phone with it. */
 export function pairWith(p: Pairing, remember = false): void {
+  leaveDevice();
   app.pairing = p;
   savePairing(p, remember);
 }
 
-/** "Forget this desktop" (and "Pair again"): the pairing goes from this tab and this phone; chats stay. */
-export function forgetDesktop(): void {
+/**
+ * This phone stops being a device of the desktop: removed there, best effort. Once the phone
+ * forgets its device token nobody holds it, so a failure here (the desktop unreachable, already
+ * removed) leaves nothing usable behind; the desk's device list shows it until revoked there.
+ */
+function leaveDevice(): Promise<boolean> {
+  const p = app.pairing;
+  if (!p?.deviceId || !isDeviceToken(p.token)) return Promise.resolve(true);
+  return unpairDevice(p.token, p.deviceId).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Forgets the pairing on this tab and this phone and shows the pairing screen; chats stay. */
+function forgetPairing(message = ''): void {
   stop();
   clearPending();
   app.pairing = null;
   savePairing(null);
+  showDevice();
   showChat(newChat());
-  showPairing();
+  showPairing(message);
+}
+
+/** "Forget this desktop" (and a removed phone's "Pair again"): the pairing goes, and the device with it. */
+export function forgetDesktop(): void {
+  void leaveDevice();
+  forgetPairing();
+}
+
+/** "Unpair": this phone removes itself from the desktop, then forgets it. */
+async function unpair(): Promise<void> {
+  const name = app.pairing?.deviceName;
+  ui.unpairYes.disabled = true;
+  try {
+    const removed = await leaveDevice();
+    forgetPairing(
+      removed ? '' : `This phone forgot the desktop, but could not reach it to remove itself: remove "${name ?? 'this phone'}" there (DeskRelay: Manage Devices).`,
+    );
+  } finally {
+    ui.unpairYes.disabled = false;
+  }
+}
+
+/** Settings' name field: the desktop lists this phone under it (PATCH /v1/devices/<id>). */
+async function saveDeviceName(): Promise<void> {
+  const p = app.pairing;
+  if (!p?.deviceId) return;
+  const name = ui.deviceName.value.trim();
+  if (name === p.deviceName) return;
+  if (!name) {
+    ui.deviceName.value = p.deviceName ?? '';
+    ui.deviceNote.textContent = 'A name cannot be empty; the desktop keeps the old one.';
+    return;
+  }
+  ui.deviceNote.textContent = 'Saving…';
+  try {
+    const renamed = await renameDevice(p.token, p.deviceId, name);
+    if (app.pairing !== p) return;
+    if (!renamed) {
+      ui.deviceName.value = p.deviceName ?? '';
+      ui.deviceNote.textContent = 'This desktop cannot rename devices; rename it there.';
+      return;
+    }
+    app.pairing = { ...p, deviceName: renamed.name };
+    savePairing(app.pairing, remembered());
+    ui.deviceName.value = renamed.name;
+    ui.deviceNote.textContent = 'Saved: the desktop lists this phone under this name.';
+  } catch (err) {
+    if (app.pairing !== p) return;
+    ui.deviceName.value = p.deviceName ?? '';
+    ui.deviceNote.textContent = err instanceof Error ? err.message : 'The name could not be saved.';
+    if (err instanceof ApiError && err.status === 401) onUnauthorized(err.message);
+  }
 }
 
 function confirmUnpair(on: boolean): void {
@@ -125,7 +240,7 @@ function confirmUnpair(on: boolean): void {
 
 export function initConnection(): void {
   ui.testConn.addEventListener('click', () => void connect());
-  // "Pair again" is not one tap away from losing the pairing: it asks first.
+  // "Unpair" is not one tap away from losing the pairing: it asks first.
   ui.unpair.addEventListener('click', () => confirmUnpair(true));
   ui.unpairCancel.addEventListener('click', () => {
     confirmUnpair(false);
@@ -133,7 +248,14 @@ export function initConnection(): void {
   });
   ui.unpairYes.addEventListener('click', () => {
     confirmUnpair(false);
-    forgetDesktop();
+    void unpair();
+  });
+  ui.deviceName.addEventListener('change', () => void saveDeviceName());
+  ui.deviceName.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.isComposing) {
+      e.preventDefault();
+      ui.deviceName.blur();
+    }
   });
   ui.forget.addEventListener('click', forgetDesktop);
   ui.remember.addEventListener('change', () => {

@@ -7,7 +7,7 @@ import { titleFrom, type Chat } from './chats';
 import { copyText } from './code';
 import { canSpeak, speakReply, stopSpeaking } from './voice/speak';
 import { el, ui } from './dom';
-import { onUnauthorized, replyReach } from './connection';
+import { forgetDesktop, onUnauthorized, replyReach } from './connection';
 import { refreshList, save } from './library';
 import { clearPending, readPending, writePending, type PendingTurn } from './pending';
 import { MAX_PHOTOS, MAX_REQUEST_BYTES, MAX_REQUEST_PHOTO_BYTES, sentBytes, setPending, type Photo } from './photos';
@@ -241,6 +241,7 @@ export function runTurn(c: Chat, resume?: PendingTurn): void {
       for (const run of [...replyEnded]) run(t.raw, t.state === 'done');
     },
     unauthorized: onUnauthorized,
+    pairAgain: forgetDesktop,
     reach: replyReach,
     retry,
     progress(t) {

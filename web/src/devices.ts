@@ -2,17 +2,25 @@
  * This phone as a device of the desktop (issue 26): it registers with the pairing token once and
  * uses its own device token from then on; "Unpair" removes itself. A relay without devices (an
  * older desktop) answers 404/405 to the registration, and the phone keeps the pairing token, as
- * before. The UI wiring (main.ts, settings) uses these; they hold no state of their own.
+ * before. The UI wiring (connection.ts: pairing, Settings) uses these; they hold no state of their own.
  */
 import { ApiError, apiError, AUTH_MESSAGE, bearer, UNREACHABLE_MESSAGE } from './api';
 import { DEVICE_REMOVED_MESSAGE, DEVICE_TOKEN_PREFIX, PATHS, type DeviceInfo, type DeviceRegistration } from '../../server/src/protocol';
 
 export { DEVICE_REMOVED_MESSAGE };
 
+/** What the phone says when the desk removed it (or forgot it, or restarted without remembering it). */
+export const PHONE_REMOVED_MESSAGE = 'This phone was removed from the desktop; scan the pairing code again.';
+/** The failure code a reply gets for it (describeFailure): no Retry, a "Pair again" instead. */
+export const PHONE_REMOVED_CODE = 'device.removed';
+
 export const isDeviceToken = (token: string) => token.startsWith(DEVICE_TOKEN_PREFIX);
 
 /** What a 401 means for this token: a device token was removed (or forgotten), a pairing token is stale. */
-export const authMessage = (token: string) => (isDeviceToken(token) ? DEVICE_REMOVED_MESSAGE : AUTH_MESSAGE);
+export const authMessage = (token: string) => (isDeviceToken(token) ? PHONE_REMOVED_MESSAGE : AUTH_MESSAGE);
+
+/** Whether a stream's terminal error is the relay ending it because the desk removed this device. */
+export const isRemovalMessage = (message: string) => message === DEVICE_REMOVED_MESSAGE || message === PHONE_REMOVED_MESSAGE;
 
 /** A non-2xx answer for a request made with `token`, its 401 worded for a removed device. */
 export async function deviceAwareError(res: Response, token: string): Promise<ApiError> {
@@ -83,6 +91,17 @@ export async function listDevices(token: string): Promise<DeviceInfo[]> {
   const res = await call(PATHS.devices, { headers: bearer(token) });
   if (!res.ok) throw await deviceAwareError(res, token);
   return (await res.json()) as DeviceInfo[];
+}
+
+/**
+ * Renames this device (Settings). Undefined when the relay cannot rename devices (404 or 405 from
+ * an older desktop; a removed device is a 401, not a 404, since its token no longer opens the door).
+ */
+export async function renameDevice(token: string, id: string, name: string): Promise<DeviceInfo | undefined> {
+  const res = await call(`${PATHS.devices}/${encodeURIComponent(id)}`, { method: 'PATCH', headers: { ...bearer(token), 'Content-Type': 'application/json' }, body: JSON.stringify({ name }) });
+  if (res.status === 404 || res.status === 405) return undefined;
+  if (!res.ok) throw await deviceAwareError(res, token);
+  return (await res.json()) as DeviceInfo;
 }
 
 /** "Unpair": removes this device at the desktop. Already removed (401, 404) counts as done. */

@@ -94,7 +94,11 @@ function initPairForm(): void {
 function init(): void {
   const fragmentToken = readFragment();
   if (fragmentToken) {
-    if (TOKEN_RE.test(fragmentToken)) pairWith({ url: location.origin, token: fragmentToken }, remembered());
+    // The device this phone was (scanned again): pairWith removes it, as the new pairing registers anew.
+    if (TOKEN_RE.test(fragmentToken)) {
+      app.pairing = loadPairing();
+      pairWith({ url: location.origin, token: fragmentToken }, remembered());
+    }
     else showPairing('The link did not carry a valid token. Paste the pairing JSON instead.');
   } else {
     app.pairing = loadPairing();

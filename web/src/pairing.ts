@@ -3,13 +3,19 @@
  * pasted pairing JSON. The token is a secret: it is kept in memory and this tab's sessionStorage
  * (on this phone's localStorage only with "Remember this desktop"), sent only in the Authorization
  * header or the WebSocket subprotocol, never in a URL query, the console or the service worker.
+ * Once the phone registered as a device, its own device token is kept instead: the pairing token
+ * is not kept at all.
  */
 import { settings } from './settings';
 import { localStore, sessionStore } from './storage';
 
 export interface Pairing {
   url: string;
+  /** The pairing token until this phone registers as a device, then its own `drd_` token. */
   token: string;
+  /** This phone as a device of the desktop (issue 26): its id and name there, once registered. */
+  deviceId?: string;
+  deviceName?: string;
 }
 
 export const TOKEN_RE = /^[A-Za-z0-9._~+/=-]{8,512}$/;
@@ -59,8 +65,14 @@ export function parsePairing(text: string): Pairing {
 
 function valid(p: unknown): Pairing | null {
   if (!p || typeof p !== 'object') return null;
-  const { url, token } = p as Record<string, unknown>;
-  return typeof token === 'string' && TOKEN_RE.test(token) ? { url: typeof url === 'string' && url ? url : location.origin, token } : null;
+  const { url, token, deviceId, deviceName } = p as Record<string, unknown>;
+  if (typeof token !== 'string' || !TOKEN_RE.test(token)) return null;
+  const pairing: Pairing = { url: typeof url === 'string' && url ? url : location.origin, token };
+  if (typeof deviceId === 'string' && deviceId) {
+    pairing.deviceId = deviceId;
+    pairing.deviceName = typeof deviceName === 'string' ? deviceName : '';
+  }
+  return pairing;
 }
 
 /** The pairing kept for this tab, or remembered on this phone, if any. */

@@ -3,7 +3,8 @@
  * each connection and switch; when the desktop allows it (`canSwitch`), "Change" opens a picker
  * that lists a provider's models and switches with `PUT /v1/providers/active`.
  */
-import { apiError, bearer } from './api';
+import { bearer } from './api';
+import { deviceAwareError } from './devices';
 import { el, ui } from './dom';
 
 /** `GET /v1/providers` (docs/http-api.md), and the answer to a switch. */
@@ -45,7 +46,7 @@ async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
   } catch {
     throw new Error('The desktop is unreachable.');
   }
-  if (!res.ok) throw await apiError(res);
+  if (!res.ok) throw await deviceAwareError(res, token);
   return (await res.json()) as T;
 }
 

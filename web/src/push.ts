@@ -9,7 +9,8 @@
  * subscription again, without asking anything, once the user turned the bell on.
  */
 import { PATHS } from '../../server/src/protocol';
-import { ApiError, apiError, bearer } from './api';
+import { ApiError, bearer } from './api';
+import { deviceAwareError } from './devices';
 import { localStore } from './storage';
 
 const PUSH_ON_KEY = 'deskrelay.push';
@@ -51,7 +52,7 @@ async function relayJson(token: string, method: string, path: string, body?: unk
     body: body === undefined ? undefined : JSON.stringify(body),
     cache: 'no-store',
   });
-  if (!res.ok) throw await apiError(res);
+  if (!res.ok) throw await deviceAwareError(res, token);
   return res;
 }
 

@@ -251,6 +251,8 @@ export function markFinished(v: AssistantView): void {
 export interface NoteExtras {
   title?: string;
   retry?: () => void;
+  /** The desk removed this phone: the way back is pairing again. */
+  pairAgain?: () => void;
   details?: string;
 }
 
@@ -266,6 +268,12 @@ export function setNote(v: AssistantView, text: string, kind = '', extras: NoteE
     const b = el('button', 'retry', 'Retry');
     b.type = 'button';
     b.addEventListener('click', extras.retry);
+    note.append(b);
+  }
+  if (extras.pairAgain) {
+    const b = el('button', 'pair-again', 'Pair again');
+    b.type = 'button';
+    b.addEventListener('click', extras.pairAgain);
     note.append(b);
   }
   if (extras.details) {

@@ -12,7 +12,8 @@
  * it switches to the WebSocket, and later turns start there.
  */
 import type { ChatEvent, Role } from '../../server/src/protocol';
-import { AUTH_MESSAGE, cancelKeyed, newKey } from './api';
+import { cancelKeyed, newKey } from './api';
+import { authMessage, isDeviceToken, isRemovalMessage, PHONE_REMOVED_CODE, PHONE_REMOVED_MESSAGE } from './devices';
 import { describeFailure, type Failure, type FailureCode } from './failure';
 import { assistantMessage, markFinished, renderReply, setCursor, setNote, setStatus, setStreaming, type AssistantView } from './render';
 import { settings } from './settings';
@@ -31,8 +32,10 @@ export type AbortWhy = 'stop' | 'ws' | 'stall';
 export interface TurnHooks {
   /** The turn reached a terminal state; `raw` is what was received. */
   finished(turn: Turn): void;
-  /** The relay said the token is not (or no longer) valid. */
-  unauthorized(): void;
+  /** The relay said the token is not (or no longer) valid; `message` says why, for this token. */
+  unauthorized(message: string): void;
+  /** The way back after the desk removed this phone: the pairing screen. */
+  pairAgain(): void;
   /** Retry after a failure that could not be resumed. */
   retry(turn: Turn): void;
   /** More of the reply arrived (for keeping it on the phone). */
@@ -107,7 +110,10 @@ export class Turn {
       if (typeof event.content === 'string') this.raw = event.content;
       this.finish('done');
     } else if (event.type === 'error') {
-      this.finish('error', typeof event.message === 'string' ? event.message : 'The desktop reported an error.');
+      const message = typeof event.message === 'string' ? event.message : 'The desktop reported an error.';
+      // The desk removed this phone mid-reply: its token is gone, as after a 401.
+      if (isRemovalMessage(message)) this.unauthorized(PHONE_REMOVED_MESSAGE, PHONE_REMOVED_CODE);
+      else this.finish('error', message);
     }
   }
 
@@ -136,9 +142,9 @@ export class Turn {
     runWs(this);
   }
 
-  unauthorized(message = AUTH_MESSAGE): void {
-    this.hooks.unauthorized();
-    this.finish('error', message);
+  unauthorized(message = authMessage(this.token), code: FailureCode = isDeviceToken(this.token) ? PHONE_REMOVED_CODE : ''): void {
+    this.hooks.unauthorized(message);
+    this.finish('error', message, code);
   }
 
   /** A terminal event (or a failure before the stream) ends the turn. */
@@ -159,6 +165,7 @@ export class Turn {
       setNote(this.view, this.failure.plain, 'error', {
         title: interrupted ? 'Reply interrupted' : '',
         retry: this.failure.retry ? () => this.hooks.retry(this) : undefined,
+        pairAgain: this.failure.code === PHONE_REMOVED_CODE ? () => this.hooks.pairAgain() : undefined,
         details: this.failure.raw !== this.failure.plain ? this.failure.raw : '',
       });
     }

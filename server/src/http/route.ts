@@ -22,7 +22,7 @@ export type Authenticator = (req: IncomingMessage, credentials: Credentials) => 
  * `handle`, and renders anything `handle` throws in the route's dialect.
  */
 export interface Route {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /**
    * The exact path. A segment written `{name}` matches any one non-empty segment
    * (`/v1/providers/{id}/models`); the handler reads it with `pathParam`. Exact paths win.

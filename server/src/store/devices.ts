@@ -31,7 +31,11 @@ interface DeviceRecord extends DeviceSummary {
 const WORDS = 8;
 const wordsOf = (digest: Buffer): Uint32Array => new Uint32Array(digest.buffer.slice(digest.byteOffset, digest.byteOffset + digest.length));
 
-export type DeviceChange = { type: 'registered'; device: DeviceSummary } | { type: 'revoked'; device: DeviceSummary } | { type: 'forgotten'; count: number };
+export type DeviceChange =
+  | { type: 'registered'; device: DeviceSummary }
+  | { type: 'renamed'; device: DeviceSummary }
+  | { type: 'revoked'; device: DeviceSummary }
+  | { type: 'forgotten'; count: number };
 
 /** The stored form: salted hashes only, never a token. */
 interface DevicesFile {
@@ -175,6 +179,24 @@ export class DeviceRegistry {
     const device = summary(record);
     this.emit({ type: 'registered', device });
     return { device, token };
+  }
+
+  /** Gives a device a new name (the phone's Settings); undefined when there is no such device. */
+  async rename(id: string, name: string): Promise<DeviceSummary | undefined> {
+    const record = this.devices.get(id);
+    if (!record) return undefined;
+    const before = record.name;
+    record.name = name;
+    try {
+      await this.save();
+    } catch (err) {
+      // Not remembered: not renamed either, so the desk and the file agree.
+      if (this.devices.get(id) === record) record.name = before;
+      throw err;
+    }
+    const device = summary(record);
+    this.emit({ type: 'renamed', device });
+    return device;
   }
 
   /** Removes a device; its token stops matching at once. False when there is no such device. */

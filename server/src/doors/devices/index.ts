@@ -35,7 +35,7 @@ function registry(ctx: RelayContext): DeviceRegistry {
 
 /**
  * Paired phones as devices (issue 26): a client holding the pairing token registers itself and
- * gets its own token; the list and removal are for the desk and for the device itself. Removal
+ * gets its own token; the list, renaming and removal are for the desk and for the device itself. Removal
  * is the registry's: the relay ends the device's chats and the push door drops its subscriptions.
  */
 export const devicesDoor: DoorFactory = () => {
@@ -83,6 +83,38 @@ export const devicesDoor: DoorFactory = () => {
     },
   };
 
+  const rename: Route = {
+    method: 'PATCH',
+    path: DEVICE_PATH,
+    auth: true,
+    async handle(req: IncomingMessage, res, ctx) {
+      const id = pathParams(DEVICE_PATH, (req.url ?? '').split('?', 1)[0])?.id ?? '';
+      const current = ctx.state(req).device;
+      const devices = registry(ctx);
+      if (!devices.get(id)) throw new HttpError(404, 'device.not_found', `No device "${id}" is registered on the desktop (GET ${DEVICES_PATH} lists them).`);
+      // A phone names itself (its Settings); it may not relabel another phone the desk would then misjudge.
+      if (current !== undefined && current !== id) {
+        throw new HttpError(403, 'device.forbidden', 'A device can rename only itself; rename other devices at the desktop.');
+      }
+      const { json } = await readJsonBody(req, ctx);
+      const body = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+      const name = cleanDeviceName(body?.name);
+      if (!name) {
+        throw new HttpError(400, 'request.invalid_body', `The body must be {"name":"…"}: a name of 1 to ${MAX_NAME_LENGTH} characters on one line (e.g. "iPhone Safari").`);
+      }
+      let renamed;
+      try {
+        renamed = await devices.rename(id, name);
+      } catch (err) {
+        ctx.options.logger.error(`devices: could not save the devices file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+        throw new HttpError(500, 'server.internal_error', 'The desktop could not save the new name.');
+      }
+      // Removed while the body was read: its token no longer counts, say so as for any request.
+      if (!renamed) throw new HttpError(404, 'device.not_found', `No device "${id}" is registered on the desktop (GET ${DEVICES_PATH} lists them).`);
+      sendJson(res, 200, deviceInfo(renamed, ctx, current));
+    },
+  };
+
   const revoke: Route = {
     method: 'DELETE',
     path: DEVICE_PATH,
@@ -108,5 +140,5 @@ export const devicesDoor: DoorFactory = () => {
     },
   };
 
-  return { routes: [register, list, revoke] };
+  return { routes: [register, list, rename, revoke] };
 };

@@ -1,0 +1,146 @@
+/**
+ * The phone as a device of the desktop (issue 26) in WebKit (WebKitGTK's MiniBrowser over W3C
+ * WebDriver, as webkit.test.ts), through the test proxy, which records which token each request
+ * carried: pairing registers the phone under its browser's name and every request after that
+ * carries its drd_ token; Settings rename it; Unpair removes it; a phone the desk removed says so
+ * on the next send and mid-reply.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeviceInfo } from '../../server/src/protocol';
+import { webClientLink } from '../../server/src/session/pairing';
+import { defaultDeviceName, PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
+import { ensureVendor, startDesk, type Desk } from './harness';
+import { startProxy, type TestProxy } from './proxy';
+import { startWebKit, WebDriverError, type Session, type WebKit } from './webdriver';
+
+let webkit: WebKit;
+let desk: Desk;
+let proxy: TestProxy;
+
+beforeAll(async () => {
+  ensureVendor();
+  webkit = await startWebKit();
+  desk = await startDesk({ mode: 'normal' });
+  proxy = await startProxy(desk.relay.url);
+}, 120_000);
+afterAll(async () => {
+  await webkit?.stop();
+  await proxy?.close();
+  await desk?.close();
+});
+
+async function devices(): Promise<DeviceInfo[]> {
+  const res = await fetch(`${desk.relay.url}/v1/devices`, { headers: { Authorization: `Bearer ${desk.relay.token}` } });
+  return (await res.json()) as DeviceInfo[];
+}
+
+async function revokeAtDesk(id: string): Promise<void> {
+  const res = await fetch(`${desk.relay.url}/v1/devices/${id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${desk.relay.token}` } });
+  expect(res.status).toBe(204);
+}
+
+/** Runs `act` once the element can take it: a sheet still sliding in is "not interactable" for a moment. */
+async function interact(act: () => Promise<unknown>): Promise<void> {
+  const until = Date.now() + 5000;
+  for (;;) {
+    try {
+      await act();
+      return;
+    } catch (err) {
+      if (!(err instanceof WebDriverError) || err.error !== 'element not interactable' || Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+const click = (s: Session, css: string) => interact(async () => s.click(await s.waitFor(css)));
+
+async function sendMessage(s: Session, text: string): Promise<void> {
+  const box = await s.waitFor('form.compose textarea[name="message"]');
+  await s.clear(box);
+  await s.type(box, text);
+  await s.click(await s.find('form.compose button[type="submit"]'));
+}
+
+const lastNote = (s: Session) => s.exec<string | null>(`const n = document.querySelectorAll('.msg.assistant .note'); return n.length ? n[n.length - 1].textContent : null;`);
+
+/** A WebKit phone paired by the link; the device the desk got for it. */
+async function paired(run: (s: Session, device: DeviceInfo) => Promise<void>): Promise<void> {
+  const s = await webkit.session();
+  try {
+    await s.setWindowRect({ width: 375, height: 812 });
+    const before = new Set((await devices()).map((d) => d.id));
+    await s.go(webClientLink(proxy.url, desk.relay.token));
+    await s.waitFor('#chat');
+    await expect.poll(() => s.textOf('#conn')).toContain('v9.8.7');
+    const added = (await devices()).filter((d) => !before.has(d.id));
+    expect(added).toHaveLength(1);
+    await run(s, added[0]!);
+  } finally {
+    await s.close();
+  }
+}
+
+describe('WebKit: the phone as a device', () => {
+  it('registers under its browser\'s name; every request after that carries its drd_ token, never the pairing token', async () => {
+    await paired(async (s, device) => {
+      const name = defaultDeviceName(await s.exec<string>('return navigator.userAgent;'));
+      expect(name).toMatch(/ Safari$/);
+      expect(device.name).toBe(name);
+      const from = proxy.bearers.length;
+      await sendMessage(s, 'hello');
+      await expect.poll(() => s.textOf('.msg.assistant:last-of-type .reply')).toContain('Hello from Ollama!');
+      const registration = proxy.bearers.filter((b) => b.startsWith('POST /v1/devices '));
+      expect(registration.at(-1)).toBe(`POST /v1/devices ${desk.relay.token}`);
+      const after = proxy.bearers.slice(proxy.bearers.lastIndexOf(registration.at(-1)!) + 1);
+      expect(after.some((b) => b.startsWith('GET /v1/remote/info '))).toBe(true);
+      expect(proxy.bearers.slice(from).some((b) => b.startsWith('POST /v1/chat/stream '))).toBe(true);
+      for (const b of after) expect(b).toMatch(/ drd_[A-Za-z0-9_-]{43}$/);
+      const stored = await s.exec<string>('return JSON.stringify(sessionStorage) + JSON.stringify(localStorage);');
+      expect(stored).not.toContain(desk.relay.token);
+      await revokeAtDesk(device.id);
+    });
+  });
+
+  it('renames itself in Settings, and Unpair removes it at the desk and shows the pairing screen', async () => {
+    await paired(async (s, device) => {
+      await click(s, '#menu-open');
+      const field = await s.waitFor('#device-name');
+      expect(await s.exec<string>('return document.getElementById("device-name").value;')).toBe(device.name);
+      // Select it all and type over it, then Enter (WebDriver's clear would blur the field empty: a name kept back).
+      await s.exec('const f = document.getElementById("device-name"); f.focus(); f.select();');
+      await interact(() => s.type(field, 'My iPhone\uE007'));
+      await expect.poll(() => s.textOf('#device-note')).toContain('Saved');
+      expect((await devices()).find((d) => d.id === device.id)?.name).toBe('My iPhone');
+      await click(s, '#unpair');
+      await click(s, '#unpair-yes');
+      await s.waitFor('#pair');
+      expect((await devices()).some((d) => d.id === device.id)).toBe(false);
+    });
+  });
+
+  it('removed at the desk: the next send says so, with Pair again', async () => {
+    await paired(async (s, device) => {
+      await revokeAtDesk(device.id);
+      await sendMessage(s, 'still there?');
+      await expect.poll(() => lastNote(s)).toContain(PHONE_REMOVED_MESSAGE);
+      expect(await s.textOf('#info-warning')).toBe(PHONE_REMOVED_MESSAGE);
+      await click(s, '.msg.assistant:last-of-type .note button.pair-again');
+      await s.waitFor('#pair');
+    });
+  });
+
+  it('removed at the desk mid-reply: the stream ends with the removal', async () => {
+    await paired(async (s, device) => {
+      desk.ollama.set({ mode: 'normal', chunkDelayMs: 250, reply: 'one two three four five six seven eight nine ten eleven twelve'.split(' ').map((w) => `${w} `) });
+      try {
+        await sendMessage(s, 'count slowly');
+        await expect.poll(() => s.textOf('.msg.assistant:last-of-type .reply')).toContain('two');
+        await revokeAtDesk(device.id);
+        await expect.poll(() => lastNote(s), { timeout: 5000 }).toContain(PHONE_REMOVED_MESSAGE);
+        expect(await s.textOf('.msg.assistant:last-of-type .reply')).not.toContain('twelve');
+      } finally {
+        desk.ollama.set({ mode: 'normal' });
+      }
+    });
+  });
+});

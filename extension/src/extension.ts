@@ -7,6 +7,7 @@ import { affectsRelayAddress, relaySettings, SECTION, SettingsProviderSource } f
 import { StatusBar } from './statusBar';
 import { ProviderWizard, type AddProviderAnswers } from './providerWizard';
 import { vscodeLmAdapters } from './vscodeLm';
+import { ExtensionAgentHost } from './agent';
 import type { ProbeOptions } from '../../server/src';
 
 /** What activate() returns: the state (never the token), plus the one test seam. */
@@ -23,6 +24,8 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
   context.subscriptions.push(log.channel);
   const keys = new SecretKeySource(context.secrets);
   const tunnelSecrets = new TunnelSecrets(context.secrets);
+  const agent = new ExtensionAgentHost();
+  context.subscriptions.push(agent);
   const remote = new RemoteChat({
     version: String(context.extension.packageJSON.version),
     providers: new SettingsProviderSource(log),
@@ -31,6 +34,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     cloudflaredDir: vscode.Uri.joinPath(context.globalStorageUri, 'bin').fsPath,
     tunnelSecrets,
     adapters: vscodeLmAdapters(context),
+    agent,
   });
   const wizard = new ProviderWizard(context, keys, log);
   chat = remote;

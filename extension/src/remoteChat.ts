@@ -6,6 +6,7 @@ import {
   RelaySession,
   TunnelError,
   type AdapterFactories,
+  type AgentHost,
   type DeviceChange,
   type DeviceInfo,
   type Pairing,
@@ -49,6 +50,8 @@ export interface RemoteChatDeps {
   tunnelSecrets: TunnelSecrets;
   /** Adapters for kinds only the extension serves (`vscode-lm`). */
   adapters?: AdapterFactories;
+  /** The workspace agent's folders (off unless the user's setting and workspace trust allow). */
+  agent?: AgentHost;
 }
 
 /**
@@ -72,7 +75,7 @@ export class RemoteChat extends Disposable {
 
   constructor(private readonly deps: RemoteChatDeps) {
     super();
-    const { log, providers, keys, version, adapters } = deps;
+    const { log, providers, keys, version, adapters, agent } = deps;
     this.session = new RelaySession({
       // Settings are read at every start: a changed port or bind address applies on restart.
       relay: () => {
@@ -84,6 +87,7 @@ export class RemoteChat extends Disposable {
           providers,
           keys,
           adapters,
+          agent,
           workspaces: () => vscode.workspace.workspaceFolders?.length ?? 0,
           maxConcurrentStreams: () => relaySettings().maxConcurrentStreams,
           pushNotifications: pushNotificationsOn,

@@ -41,7 +41,8 @@ export function killGroup(child, signal) {
 }
 
 /** `onCleanup(fn)` receives the function that stops it; `log` gets one line when it has. */
-export async function startCodeServer(tmp, env, { onCleanup, log }) {
+/** `untrusted`: workspace trust on and the folder never trusted (VS Code's restricted mode). */
+export async function startCodeServer(tmp, env, { onCleanup, log, untrusted = false }) {
   const port = await freePort();
   const ud = join(tmp, 'ud');
   mkdirSync(join(ud, 'User'), { recursive: true });
@@ -50,7 +51,8 @@ export async function startCodeServer(tmp, env, { onCleanup, log }) {
     join(ud, 'User', 'settings.json'),
     JSON.stringify(
       {
-        'security.workspace.trust.enabled': false,
+        'security.workspace.trust.enabled': untrusted,
+        ...(untrusted ? { 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.emptyWindow': false } : {}),
         'workbench.startupEditor': 'none',
         'workbench.tips.enabled': false,
         'extensions.autoCheckUpdates': false,
@@ -79,7 +81,7 @@ export async function startCodeServer(tmp, env, { onCleanup, log }) {
       '--extensions-dir', join(tmp, 'ext'),
       '--disable-telemetry',
       '--disable-update-check',
-      '--disable-workspace-trust',
+      ...(untrusted ? [] : ['--disable-workspace-trust']),
       '--disable-getting-started-override',
       // The suite's stand-in chat models (test/e2e/vscode/lm-standin) use the chatProvider proposal.
       '--enable-proposed-api', 'deskrelay-test.lm-standin',

@@ -7,7 +7,9 @@
 // Prints every test, then `N passed, N failed`; exits non-zero on any failure or timeout.
 // Always cleans up code-server, Chromium and the temp dirs.
 //
-// Usage: node scripts/vscode/run-e2e.mjs [--timeout SECONDS] [--grep TEXT] [--skip-ui] [--skip-suite] [--keep]
+// Usage: node scripts/vscode/run-e2e.mjs [--timeout SECONDS] [--grep TEXT] [--skip-ui] [--skip-suite] [--keep] [--untrusted]
+// --untrusted opens the workspace in restricted mode (workspace trust on, folder not trusted) and
+// runs only the suites whose title says "untrusted" (they skip themselves in a trusted run).
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, copyFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, relative } from 'node:path';
@@ -28,6 +30,7 @@ const { values: args } = parseArgs({
     'skip-ui': { type: 'boolean', default: false },
     'skip-suite': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    untrusted: { type: 'boolean', default: false },
     // Check a packaged .vsix instead of the checkout: installs it and runs the UI tests only.
     vsix: { type: 'string' },
   },
@@ -184,6 +187,11 @@ async function main() {
     // The stand-ins are on loopback: never through a proxy from the environment.
     NO_PROXY: '*',
   };
+  if (args.untrusted) {
+    args.grep ??= 'untrusted';
+    args['skip-ui'] = true;
+    env.DESKRELAY_E2E_UNTRUSTED = '1';
+  }
   if (args.grep) env.DESKRELAY_E2E_GREP = args.grep;
   delete env.VSCODE_IPC_HOOK_CLI;
 
@@ -198,7 +206,7 @@ async function main() {
   // A test-only extension registering stand-in chat models (test/e2e/vscode/lm-standin), copied
   // into the extensions folder: a second extensionDevelopmentPath is not scanned by code-server.
   cpSync(LM_STANDIN, join(tmp, 'ext', 'deskrelay-test.lm-standin-0.0.1'), { recursive: true });
-  const cs = await launchCodeServer(tmp, env, { onCleanup: (fn) => cleanups.push(fn), log });
+  const cs = await launchCodeServer(tmp, env, { onCleanup: (fn) => cleanups.push(fn), log, untrusted: args.untrusted });
   log(`code-server listening on ${cs.base}`);
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });

@@ -45,3 +45,19 @@ export {
   TunnelError,
 } from './tunnel';
 export type { ProbeOptions, Tunnel, TunnelAgent, TunnelErrorCode, TunnelHealth, TunnelKind, TunnelOptions, TunnelState } from './tunnel';
+export {
+  commandEnv,
+  DEFAULT_LIMITS as AGENT_DEFAULT_LIMITS,
+  globToRegExp,
+  isDenied,
+  NodeWorkspace,
+  relativeInside,
+  shortPath,
+  WorkspaceError,
+  type AgentHost,
+  type AgentLimits,
+  type NodeWorkspaceOptions,
+} from './agent';
+export { runShellCommand } from './agent/hosts/node/command';
+export type { AgentTool, PreparedCall } from './agent/tools';
+export type { CommandOptions, CommandResult, Diagnostic, DiagnosticsResult, ListOptions, ListResult, SearchOptions, SearchResult, Workspace } from './agent/workspace';

@@ -108,3 +108,19 @@ export interface RemoteInfo {
   hostname: string;
   providerConfigured?: boolean;
 }
+
+/** The workspace agent's session states (docs/agent.md). */
+export type AgentStatus = 'running' | 'waiting' | 'idle' | 'stopped' | 'failed';
+
+/** One event of an agent session's stream (`GET /v1/agent/sessions/<id>/events`), numbered by its `id:` line. */
+export type AgentEvent =
+  | { type: 'user'; text: string }
+  | { type: 'text'; delta: string }
+  | { type: 'tool_call'; callId: string; tool: string; input: Record<string, unknown> }
+  | { type: 'approval'; callId: string; tool: string; input: Record<string, unknown>; diff?: string; command?: string }
+  | { type: 'tool_result'; callId: string; ok: boolean; output: string; denied?: boolean }
+  | { type: 'status'; status: AgentStatus }
+  | { type: 'error'; message: string };
+
+/** Web Push payloads of the agent: no file text and no command, only where to look. */
+export type AgentPush = { type: 'agent_needs_you'; session: string; callId: string } | { type: 'agent_idle'; session: string };

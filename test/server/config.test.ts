@@ -40,6 +40,7 @@ describe('parseConfig', () => {
       allowPhoneProviderSwitch: false,
       pushNotifications: true,
       rememberDevices: false,
+      agent: { folders: [], denyPaths: [] },
     });
     expect(parseConfig('{"rememberDevices":true}').rememberDevices).toBe(true);
     expect(() => parseConfig('{"rememberDevices":1}')).toThrow('"rememberDevices" must be true or false');
@@ -49,6 +50,12 @@ describe('parseConfig', () => {
     expect(() => parseConfig('{"pushNotifications":"no"}')).toThrow('"pushNotifications" must be true or false');
     expect(parseConfig('{"allowPhoneProviderSwitch":true}').allowPhoneProviderSwitch).toBe(true);
     expect(() => parseConfig('{"allowPhoneProviderSwitch":"yes"}')).toThrow('"allowPhoneProviderSwitch" must be true or false');
+  });
+
+  it('reads the workspace agent\'s folders and denyPaths, refusing other shapes', () => {
+    expect(parseConfig('{"agent":{"folders":["~/code/app"],"denyPaths":["*.sqlite"]}}').agent).toEqual({ folders: ['~/code/app'], denyPaths: ['*.sqlite'] });
+    expect(() => parseConfig('{"agent":["/x"]}')).toThrow('"agent" must be an object');
+    expect(() => parseConfig('{"agent":{"folders":"/x"}}')).toThrow('"agent.folders" must be an array of non-empty strings');
   });
 
   it('providers without activeProvider means no active provider (no guessing the first one)', () => {

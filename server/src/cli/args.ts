@@ -12,6 +12,8 @@ export interface ServeArgs {
   ngrok?: string;
   /** cloudflare-named: the public hostname; ngrok: the user's domain. */
   hostname?: string;
+  /** `--agent DIR`, repeatable: folders the workspace agent may work in. */
+  agent: string[];
 }
 
 /** `deskrelay doctor [--config FILE] [--cloudflared PATH]`. */
@@ -29,7 +31,7 @@ export interface DevicesArgs {
 }
 
 export const USAGE = `Usage: deskrelay serve [--port N] [--host ADDR] [--config FILE] [--tunnel [KIND]] [--hostname HOST]
-                       [--cloudflared PATH] [--tailscale PATH] [--ngrok PATH]
+                       [--cloudflared PATH] [--tailscale PATH] [--ngrok PATH] [--agent DIR]...
        deskrelay doctor [--config FILE] [--cloudflared PATH]
        deskrelay devices [--port N]
        deskrelay devices revoke ID [--port N]
@@ -48,6 +50,9 @@ export const USAGE = `Usage: deskrelay serve [--port N] [--host ADDR] [--config 
   --cloudflared PATH the cloudflared binary to use (default: CLOUDFLARED_BIN, then PATH)
   --tailscale PATH   the tailscale CLI to use (default: PATH)
   --ngrok PATH       the ngrok binary to use (default: PATH)
+  --agent DIR        turn on the workspace agent in DIR (repeatable): the phone's model may read
+                     and search it at once; every edit and command waits for your approval on
+                     the phone (docs/agent.md). Config: "agent": {"folders": [...]}
 
 deskrelay devices lists the phones paired as devices with the running relay (id, name, last seen,
 connected); "deskrelay devices revoke ID" removes one: its token stops working and its open streams
@@ -120,6 +125,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         tailscale: { type: 'string' },
         ngrok: { type: 'string' },
         hostname: { type: 'string' },
+        agent: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }));
@@ -127,6 +133,8 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     throw new UsageError((err as Error).message);
   }
   if (values.help) return { command: 'help' };
+  const agent = values.agent ?? [];
+  if (agent.some((dir) => dir.trim() === '')) throw new UsageError('--agent needs a folder');
   let port: number | undefined;
   if (values.port !== undefined) {
     port = Number(values.port);
@@ -148,6 +156,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
       tailscale: values.tailscale,
       ngrok: values.ngrok,
       hostname,
+      agent,
     },
   };
 }

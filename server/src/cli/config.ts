@@ -18,6 +18,8 @@ export interface StandaloneConfig {
   pushNotifications: boolean;
   /** Keep paired devices across restarts, as salted hashes in devices.json (issue 26); default false. Read at start. */
   rememberDevices: boolean;
+  /** The workspace agent (issue 23): folders it may work in (none: off) and extra globs it may never touch. Read at start. */
+  agent: { folders: string[]; denyPaths: string[] };
 }
 
 export const DEFAULT_MAX_STREAMS = 8;
@@ -34,6 +36,7 @@ export function defaultConfig(): StandaloneConfig {
     allowPhoneProviderSwitch: false,
     pushNotifications: true,
     rememberDevices: false,
+    agent: { folders: [], denyPaths: [] },
   };
 }
 
@@ -86,7 +89,19 @@ export function parseConfig(text: string): StandaloneConfig {
   if (typeof pushNotifications !== 'boolean') throw new ConfigError('"pushNotifications" must be true or false');
   const rememberDevices = raw.rememberDevices ?? false;
   if (typeof rememberDevices !== 'boolean') throw new ConfigError('"rememberDevices" must be true or false');
-  return { activeProvider, workspaces, maxConcurrentStreams, maxConnections, providers, allowPhoneProviderSwitch, pushNotifications, rememberDevices };
+  const agent = parseAgent(raw.agent);
+  return { activeProvider, workspaces, maxConcurrentStreams, maxConnections, providers, allowPhoneProviderSwitch, pushNotifications, rememberDevices, agent };
+}
+
+function parseAgent(raw: unknown): StandaloneConfig['agent'] {
+  if (raw === undefined) return { folders: [], denyPaths: [] };
+  if (!isObject(raw)) throw new ConfigError('"agent" must be an object: {"folders": ["/path/to/project"], "denyPaths": ["*.sqlite"]}');
+  const strings = (value: unknown, name: string): string[] => {
+    if (value === undefined) return [];
+    if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.trim() === '')) throw new ConfigError(`"agent.${name}" must be an array of non-empty strings`);
+    return value as string[];
+  };
+  return { folders: strings(raw.folders, 'folders'), denyPaths: strings(raw.denyPaths, 'denyPaths') };
 }
 
 /** Which provider a config makes active, in the ProviderSource's terms. */

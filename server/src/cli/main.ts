@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { consoleLogger, type Logger } from '../logger';
 import { isLoopbackUrl } from '../session/pairing';
 import { configDir, standaloneConfigPath } from '../session/paths';
@@ -12,14 +11,17 @@ import { parseCommand, type DoctorArgs, type ServeArgs, USAGE, UsageError } from
 import { detectDefaultRunner, DetectedDefaultSource } from './detect';
 import { formatCheck, runDoctor } from './doctor';
 import type { ProviderSource } from '../providers/types';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, dirname, resolve } from 'node:path';
+import { NodeWorkspace, type AgentHost } from '../agent';
 import { terminalQr } from './qr';
 import { DevicesError, runDevices } from './devices';
 
 /** The package version, read beside the bundle (dist/cli.js → package.json). */
 function packageVersion(): string {
   try {
-    return (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(resolve(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
   } catch {
     return '0.0.0';
   }
@@ -72,6 +74,7 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     if (auto.detected) providers = new DetectedDefaultSource(config, auto.detected.config);
   }
   const host = args.host ?? DEFAULT_HOST;
+  const agent = agentHost(args, config, path);
   // The same session the extension runs: relay, tunnel (always to loopback) and pairing.
   const session = new RelaySession({
     relay: () => ({
@@ -85,6 +88,7 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
       maxConnections: config.current().maxConnections,
       pushNotifications: () => config.current().pushNotifications,
       rememberDevices: config.current().rememberDevices,
+      agent,
       logger,
       onRequestLog: (e) =>
         logger.info(`${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.provider ? ` provider=${e.provider}` : ''}${e.device ? ` device=${e.device}` : ''}`),
@@ -140,12 +144,54 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
   if (detectNotice) out(detectNotice);
   const active = providers.active();
   out(active.ok ? `Active provider: ${active.config.id} (${describeProvider(active.config)})` : noProviderNotice(config.current(), config.path));
+  for (const w of agent.workspaces()) out(`Workspace agent on in ${w.displayPath}: reads at once, edits and commands after your approval on the phone.`);
   if (host !== DEFAULT_HOST && !isLoopbackUrl(url)) {
     out(`Warning: listening on ${host}: traffic on your network is plain HTTP, readable by anyone on it. Prefer the tunnel.`);
   }
   // With --tunnel, the first pairing printed is the tunnel's (the loopback one only if it fails).
   if (args.tunnel !== undefined) await startTunnel(session);
   else await printPairing(session.pairing()!, false);
+}
+
+/**
+ * The workspace agent's folders: `--agent DIR` (repeatable) and the config's "agent.folders"
+ * (relative ones from the config file's folder), each checked to be a folder at start. Names are
+ * the folders' base names, made unique.
+ */
+function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): AgentHost {
+  const { folders, denyPaths } = config.current().agent;
+  const dirs = [...args.agent.map((d) => resolve(d)), ...folders.map((d) => resolve(dirname(configPath), d.replace(/^~(?=$|[\\/])/, homedir())))];
+  const seen = new Set<string>();
+  const names = new Set<string>();
+  const workspaces: NodeWorkspace[] = [];
+  for (const dir of dirs) {
+    if (seen.has(dir)) continue;
+    seen.add(dir);
+    let isDir = false;
+    try {
+      isDir = statSync(dir).isDirectory();
+    } catch {
+      // reported below
+    }
+    if (!isDir) fail(`--agent ${dir}: not a folder`);
+    let name = basename(dir) || dir;
+    for (let n = 2; names.has(name); n++) name = `${basename(dir)} (${n})`;
+    names.add(name);
+    workspaces.push(
+      new NodeWorkspace({
+        folder: dir,
+        name,
+        denyPaths,
+        configDir: configDir(),
+        protect: [configPath],
+        keyNames: () => config.current().providers.flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : [])),
+      }),
+    );
+  }
+  return {
+    workspaces: () => workspaces,
+    howToEnable: 'Start the desktop relay with `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).',
+  };
 }
 
 /** The secret a tunnel kind takes, from the environment: DESKRELAY_TUNNEL_TOKEN (or TUNNEL_TOKEN) for a named tunnel, NGROK_AUTHTOKEN for ngrok. */

@@ -1,3 +1,4 @@
+import { agentDoor } from './agent';
 import type { DoorFactory } from './door';
 import { devicesDoor } from './devices';
 import { ollamaDoor } from './ollama/routes';
@@ -19,4 +20,5 @@ export const DOORS: readonly DoorFactory[] = [
   providersDoor,
   pushDoor,
   devicesDoor,
+  agentDoor,
 ];

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger';
+import type { AgentPush } from '../protocol';
 
 /** A resumable generation (Idempotency-Key) ended: `ok` false for an error; `attached` is how many clients were listening then. */
 export interface ReplyFinished {
@@ -17,6 +18,7 @@ export type ReplyFinishedListener = (event: ReplyFinished) => void;
  */
 export class ReplyEvents {
   private readonly listeners = new Set<ReplyFinishedListener>();
+  private readonly agentListeners = new Set<(payload: AgentPush) => void>();
 
   constructor(private readonly logger: Logger) {}
 
@@ -24,6 +26,22 @@ export class ReplyEvents {
   onFinished(listener: ReplyFinishedListener): () => void {
     this.listeners.add(listener);
     return () => void this.listeners.delete(listener);
+  }
+
+  /** The agent door's pushes (a decision waits, a turn ended) with nobody attached; the push door sends them. */
+  onAgentPush(listener: (payload: AgentPush) => void): () => void {
+    this.agentListeners.add(listener);
+    return () => void this.agentListeners.delete(listener);
+  }
+
+  agentPush(payload: AgentPush): void {
+    for (const listener of this.agentListeners) {
+      try {
+        listener(payload);
+      } catch (err) {
+        this.logger.error(`an agent push listener failed: ${err instanceof Error ? err.name : typeof err}`);
+      }
+    }
   }
 
   finished(event: ReplyFinished): void {

@@ -5,6 +5,7 @@ import type { ChatService } from '../chat/service';
 import type { ReplyEvents } from '../doors/replyEvents';
 import type { BodyBudget } from './bodyBudget';
 import type { DeviceChange, DeviceRegistry } from '../store/devices';
+import type { AgentHost } from '../agent/host';
 
 export interface RequestLogEntry {
   method: string;
@@ -74,10 +75,12 @@ export interface RelayOptions {
   rememberDevices?: boolean;
   /** A device registered, was revoked, or every device was forgotten (the desk shows it). */
   onDeviceChange?: (change: DeviceChange) => void;
+  /** The workspace agent (issue 23): its folders, asked on every request. Absent or no folders: every /v1/agent path answers 403 agent.disabled. */
+  agent?: AgentHost;
 }
 
-export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange'>> &
-  Pick<RelayOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange'> & { configDir: string };
+export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange' | 'agent'>> &
+  Pick<RelayOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange' | 'agent'> & { configDir: string };
 
 /** Per-request facts the request log and the error handler need. */
 export interface RequestState {

@@ -40,6 +40,14 @@ export type ErrorCode =
   | 'device.forbidden'
   /** 409: the desktop already has the most devices it keeps. */
   | 'device.too_many'
+  /** 403: the workspace agent is off on the desktop (`--agent DIR`, "agent" in config.json, deskrelay.agent.enabled). */
+  | 'agent.disabled'
+  /** 404: no agent session (or folder) by that id: never made, deleted, dropped, or the relay restarted. */
+  | 'agent.not_found'
+  /** 409: the approval names a call that is not waiting for a decision (unknown or already decided). */
+  | 'agent.not_pending'
+  /** 429: every agent session the desktop keeps is busy. */
+  | 'agent.too_many_sessions'
   | 'server.stopping'
   /** 503 with Retry-After: the request bodies being read already hold the relay's budget (issue 21). */
   | 'server.busy'

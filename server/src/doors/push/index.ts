@@ -5,7 +5,7 @@ import { sendJson } from '../../http/json';
 import type { Route } from '../../http/route';
 import type { DoorFactory } from '../door';
 import { readJsonBody } from '../read';
-import type { ReplyReadyPush } from '../../protocol';
+import type { AgentPush, ReplyReadyPush } from '../../protocol';
 import type { ReplyFinished } from '../replyEvents';
 import { checkEndpoint } from './endpoint';
 import { sendPush, type PushOutcome, type PushTarget } from './send';
@@ -20,6 +20,8 @@ export const MAX_SUBSCRIPTIONS = 10;
  * a reply that ends while the service is this slow is better fetched by the phone itself.
  */
 export const MAX_PUSHES_IN_FLIGHT = 16;
+/** An agent's push stays deliverable this long: a decision waits in memory until the relay stops. */
+const AGENT_PUSH_TTL_SECONDS = 60 * 60;
 
 /** The door's paths (PATHS.pushKey and PATHS.pushSubscriptions in the shared protocol). */
 export const PUSH_KEY_PATH = '/v1/push/key';
@@ -151,10 +153,13 @@ export const pushDoor: DoorFactory = (ctx) => {
 
   async function notify(event: ReplyFinished): Promise<void> {
     const payload: ReplyReadyPush = { type: 'reply_ready', idempotencyKey: event.idempotencyKey, ok: event.ok };
-    const text = JSON.stringify(payload);
     // The push lives as long as the reply can still be fetched; after that it would lead nowhere.
     const ttlMs = event.ok ? ctx.options.resumeTtlMs : Math.min(ctx.options.resumeTtlMs, ctx.options.resumeErrorTtlMs);
-    const ttlSeconds = Math.max(1, Math.ceil(ttlMs / 1000));
+    await broadcast(JSON.stringify(payload), Math.max(1, Math.ceil(ttlMs / 1000)));
+  }
+
+  /** Sends one payload to every subscription, forgetting those the push service says are gone. */
+  async function broadcast(text: string, ttlSeconds: number): Promise<void> {
     const pair = await vapid();
     await Promise.all(
       [...subscriptions].map(async ([id, target]) => {
@@ -193,12 +198,19 @@ export const pushDoor: DoorFactory = (ctx) => {
     void notify(event).catch((err: unknown) => logger.warn(`push: not sent (${err instanceof Error ? err.message : typeof err})`));
   });
 
+  // The agent's pushes carry no file text and no command: only which session needs the phone.
+  const unsubscribeAgent = ctx.replies.onAgentPush((payload: AgentPush) => {
+    if (subscriptions.size === 0 || ctx.stopping || stopped || !enabled()) return;
+    void broadcast(JSON.stringify(payload), AGENT_PUSH_TTL_SECONDS).catch((err: unknown) => logger.warn(`push: not sent (${err instanceof Error ? err.message : typeof err})`));
+  });
+
   return {
     routes: [keyRoute, subscribeRoute, unsubscribeRoute],
     stop() {
       stopped = true;
       unsubscribe();
       dropDevice?.();
+      unsubscribeAgent();
       subscriptions.clear();
       owners.clear();
     },

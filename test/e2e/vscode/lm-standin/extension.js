@@ -12,6 +12,7 @@
 // with tools offered and "use a tool" in the last user text, the reply is the text "Let me check."
 // and then one call of the first offered tool with input {"city":"Paris"}; when the last message
 // carries a LanguageModelToolResultPart, the reply is "The tool said: <its text>".
+// Also a tool, standin_clock ({city}), answering "It is 12:00 in <city>." (the workspace agent offers it).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const vscode = require('vscode');
 
@@ -78,6 +79,15 @@ function activate() {
   const meta = (family, auth) => ({ vendor: 'standin', name: `Stand-in ${family}`, family, version: '1', maxInputTokens: 100000, maxOutputTokens: 1000, ...(auth ? { auth: true } : {}) });
   vscode.lm.registerChatModelProvider('standin-echo', provider('echo'), meta('echo', false));
   vscode.lm.registerChatModelProvider('standin-guarded', provider('guarded'), meta('guarded', true));
+  // A tool another extension offers (stable vscode.lm.registerTool, declared in package.json's
+  // languageModelTools): the workspace agent offers it to its model too.
+  state.toolCalls = [];
+  vscode.lm.registerTool('standin_clock', {
+    invoke(options) {
+      state.toolCalls.push(options.input);
+      return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(`It is 12:00 in ${options.input.city}.`)]);
+    },
+  });
   return state;
 }
 

@@ -1,0 +1,51 @@
+import * as vscode from 'vscode';
+import { commandEnv, type AgentHost, type Workspace } from '../../server/src';
+import { configDir } from '../../server/src/session/paths';
+import { AgentTerminals, lmTools, VsCodeWorkspace } from './agentWorkspace';
+
+/** The tools of other extensions, each asking first unless in `deskrelay.agent.autoApproveTools` (the user's value only). */
+function autoApprovedTools() {
+  const listed = vscode.workspace.getConfiguration('deskrelay').inspect<string[]>('agent.autoApproveTools')?.globalValue;
+  return lmTools(Array.isArray(listed) ? listed.filter((n) => typeof n === 'string') : []);
+}
+
+/**
+ * The workspace agent's host in VS Code: the open folders on disk, but only while the user's
+ * own setting `deskrelay.agent.enabled` is on (machine scope: a workspace's settings can never
+ * turn it on, so a cloned repository cannot) and the workspace is trusted. Asked on every
+ * request, so turning either off ends the agent at once.
+ */
+export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
+  readonly howToEnable = 'Turn it on at the desk: the user setting "deskrelay.agent.enabled" in VS Code, in a trusted workspace.';
+  private readonly terminals = new AgentTerminals();
+  private cache = new Map<string, VsCodeWorkspace>();
+
+  workspaces(): readonly Workspace[] {
+    const c = vscode.workspace.getConfiguration('deskrelay');
+    // The user's value only, whatever a workspace's settings say.
+    const enabled = c.inspect<boolean>('agent.enabled')?.globalValue === true;
+    if (!enabled || !vscode.workspace.isTrusted) return [];
+    const deny = (c.inspect<string[]>('agent.denyPaths')?.globalValue ?? []).filter((g) => typeof g === 'string' && g.trim() !== '');
+    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
+    const names = new Set<string>();
+    const next = new Map<string, VsCodeWorkspace>();
+    const out: VsCodeWorkspace[] = [];
+    for (const folder of folders) {
+      let name = folder.name;
+      for (let n = 2; names.has(name); n++) name = `${folder.name} (${n})`;
+      names.add(name);
+      const key = JSON.stringify([folder.uri.toString(), name, deny]);
+      const workspace =
+        this.cache.get(key) ??
+        new VsCodeWorkspace(folder, { name, denyPaths: deny, configDir: configDir(), env: () => commandEnv(process.env), hostTools: autoApprovedTools }, this.terminals);
+      next.set(key, workspace);
+      out.push(workspace);
+    }
+    this.cache = next;
+    return out;
+  }
+
+  dispose(): void {
+    this.terminals.dispose();
+  }
+}

@@ -1,0 +1,80 @@
+import type { AgentEvent } from '../protocol';
+
+/** One numbered event, framed as `id: n\ndata: …\n\n`. */
+export interface AgentFrame {
+  id: number;
+  framed: string;
+  bytes: number;
+}
+
+/** A client following a session's events live. */
+export interface AgentListener {
+  push(frame: AgentFrame): void;
+  /** The session is gone (deleted, dropped, the relay stopping): end the response. */
+  close(): void;
+}
+
+export type AgentReplay = { frames: AgentFrame[]; missed?: string };
+
+export const frameAgentEvent = (event: AgentEvent, id: number) => `id: ${id}\ndata: ${JSON.stringify(event)}\n\n`;
+
+/**
+ * The numbered events of one agent session, for replay after `Last-Event-ID`, and the clients
+ * listening live (the resumable door's EventLog, without a terminal event: a session's stream
+ * stays open across turns). Memory is capped: past `capBytes` the oldest events are dropped;
+ * a resume that needs one is told so, and the session's snapshot still has the transcript.
+ */
+export class AgentEventLog {
+  private readonly frames: AgentFrame[] = [];
+  private held = 0;
+  private nextId = 1;
+  private droppedThrough = 0;
+  private readonly listeners = new Set<AgentListener>();
+
+  constructor(private readonly capBytes: number) {}
+
+  get lastId(): number {
+    return this.nextId - 1;
+  }
+
+  /** Clients attached right now (a push goes out only when there are none). */
+  get attached(): number {
+    return this.listeners.size;
+  }
+
+  append(event: AgentEvent): void {
+    const id = this.nextId++;
+    const framed = frameAgentEvent(event, id);
+    const frame: AgentFrame = { id, framed, bytes: Buffer.byteLength(framed) };
+    this.frames.push(frame);
+    this.held += frame.bytes;
+    while (this.held > this.capBytes && this.frames.length > 1) {
+      const old = this.frames.shift()!;
+      this.held -= old.bytes;
+      this.droppedThrough = old.id;
+    }
+    for (const listener of this.listeners) listener.push(frame);
+  }
+
+  /** The events after `after`; `missed` says when some were already dropped. */
+  since(after: number): AgentReplay {
+    const frames = this.frames.filter((f) => f.id > after);
+    if (after >= this.droppedThrough) return { frames };
+    return {
+      frames,
+      missed: `Events ${after + 1} to ${this.droppedThrough} were dropped (the desktop keeps ${this.capBytes} bytes of a session's events); GET the session for its whole transcript.`,
+    };
+  }
+
+  /** Live frames from now on; call in the same tick as `since` so nothing falls between them. */
+  listen(listener: AgentListener): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  closeAll(): void {
+    const all = [...this.listeners];
+    this.listeners.clear();
+    for (const listener of all) listener.close();
+  }
+}

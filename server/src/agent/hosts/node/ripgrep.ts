@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import { join, sep } from 'node:path';
+import { isDenied } from '../../paths';
+import type { SearchOptions, SearchResult } from '../../workspace';
+
+const MAX_MATCH_CHARS = 300;
+const RG_TIMEOUT_MS = 60_000;
+/** The built-in deny list as ripgrep globs; a fast path only, every match is checked again with isDenied. */
+const DENIED_GLOBS = ['.env', '.env.*', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*', '.npmrc', '.netrc', '.git'];
+
+export interface RipgrepSearch {
+  /** The rg binary. */
+  rg: string;
+  /** The folder's real path. */
+  root: string;
+  /** Where to search, relative to root ('' for all). */
+  under: string;
+  deny: readonly RegExp[];
+  denyGlobs: readonly string[];
+  /** Real paths never searched (DeskRelay's config folder). */
+  protect: readonly string[];
+}
+
+/**
+ * The search through ripgrep: the same rules as the plain search (.gitignore honoured even
+ * outside a repository, hidden files searched, links not followed, files over 2 MiB skipped,
+ * denied and protected files never reported), in path order. Resolves undefined when rg
+ * cannot run or refuses the pattern (the caller falls back to the plain search).
+ */
+export function ripgrepSearch(opts: RipgrepSearch, search: SearchOptions): Promise<SearchResult | undefined> {
+  const args = ['--json', '--no-config', '--no-require-git', '--hidden', '--sort', 'path', '--max-filesize', '2M'];
+  for (const glob of [...DENIED_GLOBS, ...opts.denyGlobs]) args.push('--glob', `!${glob}`);
+  args.push(...(search.regex ? [] : ['--fixed-strings']), '-e', search.query, '--', opts.under === '' ? '.' : opts.under);
+  return new Promise((resolve) => {
+    const child = spawn(opts.rg, args, { cwd: opts.root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const matches: SearchResult['matches'] = [];
+    let truncated = false;
+    let rest = '';
+    let settled = false;
+    const done = (result: SearchResult | undefined) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      search.signal?.removeEventListener('abort', stop);
+      if (child.exitCode === null) child.kill('SIGKILL');
+      resolve(result);
+    };
+    const stop = () => done({ matches, truncated: true });
+    const timer = setTimeout(stop, RG_TIMEOUT_MS);
+    search.signal?.addEventListener('abort', stop, { once: true });
+    const take = (line: string) => {
+      if (line === '' || settled) return;
+      let event: { type?: string; data?: { path?: { text?: string }; lines?: { text?: string }; line_number?: number } };
+      try {
+        event = JSON.parse(line) as typeof event;
+      } catch {
+        return;
+      }
+      if (event.type !== 'match' || !event.data?.path?.text || event.data.lines?.text === undefined) return;
+      const path = event.data.path.text.replace(/^\.[\\/]/, '').split(sep).join('/');
+      const abs = join(opts.root, path);
+      if (isDenied(path, opts.deny) || opts.protect.some((p) => abs === p || abs.startsWith(p + sep))) return;
+      if (matches.length >= search.maxMatches) {
+        truncated = true;
+        done({ matches, truncated });
+        return;
+      }
+      const text = event.data.lines.text.replace(/\r?\n$/, '');
+      matches.push({ path, line: event.data.line_number ?? 0, text: text.length > MAX_MATCH_CHARS ? `${text.slice(0, MAX_MATCH_CHARS)}…` : text });
+    };
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) take(line);
+    });
+    child.stdout.on('error', () => {});
+    child.stderr.on('data', () => {});
+    child.stderr.on('error', () => {});
+    child.once('error', () => done(undefined));
+    // 0: matches, 1: none, 2: an error (a bad pattern, say): the plain search answers instead.
+    child.once('close', (code) => {
+      take(rest);
+      done(code === 0 || code === 1 ? { matches, truncated } : undefined);
+    });
+  });
+}

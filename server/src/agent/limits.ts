@@ -1,0 +1,41 @@
+/** The agent's limits; every one ends what it limits with a message, never silently (docs/agent.md says why each exists). */
+export interface AgentLimits {
+  /** Model calls in one turn before the turn ends with a message (a model looping on tools). */
+  maxSteps: number;
+  /** A tool's result text at most (UTF-8 bytes); the rest is cut with a note. */
+  maxResultBytes: number;
+  /** A command's run time before its process group is killed. */
+  commandTimeoutMs: number;
+  /** A command's output kept (its end). */
+  maxCommandOutputBytes: number;
+  /** Sessions kept; past it the oldest idle one is dropped. */
+  maxSessions: number;
+  /** One session's event log, framed bytes; older events are dropped (the snapshot still has the transcript). */
+  maxEventLogBytes: number;
+  /** One session's conversation (characters sent to the model); past it the turn ends with a message. */
+  maxConversationChars: number;
+  /** list_files entries and search matches at most. */
+  maxListEntries: number;
+  maxSearchMatches: number;
+}
+
+export const DEFAULT_LIMITS: AgentLimits = {
+  maxSteps: 40,
+  maxResultBytes: 64 * 1024,
+  commandTimeoutMs: 120_000,
+  maxCommandOutputBytes: 64 * 1024,
+  maxSessions: 32,
+  maxEventLogBytes: 4 * 1024 * 1024,
+  maxConversationChars: 8 * 1024 * 1024,
+  maxListEntries: 2000,
+  maxSearchMatches: 200,
+};
+
+/** `text` cut to `maxBytes` of UTF-8 (never inside a character), with a note saying so. */
+export function capResult(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= maxBytes) return text;
+  let end = maxBytes;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return `${bytes.subarray(0, end).toString('utf8')}\n[cut: the result was ${bytes.length} bytes; the agent gets at most ${maxBytes}. Ask for less: a line range, a narrower path or pattern.]`;
+}

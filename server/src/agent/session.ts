@@ -1,0 +1,366 @@
+import { CancelReason } from '../chat/events';
+import type { ChatHandle, ChatService, ReplySink } from '../chat/service';
+import { HttpError } from '../http/errors';
+import type { Logger } from '../logger';
+import type { AgentEvent, AgentPush, AgentStatus } from '../protocol';
+import type { ChatMessage, ToolCall } from '../providers/types';
+import { AgentEventLog } from './eventLog';
+import { capResult, type AgentLimits } from './limits';
+import { ApprovalPolicy, type Decision } from './policy';
+import { systemPrompt } from './prompt';
+import { ArgumentError, TOOLS, type AgentTool, type PreparedCall } from './tools';
+import { WorkspaceError, type Workspace } from './workspace';
+
+export interface SessionDeps {
+  id: string;
+  workspace: Workspace;
+  chat: ChatService;
+  limits: AgentLimits;
+  logger: Logger;
+  /** A push for the phone (sent only when no client is attached to the session's events). */
+  push(payload: AgentPush): void;
+}
+
+export interface PendingApproval {
+  callId: string;
+  tool: string;
+  input: Record<string, unknown>;
+  diff?: string;
+  command?: string;
+}
+
+/** The transcript as a snapshot shows it: what was said and done, in order. */
+export type TranscriptItem =
+  | { role: 'user'; text: string }
+  | { role: 'assistant'; text: string; toolCalls: { callId: string; tool: string; input: Record<string, unknown> }[] }
+  | { role: 'tool'; callId: string; tool: string; ok: boolean; output: string; denied?: boolean };
+
+export interface SessionSnapshot {
+  id: string;
+  folder: string;
+  title: string;
+  status: AgentStatus;
+  updatedAt: string;
+  transcript: TranscriptItem[];
+  pending: PendingApproval[];
+  /** The id of the last event so far: follow the events with `Last-Event-ID` set to it. */
+  lastEventId: number;
+}
+
+export class NotPendingError extends Error {}
+
+const STOPPED_BY_USER = 'Stopped by the user.';
+const NOT_RUN = 'Not run: the user stopped the agent.';
+
+/**
+ * One agent session: the conversation with the model, the loop that runs the tools it calls
+ * (asking the user first where the policy says so), and the numbered events a phone follows.
+ * It knows the Workspace contract and the chat service, not the host or the door.
+ */
+export class AgentSession {
+  readonly id: string;
+  readonly log: AgentEventLog;
+  readonly createdAt = Date.now();
+  title = '';
+  private statusValue: AgentStatus = 'idle';
+  private updated = Date.now();
+  private readonly messages: ChatMessage[];
+  private readonly transcript: TranscriptItem[] = [];
+  private readonly policy = new ApprovalPolicy();
+  private readonly queue: string[] = [];
+  private readonly pending = new Map<string, { approval: PendingApproval; decide: (d: Decision) => void }>();
+  /** Aborted by stop(): the model request, a running command, a search. */
+  private turn: AbortController | undefined;
+  private model: ChatHandle | undefined;
+  private closed = false;
+  /** The turn running or last run: a new one starts only after it settled. */
+  private turns: Promise<void> = Promise.resolve();
+  private stops = 0;
+
+  constructor(private readonly deps: SessionDeps) {
+    this.id = deps.id;
+    this.log = new AgentEventLog(deps.limits.maxEventLogBytes);
+    this.messages = [{ role: 'system', content: systemPrompt(deps.workspace) }];
+  }
+
+  get folder(): string {
+    return this.deps.workspace.name;
+  }
+
+  get status(): AgentStatus {
+    return this.statusValue;
+  }
+
+  get updatedAt(): number {
+    return this.updated;
+  }
+
+  /** True while a turn runs or waits for an approval. */
+  get busy(): boolean {
+    return this.statusValue === 'running' || this.statusValue === 'waiting';
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  snapshot(): SessionSnapshot {
+    return {
+      id: this.id,
+      folder: this.folder,
+      title: this.title,
+      status: this.statusValue,
+      updatedAt: new Date(this.updated).toISOString(),
+      transcript: this.transcript,
+      pending: [...this.pending.values()].map((p) => p.approval),
+      lastEventId: this.log.lastId,
+    };
+  }
+
+  /** The user's next message: a new turn now, or queued until the model next stops when a turn runs. */
+  send(text: string): void {
+    if (this.closed) return;
+    if (!this.title) this.title = text.replace(/\s+/g, ' ').trim().slice(0, 80);
+    if (this.busy) {
+      this.queue.push(text);
+      return;
+    }
+    this.setStatus('running');
+    const stops = this.stops;
+    // After the previous turn has wound down (a stopped command still reporting), never beside it.
+    this.turns = this.turns
+      .then(() => {
+        if (this.stops !== stops || this.closed) return;
+        this.addUser(text);
+        return this.runTurn();
+      })
+      .catch((err: unknown) => {
+        this.deps.logger.error(`agent ${this.short}: the turn failed unexpectedly: ${err instanceof Error ? `${err.name}: ${err.message}` : typeof err}`);
+        this.emit({ type: 'error', message: 'The agent failed unexpectedly; see the DeskRelay log on the desktop.' });
+        this.setStatus('failed');
+      });
+  }
+
+  /** The user's answer to a pending approval; NotPendingError when there is none for callId. */
+  decide(callId: string, decision: Decision): void {
+    const entry = this.pending.get(callId);
+    if (!entry) throw new NotPendingError();
+    this.pending.delete(callId);
+    entry.decide(decision);
+  }
+
+  /** Aborts the model request, kills a running command with its process group, denies pending approvals, drops queued messages. */
+  stop(): void {
+    if (!this.busy) return;
+    this.stops++;
+    this.queue.length = 0;
+    this.setStatus('stopped');
+    this.turn?.abort(new CancelReason(STOPPED_BY_USER));
+    this.model?.abort(new CancelReason(STOPPED_BY_USER));
+    for (const [callId, entry] of [...this.pending]) {
+      this.pending.delete(callId);
+      entry.decide('deny');
+    }
+  }
+
+  /** Ends the session for good (deleted, dropped, the relay stopping): stopped, listeners closed. */
+  close(): void {
+    this.stop();
+    this.closed = true;
+    this.log.closeAll();
+  }
+
+  private get short(): string {
+    return this.id.slice(0, 8);
+  }
+
+  private emit(event: AgentEvent): void {
+    this.updated = Date.now();
+    this.log.append(event);
+  }
+
+  private setStatus(status: AgentStatus): void {
+    if (this.statusValue === status) return;
+    this.statusValue = status;
+    this.emit({ type: 'status', status });
+  }
+
+  private addUser(text: string): void {
+    this.messages.push({ role: 'user', content: text });
+    this.transcript.push({ role: 'user', text });
+    this.emit({ type: 'user', text });
+  }
+
+  private conversationChars(): number {
+    let n = 0;
+    for (const m of this.messages) n += m.content.length + (m.toolCalls ? JSON.stringify(m.toolCalls).length : 0);
+    return n;
+  }
+
+  /** One turn: model ↔ tools until the model answers without calling a tool, a limit, a failure or a stop. */
+  private async runTurn(): Promise<void> {
+    const turn = new AbortController();
+    this.turn = turn;
+    const { limits } = this.deps;
+    let steps = 0;
+    for (;;) {
+      if (turn.signal.aborted) return;
+      if (steps >= limits.maxSteps) {
+        this.emit({ type: 'error', message: `The agent stopped after ${limits.maxSteps} model calls in this turn (its step limit). Send a message to let it go on.` });
+        break;
+      }
+      if (this.conversationChars() > limits.maxConversationChars) {
+        this.emit({ type: 'error', message: `This session's conversation passed ${limits.maxConversationChars} characters, more than the desktop sends a model; start a new session.` });
+        break;
+      }
+      steps++;
+      const reply = await this.callModel(turn.signal);
+      if (turn.signal.aborted) return;
+      if (!reply.ok) {
+        this.emit({ type: 'error', message: reply.message });
+        this.setStatus('failed');
+        this.notifyIdle();
+        return;
+      }
+      this.messages.push({ role: 'assistant', content: reply.text, ...(reply.calls.length ? { toolCalls: reply.calls } : {}) });
+      this.transcript.push({ role: 'assistant', text: reply.text, toolCalls: reply.calls.map((c) => ({ callId: c.id, tool: c.name, input: c.arguments })) });
+      for (const call of reply.calls) {
+        const result = turn.signal.aborted ? { ok: false, output: NOT_RUN, denied: true } : await this.runCall(call, turn.signal);
+        this.messages.push({ role: 'tool', content: result.output, toolCallId: call.id, name: call.name });
+        this.transcript.push({ role: 'tool', callId: call.id, tool: call.name, ...result });
+        this.emit({ type: 'tool_result', callId: call.id, ...result });
+      }
+      if (turn.signal.aborted) return;
+      // Messages sent while the model worked join the conversation when it next stops.
+      for (const text of this.queue.splice(0)) this.addUser(text);
+      if (reply.calls.length === 0 && this.messages.at(-1)?.role !== 'user') break;
+    }
+    this.turn = undefined;
+    this.setStatus('idle');
+    this.notifyIdle();
+  }
+
+  /** The built-in tools, then the host's (a host tool named like a built-in one is left out). */
+  private tools(): readonly AgentTool[] {
+    const extra = this.deps.workspace.hostTools?.() ?? [];
+    if (extra.length === 0) return TOOLS;
+    const names = new Set(TOOLS.map((t) => t.spec.name));
+    return [...TOOLS, ...extra.filter((t) => !names.has(t.spec.name) && names.add(t.spec.name))];
+  }
+
+  private notifyIdle(): void {
+    if (this.log.attached === 0) this.deps.push({ type: 'agent_idle', session: this.id });
+  }
+
+  private async callModel(signal: AbortSignal): Promise<{ ok: true; text: string; calls: ToolCall[] } | { ok: false; message: string }> {
+    let text = '';
+    let unsent = '';
+    const calls: ToolCall[] = [];
+    const sink: ReplySink = {
+      piece: (kind, piece) => {
+        // Reasoning is the model's own scratch work: not part of what the agent says.
+        if (kind !== 'text') return;
+        text += piece;
+        unsent += piece;
+      },
+      flush: () => {
+        if (unsent === '') return;
+        this.emit({ type: 'text', delta: unsent });
+        unsent = '';
+      },
+      toolCall: (call) => {
+        calls.push(call);
+      },
+      end: () => {},
+    };
+    let handle: ChatHandle;
+    try {
+      const provider = this.deps.chat.provider();
+      handle = this.deps.chat.start(provider, this.messages, sink, { tools: this.tools().map((t) => t.spec), toolChoice: 'auto' });
+    } catch (err) {
+      if (err instanceof HttpError) return { ok: false, message: err.message };
+      throw err;
+    }
+    this.model = handle;
+    const onAbort = () => handle.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const ending = await handle.done;
+      sink.flush();
+      if (!ending.ok) return { ok: false, message: ending.message };
+      if (ending.finish === 'length' && calls.length === 0) {
+        this.emit({ type: 'error', message: 'The model stopped at its output token limit; its answer may be cut.' });
+      }
+      return { ok: true, text, calls };
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.model = undefined;
+    }
+  }
+
+  private async runCall(call: ToolCall, signal: AbortSignal): Promise<{ ok: boolean; output: string; denied?: boolean }> {
+    const { logger, limits, workspace } = this.deps;
+    this.emit({ type: 'tool_call', callId: call.id, tool: call.name, input: call.arguments });
+    const tools = this.tools();
+    const tool: AgentTool | undefined = tools.find((t) => t.spec.name === call.name);
+    if (!tool) {
+      logger.info(`agent ${this.short}: ${call.name} refused (no such tool)`);
+      return { ok: false, output: `There is no tool "${call.name}". The tools are: ${tools.map((t) => t.spec.name).join(', ')}.` };
+    }
+    let prepared: PreparedCall;
+    try {
+      prepared = await tool.prepare(call.arguments, { workspace, limits, signal });
+    } catch (err) {
+      const refusal = toolFailure(err, logger);
+      logger.info(`agent ${this.short}: ${call.name} refused: ${refusal.output.split('\n')[0]}`);
+      return refusal;
+    }
+    const subject = `${tool.approval === 'command' ? 'command' : tool.approval === 'tool' ? 'tool' : 'path'}=${JSON.stringify(prepared.subject)}`;
+    if (this.policy.needsApproval(tool.approval, prepared.grantKey)) {
+      const decision = await this.ask(call, prepared);
+      logger.info(`agent ${this.short}: ${call.name} ${subject} decision=${decision}`);
+      if (decision === 'deny' || signal.aborted) {
+        return { ok: false, denied: true, output: signal.aborted ? NOT_RUN : 'The user denied this. Nothing was changed or run.' };
+      }
+      if (decision === 'allow_session') this.policy.grant(tool.approval, prepared.grantKey);
+    } else {
+      logger.info(`agent ${this.short}: ${call.name} ${subject}${tool.approval === 'never' ? '' : ' decision=allowed_for_session'}`);
+    }
+    try {
+      return { ok: true, output: capResult(await prepared.run(), limits.maxResultBytes) };
+    } catch (err) {
+      return toolFailure(err, logger);
+    }
+  }
+
+  /** Shows the approval, waits for the user's decision (or a stop, which denies). */
+  private ask(call: ToolCall, prepared: PreparedCall): Promise<Decision> {
+    const approval: PendingApproval = {
+      callId: call.id,
+      tool: call.name,
+      input: call.arguments,
+      ...(prepared.diff !== undefined ? { diff: prepared.diff } : {}),
+      ...(prepared.command !== undefined ? { command: prepared.command } : {}),
+    };
+    return new Promise<Decision>((resolve) => {
+      this.pending.set(call.id, {
+        approval,
+        decide: (d) => {
+          if (this.statusValue === 'waiting' && this.pending.size === 0) this.setStatus('running');
+          resolve(d);
+        },
+      });
+      this.emit({ type: 'approval', ...approval });
+      this.setStatus('waiting');
+      if (this.log.attached === 0) this.deps.push({ type: 'agent_needs_you', session: this.id, callId: call.id });
+    });
+  }
+}
+
+function toolFailure(err: unknown, logger: Logger): { ok: false; output: string } {
+  if (err instanceof WorkspaceError || err instanceof ArgumentError) return { ok: false, output: err.message };
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code === 'string') return { ok: false, output: `The desktop could not do it (${code}).` };
+  logger.error(`agent: a tool failed unexpectedly: ${err instanceof Error ? err.name : typeof err}`);
+  return { ok: false, output: 'The tool failed unexpectedly; see the DeskRelay log on the desktop.' };
+}

@@ -1,0 +1,26 @@
+import { stringArg, type AgentTool } from './tool';
+
+export const diagnostics: AgentTool = {
+  spec: {
+    name: 'diagnostics',
+    description: 'The editor\'s problems (errors and warnings from its language servers) for the folder or one file.',
+    parameters: {
+      type: 'object',
+      properties: { path: { type: 'string', description: 'One file, relative to the folder root. Default: every file.' } },
+      additionalProperties: false,
+    },
+  },
+  approval: 'never',
+  async prepare(input, ctx) {
+    const path = stringArg(input, 'path');
+    return {
+      subject: path || '.',
+      async run() {
+        const result = await ctx.workspace.diagnostics(path || undefined);
+        if (!result.supported) return result.note;
+        if (result.items.length === 0) return 'No problems.';
+        return result.items.map((d) => `${d.path}:${d.line}: ${d.severity}: ${d.message}`).join('\n');
+      },
+    };
+  },
+};

@@ -1,0 +1,42 @@
+import { unifiedDiff } from '../diff';
+import { WorkspaceError } from '../workspace';
+import { ArgumentError, stringArg, type AgentTool } from './tool';
+
+export const editFile: AgentTool = {
+  spec: {
+    name: 'edit_file',
+    description:
+      'Replace one exact piece of a file: "old" must occur exactly once in it (include enough surrounding lines to make it unique); it becomes "new". The user approves the diff first.',
+    parameters: {
+      type: 'object',
+      properties: {
+        path: { type: 'string', description: 'The file, relative to the folder root.' },
+        old: { type: 'string', description: 'The exact text to replace, unique in the file.' },
+        new: { type: 'string', description: 'The text to put in its place.' },
+      },
+      required: ['path', 'old', 'new'],
+      additionalProperties: false,
+    },
+  },
+  approval: 'edit',
+  async prepare(input, ctx) {
+    const path = stringArg(input, 'path', true);
+    const old = stringArg(input, 'old', true);
+    const replacement = stringArg(input, 'new') ?? '';
+    const before = await ctx.workspace.readFile(path);
+    const at = before.indexOf(old);
+    if (at < 0) throw new ArgumentError(`"old" does not occur in ${path}; read the file and copy the text exactly.`);
+    if (before.indexOf(old, at + 1) >= 0) throw new ArgumentError(`"old" occurs more than once in ${path}; include more surrounding lines so it is unique.`);
+    const after = before.slice(0, at) + replacement + before.slice(at + old.length);
+    return {
+      subject: path,
+      diff: unifiedDiff(path, before, after),
+      async run() {
+        // What was approved is this diff against this text: a file changed meanwhile is not overwritten.
+        if ((await ctx.workspace.readIfExists(path)) !== before) throw new WorkspaceError(`${path} changed since the diff was shown; nothing was written. Read it again.`);
+        await ctx.workspace.writeFile(path, after);
+        return `Edited ${path}.`;
+      },
+    };
+  },
+};

@@ -1,0 +1,24 @@
+import { booleanArg, type AgentTool } from './tool';
+
+export const gitDiff: AgentTool = {
+  spec: {
+    name: 'git_diff',
+    description: 'The folder\'s uncommitted changes as `git diff` shows them (staged: true for what is staged).',
+    parameters: {
+      type: 'object',
+      properties: { staged: { type: 'boolean', description: 'Show the staged changes instead of the unstaged ones.' } },
+      additionalProperties: false,
+    },
+  },
+  approval: 'never',
+  async prepare(input, ctx) {
+    const staged = booleanArg(input, 'staged');
+    return {
+      subject: staged ? '--staged' : '.',
+      async run() {
+        const diff = await ctx.workspace.gitDiff(staged);
+        return diff === '' ? (staged ? 'Nothing is staged.' : 'No unstaged changes.') : diff;
+      },
+    };
+  },
+};

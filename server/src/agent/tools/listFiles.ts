@@ -1,0 +1,29 @@
+import { stringArg, type AgentTool } from './tool';
+
+export const listFiles: AgentTool = {
+  spec: {
+    name: 'list_files',
+    description: 'List the files in the folder (or under a subfolder), honouring .gitignore. Optionally filter with a glob such as "*.ts" or "src/**/*.test.ts".',
+    parameters: {
+      type: 'object',
+      properties: {
+        path: { type: 'string', description: 'A subfolder, relative to the folder root. Default: the root.' },
+        pattern: { type: 'string', description: 'A glob the relative paths must match.' },
+      },
+      additionalProperties: false,
+    },
+  },
+  approval: 'never',
+  async prepare(input, ctx) {
+    const path = stringArg(input, 'path');
+    const pattern = stringArg(input, 'pattern');
+    return {
+      subject: path || '.',
+      async run() {
+        const { files, truncated } = await ctx.workspace.listFiles({ path, pattern, maxEntries: ctx.limits.maxListEntries });
+        if (files.length === 0) return pattern ? `No files match "${pattern}".` : 'No files.';
+        return files.join('\n') + (truncated ? `\n[only the first ${ctx.limits.maxListEntries} files; narrow the path or pattern]` : '');
+      },
+    };
+  },
+};

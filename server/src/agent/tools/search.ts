@@ -1,0 +1,33 @@
+import { booleanArg, stringArg, type AgentTool } from './tool';
+
+export const search: AgentTool = {
+  spec: {
+    name: 'search',
+    description: 'Search the text of the folder\'s files (honouring .gitignore) for a string, or a JavaScript regular expression with regex: true. Case-sensitive. Answers "path:line: text" per match.',
+    parameters: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', description: 'The text (or regular expression) to find in a line.' },
+        path: { type: 'string', description: 'Search only under this subfolder or file.' },
+        regex: { type: 'boolean', description: 'Treat query as a regular expression.' },
+      },
+      required: ['query'],
+      additionalProperties: false,
+    },
+  },
+  approval: 'never',
+  async prepare(input, ctx) {
+    const query = stringArg(input, 'query', true);
+    const path = stringArg(input, 'path');
+    const regex = booleanArg(input, 'regex');
+    return {
+      subject: path || '.',
+      async run() {
+        const { matches, truncated } = await ctx.workspace.search({ query, path, regex, maxMatches: ctx.limits.maxSearchMatches, signal: ctx.signal });
+        if (matches.length === 0) return `No matches for ${regex ? `/${query}/` : `"${query}"`}.`;
+        const lines = matches.map((m) => `${m.path}:${m.line}: ${m.text}`);
+        return lines.join('\n') + (truncated ? `\n[only the first ${ctx.limits.maxSearchMatches} matches; narrow the query or path]` : '');
+      },
+    };
+  },
+};

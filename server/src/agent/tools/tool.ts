@@ -1,0 +1,74 @@
+import type { ToolSpec } from '../../providers/types';
+import type { AgentLimits } from '../limits';
+import type { Workspace } from '../workspace';
+
+/**
+ * What asks first: never (reads), edits (every edit_file and write_file), commands (per exact
+ * command line), host tools (per tool: another extension's tool may do anything).
+ */
+export type ApprovalKind = 'never' | 'edit' | 'command' | 'tool';
+
+export interface ToolContext {
+  workspace: Workspace;
+  limits: AgentLimits;
+  /** Aborted by the session's stop: a running command is killed, a search ends. */
+  signal: AbortSignal;
+}
+
+/** A call checked and ready: what the approval shows and the log names, and how to carry it out. */
+export interface PreparedCall {
+  /** The path or command, for the log (never file contents). */
+  subject: string;
+  /** Edits: the unified diff of the change. */
+  diff?: string;
+  /** Commands: the exact command line. */
+  command?: string;
+  /** What an `allow_session` answer grants (commands: the line; host tools: the tool's name). */
+  grantKey?: string;
+  /** Carries the call out and returns its result text (a WorkspaceError's message is the result when it fails). */
+  run(): Promise<string>;
+}
+
+/**
+ * One tool the model gets: its name, description and JSON Schema, whether it asks first, and
+ * prepare(), which checks the input (throwing a WorkspaceError the model is told) and says what
+ * would happen. A new tool is one file with one of these, listed in tools/index.ts.
+ */
+export interface AgentTool {
+  readonly spec: ToolSpec;
+  readonly approval: ApprovalKind;
+  prepare(input: Record<string, unknown>, ctx: ToolContext): Promise<PreparedCall>;
+}
+
+/** Reads a string argument; `required` refuses a missing or empty one with a message for the model. */
+export function stringArg(input: Record<string, unknown>, name: string, required: true): string;
+export function stringArg(input: Record<string, unknown>, name: string, required?: false): string | undefined;
+export function stringArg(input: Record<string, unknown>, name: string, required = false): string | undefined {
+  const value = input[name];
+  if (value === undefined || value === null) {
+    if (required) throw new ArgumentError(`"${name}" is required.`);
+    return undefined;
+  }
+  if (typeof value !== 'string') throw new ArgumentError(`"${name}" must be a string.`);
+  if (required && value === '') throw new ArgumentError(`"${name}" must not be empty.`);
+  return value;
+}
+
+export function booleanArg(input: Record<string, unknown>, name: string): boolean {
+  const value = input[name];
+  if (value === undefined || value === null) return false;
+  if (typeof value !== 'boolean') throw new ArgumentError(`"${name}" must be true or false.`);
+  return value;
+}
+
+export function lineArg(input: Record<string, unknown>, name: string): number | undefined {
+  const value = input[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new ArgumentError(`"${name}" must be a line number (1 or more).`);
+  return value;
+}
+
+/** A bad argument: told to the model as the tool's result, like a WorkspaceError. */
+export class ArgumentError extends Error {}
+
+export const pathProperty = (description: string) => ({ type: 'string', description });

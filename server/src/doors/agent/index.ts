@@ -1,0 +1,180 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AgentHost } from '../../agent/host';
+import { DEFAULT_LIMITS, type AgentLimits } from '../../agent/limits';
+import { DECISIONS, type Decision } from '../../agent/policy';
+import { NotPendingError, type AgentSession } from '../../agent/session';
+import { SessionStore } from '../../agent/sessions';
+import type { Workspace } from '../../agent/workspace';
+import { HttpError } from '../../http/errors';
+import { sendJson } from '../../http/json';
+import { pathParams, type Route } from '../../http/route';
+import { SseStream } from '../../http/sse';
+import { EVENT_ID_RE, HEADERS } from '../../protocol';
+import type { DoorFactory } from '../door';
+import { readJsonBody } from '../read';
+
+/** The door's paths (docs/agent.md). */
+export const AGENT_FOLDERS_PATH = '/v1/agent/folders';
+export const AGENT_SESSIONS_PATH = '/v1/agent/sessions';
+const SESSION = '/v1/agent/sessions/{id}';
+const EVENTS = '/v1/agent/sessions/{id}/events';
+const MESSAGES = '/v1/agent/sessions/{id}/messages';
+const APPROVAL = '/v1/agent/sessions/{id}/approvals/{callId}';
+const STOP = '/v1/agent/sessions/{id}/stop';
+
+const DEFAULT_HOW_TO_ENABLE = 'Turn it on at the desk: `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).';
+
+const invalid = (message: string) => new HttpError(400, 'request.invalid_body', message);
+const notFound = () => new HttpError(404, 'agent.not_found', 'No agent session by that id: it was deleted, dropped to make room, or the desktop relay restarted.');
+
+function bodyObject(json: unknown, shape: string): Record<string, unknown> {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalid(`The body must be a JSON object: ${shape}.`);
+  return json as Record<string, unknown>;
+}
+
+function nonEmptyString(body: Record<string, unknown>, name: string, shape: string): string {
+  const value = body[name];
+  if (typeof value !== 'string' || value.trim() === '') throw invalid(`"${name}" must be a non-empty string: ${shape}.`);
+  return value;
+}
+
+function noContent(res: ServerResponse): void {
+  res.statusCode = 204;
+  res.setHeader('Cache-Control', 'no-store');
+  res.end();
+}
+
+const params = (pattern: string, req: IncomingMessage) => pathParams(pattern, (req.url ?? '').split('?', 1)[0]!) ?? {};
+
+/**
+ * The workspace agent's door (issue 23): sessions in the desktop's folders, their events as a
+ * resumable SSE stream, the user's messages and decisions. A thin adapter over the agent's
+ * session store; off (403 agent.disabled) unless the host names folders.
+ */
+export const agentDoor: DoorFactory = (ctx) => {
+  const host: AgentHost | undefined = ctx.options.agent;
+  const limits: AgentLimits = { ...DEFAULT_LIMITS, ...host?.limits };
+  const { logger } = ctx.options;
+  const store = new SessionStore({ chat: ctx.chat, limits, logger, push: (payload) => ctx.replies.agentPush(payload) });
+
+  /** The folders in force; the agent turned off meanwhile ends every session. */
+  const folders = (): readonly Workspace[] => {
+    const list = host?.workspaces() ?? [];
+    if (list.length === 0) {
+      store.closeAll();
+      throw new HttpError(403, 'agent.disabled', `The workspace agent is off on the desktop. ${host?.howToEnable ?? DEFAULT_HOW_TO_ENABLE}`);
+    }
+    return list;
+  };
+  const session = (req: IncomingMessage, pattern: string): AgentSession => {
+    folders();
+    const found = store.get(params(pattern, req).id ?? '');
+    if (!found) throw notFound();
+    return found;
+  };
+
+  const route = (method: Route['method'], path: string, handle: Route['handle']): Route => ({ method, path, auth: true, handle });
+
+  const listFolders = route('GET', AGENT_FOLDERS_PATH, (_req, res) => {
+    sendJson(res, 200, { folders: folders().map((w) => ({ name: w.name, ...(w.displayPath ? { path: w.displayPath } : {}) })) });
+  });
+
+  const createSession = route('POST', AGENT_SESSIONS_PATH, async (req, res, c) => {
+    const list = folders();
+    const shape = '{"prompt": "…", "folder"?: "<a name from GET /v1/agent/folders>"}';
+    const body = bodyObject((await readJsonBody(req, c)).json, shape);
+    const prompt = nonEmptyString(body, 'prompt', shape);
+    let workspace = list[0]!;
+    if (body.folder !== undefined) {
+      const named = list.find((w) => w.name === body.folder);
+      if (!named) throw invalid(`"folder" must be one of the folders GET /v1/agent/folders lists: ${list.map((w) => JSON.stringify(w.name)).join(', ')}.`);
+      workspace = named;
+    }
+    const created = store.create(workspace);
+    if (!created) throw new HttpError(429, 'agent.too_many_sessions', `All ${limits.maxSessions} agent sessions the desktop keeps are working; stop or delete one first.`, { 'Retry-After': '5' });
+    logger.info(`agent ${created.id.slice(0, 8)}: session started in folder ${JSON.stringify(workspace.name)}`);
+    created.send(prompt);
+    sendJson(res, 201, { id: created.id, folder: workspace.name });
+  });
+
+  const listSessions = route('GET', AGENT_SESSIONS_PATH, (_req, res) => {
+    folders();
+    sendJson(res, 200, {
+      sessions: store.list().map((s) => ({ id: s.id, folder: s.folder, title: s.title, status: s.status, pending: s.pendingCount, updatedAt: new Date(s.updatedAt).toISOString() })),
+    });
+  });
+
+  const getSession = route('GET', SESSION, (req, res) => sendJson(res, 200, session(req, SESSION).snapshot()));
+
+  const deleteSession = route('DELETE', SESSION, (req, res) => {
+    const s = session(req, SESSION);
+    store.delete(s.id);
+    logger.info(`agent ${s.id.slice(0, 8)}: session deleted`);
+    noContent(res);
+  });
+
+  const events = (method: 'GET' | 'POST'): Route =>
+    route(method, EVENTS, (req, res, c) => {
+      const s = session(req, EVENTS);
+      const after = lastEventId(req, s.log.lastId);
+      const sse = new SseStream(res, { keepAliveMs: c.options.keepAliveMs });
+      sse.open();
+      sse.comment();
+      const replay = s.log.since(after);
+      // Unnumbered: it is about this resume, not an event of the session.
+      if (replay.missed) sse.write(`data: ${JSON.stringify({ type: 'error', message: replay.missed })}\n\n`);
+      for (const frame of replay.frames) sse.write(frame.framed);
+      const stopListening = s.log.listen({ push: (frame) => void sse.write(frame.framed), close: () => sse.finish('') });
+      res.once('close', stopListening);
+    });
+
+  const postMessage = route('POST', MESSAGES, async (req, res, c) => {
+    const s = session(req, MESSAGES);
+    const body = bodyObject((await readJsonBody(req, c)).json, '{"text": "…"}');
+    s.send(nonEmptyString(body, 'text', '{"text": "…"}'));
+    res.statusCode = 202;
+    res.setHeader('Cache-Control', 'no-store');
+    res.end();
+  });
+
+  const decide = route('POST', APPROVAL, async (req, res, c) => {
+    const s = session(req, APPROVAL);
+    const callId = params(APPROVAL, req).callId ?? '';
+    const shape = '{"decision": "allow" | "deny" | "allow_session"}';
+    const body = bodyObject((await readJsonBody(req, c)).json, shape);
+    if (!DECISIONS.includes(body.decision as Decision)) throw invalid(`"decision" must be "allow", "deny" or "allow_session": ${shape}.`);
+    try {
+      s.decide(callId, body.decision as Decision);
+    } catch (err) {
+      if (err instanceof NotPendingError) throw new HttpError(409, 'agent.not_pending', 'No approval is waiting for that call: it was already decided, the session was stopped, or the id is unknown.');
+      throw err;
+    }
+    noContent(res);
+  });
+
+  const stop = route('POST', STOP, (req, res) => {
+    const s = session(req, STOP);
+    s.stop();
+    logger.info(`agent ${s.id.slice(0, 8)}: stopped by the user`);
+    noContent(res);
+  });
+
+  return {
+    // GET is the issue's; POST is the same stream for quick tunnels, which hold a GET event stream until it closes.
+    routes: [listFolders, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop],
+    stop() {
+      store.closeAll();
+    },
+  };
+};
+
+function lastEventId(req: IncomingMessage, last: number): number {
+  const header = req.headers[HEADERS.lastEventId.toLowerCase()];
+  if (header === undefined) return 0;
+  if (typeof header !== 'string' || !EVENT_ID_RE.test(header.trim())) {
+    throw new HttpError(400, 'request.invalid_header', 'The Last-Event-ID header must be the number of the last event received (the value of its "id:" line).');
+  }
+  const after = Number(header.trim());
+  if (after > last) throw new HttpError(400, 'request.invalid_header', `The Last-Event-ID header says ${after}, but this session has only sent events up to ${last}.`);
+  return after;
+}

@@ -1,0 +1,136 @@
+/** What the agent's tests share: the CLI in a child process, an SSE follower, a process check. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { bearer } from '../helpers/http';
+
+const CLI = resolve(__dirname, '../../dist/cli.js');
+
+export interface Cli {
+  child: ChildProcess;
+  url: string;
+  token: string;
+  stderr: () => string;
+  stdout: () => string;
+}
+
+/** Starts `deskrelay serve` on port 0 with a config naming `providerUrl` as its OpenAI-compatible provider. */
+export async function startCli(args: string[], providerUrl: string, env: Record<string, string> = {}): Promise<Cli & { configDir: string }> {
+  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run "node scripts/build.mjs" first');
+  const configDir = mkdtempSync(join(tmpdir(), 'deskrelay-agent-cfg-'));
+  writeFileSync(
+    join(configDir, 'config.json'),
+    JSON.stringify({ activeProvider: 'scripted', providers: [{ id: 'scripted', kind: 'openai-compatible', baseUrl: providerUrl, model: 'gpt-4o' }] }),
+  );
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: configDir, DESKRELAY_RUNNER_PORTS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  await waitUntil(() => /\{"url":"[^"]+","token":"dr_[^"]+"\}/.test(out), () => `the CLI to start; stderr: ${err}`, 15_000);
+  const { url, token } = JSON.parse(/\{"url":"[^"]+","token":"dr_[^"]+"\}/.exec(out)![0]) as { url: string; token: string };
+  return { child, url, token, configDir, stderr: () => err, stdout: () => out };
+}
+
+export interface SseEvent {
+  id?: number;
+  data: any;
+}
+
+/** Follows a session's event stream, parsing events as they come; close() cuts the connection. */
+export class Follower {
+  readonly events: SseEvent[] = [];
+  private buffer = '';
+  private req;
+  status = 0;
+  ended = false;
+
+  constructor(url: string, token: string, path: string, lastEventId?: number) {
+    const u = new URL(url);
+    const headers: Record<string, string> = { ...bearer(token) };
+    if (lastEventId !== undefined) headers['Last-Event-ID'] = String(lastEventId);
+    this.req = request({ host: u.hostname, port: u.port, path, headers, agent: false }, (res) => {
+      this.status = res.statusCode ?? 0;
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => this.take(d));
+      res.on('end', () => (this.ended = true));
+      res.on('error', () => {});
+    });
+    this.req.on('error', () => {});
+    this.req.end();
+  }
+
+  private take(text: string): void {
+    this.buffer += text;
+    let at: number;
+    while ((at = this.buffer.indexOf('\n\n')) >= 0) {
+      const block = this.buffer.slice(0, at);
+      this.buffer = this.buffer.slice(at + 2);
+      let id: number | undefined;
+      let data: string | undefined;
+      for (const line of block.split('\n')) {
+        if (line.startsWith('id: ')) id = Number(line.slice(4));
+        else if (line.startsWith('data: ')) data = line.slice(6);
+      }
+      if (data !== undefined) this.events.push({ id, data: JSON.parse(data) });
+    }
+  }
+
+  of(type: string): any[] {
+    return this.events.filter((e) => e.data.type === type).map((e) => e.data);
+  }
+
+  async waitFor(check: (f: Follower) => boolean, what: string, timeout = 15_000): Promise<void> {
+    const started = Date.now();
+    while (!check(this)) {
+      if (Date.now() - started > timeout) throw new Error(`timed out waiting for ${what}; events: ${JSON.stringify(this.events.map((e) => e.data))}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Waits for a status event (after those already seen when `after` is given). */
+  waitStatus(status: string, after = 0): Promise<void> {
+    return this.waitFor((f) => {
+      const seen = f.of('status').slice(after);
+      // A turn that failed will not reach the status waited for: say why at once.
+      if (status !== 'failed' && seen.some((s) => s.status === 'failed')) throw new Error(`the session failed: ${JSON.stringify(f.of('error'))}`);
+      return seen.some((s) => s.status === status);
+    }, `status ${status}`);
+  }
+
+  close(): void {
+    this.req.destroy();
+  }
+}
+
+
+export async function waitUntil(check: () => boolean, what: () => string, timeout = 15_000): Promise<void> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > timeout) throw new Error(`timed out waiting for ${what()}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+/**
+ * True while the process exists and has not died. A killed background child is re-parented to
+ * PID 1, and a container's PID 1 may never reap it: a zombie answers kill(pid, 0) but is dead.
+ */
+export function alive(pid: number): boolean {
+  // 0 or NaN (a pid file read while it was being written) would signal our own group.
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`not a process id: ${pid}`);
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}

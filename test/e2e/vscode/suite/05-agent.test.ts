@@ -1,0 +1,230 @@
+import * as assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { startScriptedModel, toolResults, type ScriptedModel } from '../../../fixtures/providers/scripted';
+import { freePort, readToken, rememberSecret, setSetting, waitFor, type Status } from './helpers';
+
+/** True while the process exists and is not a zombie (a killed child may wait for a PID 1 that never reaps it). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
+
+/**
+ * The workspace agent inside a real VS Code (issue 23): off until the user's setting, then the
+ * same door as the CLI with VS Code's own host: unsaved editor text is what the model reads, an
+ * approved edit is a WorkspaceEdit the user can undo, a command runs in the "DeskRelay Agent"
+ * terminal, diagnostics are the Problems list.
+ */
+describe('The workspace agent in VS Code', function () {
+  this.timeout(60_000);
+  let model: ScriptedModel;
+  let base: string;
+  let token: string;
+  let folder: string;
+
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : undefined };
+  };
+  const snapshot = async (id: string) => (await call('GET', `/v1/agent/sessions/${id}`)).json;
+  const start = async (prompt: string) => {
+    const created = await call('POST', '/v1/agent/sessions', { prompt });
+    assert.equal(created.status, 201, JSON.stringify(created.json));
+    return created.json.id as string;
+  };
+  const pending = (id: string) => waitFor('an approval', async () => (await snapshot(id)).pending[0], 20_000);
+  const idle = (id: string) => waitFor('the turn to end', async () => ((await snapshot(id)).status === 'idle' ? true : undefined), 30_000);
+  const lastResult = (body: { messages: any[] }) => toolResults(body).at(-1)!.content;
+  const failures = () => assert.deepEqual(model.failures, []);
+
+  before(async () => {
+    model = await startScriptedModel();
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    folder = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
+    await setSetting('port', port);
+    await setSetting('providers', [{ id: 'scripted', kind: 'openai-compatible', baseUrl: `${model.url}/v1`, model: 'gpt-4o' }]);
+    await setSetting('activeProvider', 'scripted');
+    const s = await run<Status>('deskrelay.start');
+    assert.equal(s.running, true);
+    token = readToken()!;
+    rememberSecret(token);
+  });
+
+  after(async () => {
+    await run('deskrelay.stop');
+    for (const key of ['port', 'providers', 'activeProvider', 'agent.enabled']) await setSetting(key, undefined);
+    await model?.close();
+  });
+
+  it('is off by default: 403 agent.disabled naming the setting', async () => {
+    const reply = await call('GET', '/v1/agent/folders');
+    assert.equal(reply.status, 403);
+    assert.equal(reply.json.error.code, 'agent.disabled');
+    assert.match(reply.json.error.message, /deskrelay\.agent\.enabled/);
+  });
+
+  it('the user setting turns it on for the open folder (a trusted workspace)', async () => {
+    assert.equal(vscode.workspace.isTrusted, true);
+    await setSetting('agent.enabled', true);
+    const reply = await call('GET', '/v1/agent/folders');
+    assert.equal(reply.status, 200);
+    assert.deepEqual(reply.json.folders.map((f: any) => f.name), [vscode.workspace.workspaceFolders![0]!.name]);
+  });
+
+  it('reads what the editor shows, unsaved text included', async () => {
+    writeFileSync(join(folder, 'notes.txt'), 'saved line\n');
+    const doc = await vscode.workspace.openTextDocument(join(folder, 'notes.txt'));
+    const editor = await vscode.window.showTextDocument(doc);
+    await editor.edit((b) => b.insert(new vscode.Position(1, 0), 'unsaved line\n'));
+    assert.equal(doc.isDirty, true);
+    model.script([
+      { calls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }] },
+      { check: (body) => assert.equal(lastResult(body), 'notes.txt (lines 1-2 of 2)\n1: saved line\n2: unsaved line'), text: ['read'] },
+    ]);
+    await idle(await start('read notes'));
+    failures();
+    await run('workbench.action.files.revert');
+    await run('workbench.action.closeActiveEditor');
+  });
+
+  it('an approved edit is a WorkspaceEdit, saved, that Undo takes back', async () => {
+    mkdirSync(join(folder, 'src'), { recursive: true });
+    writeFileSync(join(folder, 'src', 'math.js'), 'export const add = (a, b) => a - b;\n');
+    model.script([
+      { calls: [{ name: 'edit_file', arguments: { path: 'src/math.js', old: 'a - b', new: 'a + b' } }] },
+      { check: (body) => assert.equal(lastResult(body), 'Edited src/math.js.'), text: ['fixed'] },
+    ]);
+    const id = await start('fix add');
+    const approval = await pending(id);
+    assert.match(approval.diff, /-export const add = \(a, b\) => a - b;\n\+export const add = \(a, b\) => a \+ b;/);
+    assert.equal(readFileSync(join(folder, 'src', 'math.js'), 'utf8'), 'export const add = (a, b) => a - b;\n');
+    assert.equal((await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' })).status, 204);
+    await idle(id);
+    assert.equal(readFileSync(join(folder, 'src', 'math.js'), 'utf8'), 'export const add = (a, b) => a + b;\n');
+    const doc = await vscode.workspace.openTextDocument(join(folder, 'src', 'math.js'));
+    await vscode.window.showTextDocument(doc);
+    await run('undo');
+    assert.equal(doc.getText(), 'export const add = (a, b) => a - b;\n');
+    await run('workbench.action.files.revert');
+    await run('workbench.action.closeActiveEditor');
+    failures();
+  });
+
+  it('a command runs in the "DeskRelay Agent" terminal and its output and exit code come back', async () => {
+    let result = '';
+    model.script([
+      { calls: [{ name: 'run_command', arguments: { command: `sh -c 'echo agent-was-here; exit 3'` } }] },
+      { check: (body) => void (result = lastResult(body)), text: ['ran'] },
+    ]);
+    const id = await start('run it');
+    const approval = await pending(id);
+    assert.equal(approval.command, `sh -c 'echo agent-was-here; exit 3'`);
+    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    await idle(id);
+    assert.ok(vscode.window.terminals.some((t) => t.name === 'DeskRelay Agent'), 'the terminal is open');
+    assert.match(result, /^Exit code 3\./);
+    assert.match(result, /agent-was-here/);
+    // Read from the terminal through shell integration, not the hidden-process fallback.
+    assert.doesNotMatch(result, /hidden process/, result);
+    failures();
+  });
+
+  it('stop kills the command running in the terminal with everything it started', async () => {
+    const pidFile = join(folder, 'bg.pid');
+    let result = '';
+    model.script([
+      { calls: [{ name: 'run_command', arguments: { command: `sleep 300 & echo $! > bg.pid; sleep 300` } }] },
+      { check: (body) => void (result = lastResult(body)), text: ['?'] },
+    ]);
+    const id = await start('sleep');
+    const approval = await pending(id);
+    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    const pid = await waitFor('the background pid', () => {
+      try {
+        return Number(readFileSync(pidFile, 'utf8').trim()) || undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    assert.equal(alive(pid), true);
+    assert.equal((await call('POST', `/v1/agent/sessions/${id}/stop`)).status, 204);
+    await waitFor('the background sleep to be gone', () => !alive(pid), 10_000);
+    await waitFor('the stopped result', async () => (await snapshot(id)).transcript.some((t: any) => t.role === 'tool' && /^Stopped by the user/.test(t.output)), 10_000);
+    assert.equal((await snapshot(id)).status, 'stopped');
+    assert.equal(result, '', 'the model is not called again after a stop');
+  });
+
+  it('searches with ripgrep when there is one (VS Code\'s own, or rg on PATH), else the plain search', async () => {
+    mkdirSync(join(folder, 'rg'), { recursive: true });
+    writeFileSync(join(folder, 'rg', 'a.txt'), 'needle-in-vscode\n');
+    symlinkSync(join(folder, 'rg', 'a.txt'), join(folder, 'rg', 'link.txt'));
+    let result = '';
+    model.script([{ calls: [{ name: 'search', arguments: { query: 'needle-in-vscode', path: 'rg' } }] }, { check: (body) => void (result = lastResult(body)), text: ['found'] }]);
+    await idle(await start('find the needle'));
+    const rgOnPath = (process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, 'rg')));
+    const shipped = existsSync(join(vscode.env.appRoot, 'node_modules', '@vscode', 'ripgrep', 'bin', 'rg'));
+    // ripgrep does not follow the link; the plain search does.
+    assert.equal(result, rgOnPath || shipped ? 'rg/a.txt:1: needle-in-vscode' : 'rg/a.txt:1: needle-in-vscode\nrg/link.txt:1: needle-in-vscode');
+    failures();
+  });
+
+  it('diagnostics are the Problems list', async () => {
+    const collection = vscode.languages.createDiagnosticCollection('agent-test');
+    const uri = vscode.Uri.file(join(folder, 'src', 'math.js'));
+    collection.set(uri, [new vscode.Diagnostic(new vscode.Range(0, 0, 0, 5), 'add is wrong', vscode.DiagnosticSeverity.Error)]);
+    model.script([
+      { calls: [{ name: 'diagnostics', arguments: {} }] },
+      { check: (body) => assert.match(lastResult(body), /^src\/math\.js:1: error: add is wrong$/m), text: ['seen'] },
+    ]);
+    await idle(await start('problems?'));
+    collection.dispose();
+    failures();
+  });
+
+  it('offers the tools other extensions register, asking first unless auto-approved', async () => {
+    let results: string[] = [];
+    model.script([
+      {
+        check: (body) => assert.ok(body.tools!.some((t: any) => t.function.name === 'standin_clock' && t.function.description === 'Tells the time in a city.'), 'the tool is offered'),
+        calls: [{ name: 'standin_clock', arguments: { city: 'Oslo' } }],
+      },
+      { check: (body) => void (results = toolResults(body).map((r) => r.content)), text: ['noon'] },
+    ]);
+    const id = await start('time in Oslo?');
+    const approval = await pending(id);
+    assert.deepEqual([approval.tool, approval.input], ['standin_clock', { city: 'Oslo' }]);
+    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    await idle(id);
+    assert.equal(results.at(-1), 'It is 12:00 in Oslo.');
+    await setSetting('agent.autoApproveTools', ['standin_clock']);
+    model.script([{ calls: [{ name: 'standin_clock', arguments: { city: 'Lima' } }] }, { check: (body) => void (results = toolResults(body).map((r) => r.content)), text: ['noon'] }]);
+    const auto = await start('time in Lima?');
+    await idle(auto);
+    assert.deepEqual((await snapshot(auto)).transcript.filter((t: any) => t.role === 'tool').map((t: any) => t.output), ['It is 12:00 in Lima.']);
+    await setSetting('agent.autoApproveTools', undefined);
+    failures();
+  });
+
+  it('turning the setting off ends the agent (403 again)', async () => {
+    await setSetting('agent.enabled', false);
+    assert.equal((await call('GET', '/v1/agent/sessions')).status, 403);
+  });
+});

@@ -1,4 +1,5 @@
 import { agentDoor } from './agent';
+import { conversationsDoor } from './conversations';
 import type { DoorFactory } from './door';
 import { devicesDoor } from './devices';
 import { ollamaDoor } from './ollama/routes';
@@ -21,4 +22,5 @@ export const DOORS: readonly DoorFactory[] = [
   pushDoor,
   devicesDoor,
   agentDoor,
+  conversationsDoor,
 ];

@@ -271,6 +271,7 @@ export const conversationsDoor: DoorFactory = (ctx) => {
     }
     live.handle = handle;
     // Synchronously after start: the provider is asked on a later microtask, so these come first.
+    const before = log.lastId;
     log.append({ type: 'user', text: message.content });
     log.append({ type: 'status', status: 'running' });
     const userStored = s.append(conv.id, { role: 'user', content: message.content, images: message.images });
@@ -284,7 +285,8 @@ export const conversationsDoor: DoorFactory = (ctx) => {
     }
     changed('changed', conv.id);
     logger.info(`conversations: ${conv.id.slice(0, 8)} replying with ${provider.id}`);
-    sendJson(res, 202, { lastEventId: log.lastId });
+    // Following with this Last-Event-ID shows the turn from the user's message on.
+    sendJson(res, 202, { lastEventId: before });
   });
 
   /** The reply ended: kept in the conversation (a failure with what the client was told), then announced. */

@@ -12,6 +12,7 @@ import { OLLAMA_DEFAULT_REPLY, startOllamaStandIn, type OllamaStandIn } from '..
 import { bearer, chatBody, chatHeaders, send } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { completeBlocks, parseNumbered, type NumberedEvent } from '../beyond/helpers';
+import { NodeWorkspace } from '../../server/src/agent';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 const PNG_BYTES = Buffer.from(PNG, 'base64').length;
@@ -318,5 +319,22 @@ describe('with keepConversations on', () => {
     expect((await post(a, `/v1/conversations/${id}/messages`, { content: [{ type: 'video' }] })).json.error.message).toBe('content[0].type must be "text" or "image".');
     expect((await post(a, `/v1/conversations/${id}/messages`, { content: '  ' })).status).toBe(400);
     expect((await send(a.url, '/v1/conversations/not-an-id', { headers: bearer(a.token) })).status).toBe(404);
+  });
+
+  it('lists the agent\'s sessions beside the chats as kind "agent", and none while the agent is off', async () => {
+    const folder = tempDir();
+    let folders = [new NodeWorkspace({ folder, name: 'repo', configDir: folder })];
+    const a = await relay({ agent: { workspaces: () => folders } });
+    const chat = await createConversation(a, { title: 'A chat' });
+    const session = await post(a, '/v1/agent/sessions', { prompt: 'Look at the code' });
+    expect(session.status, session.body).toBe(201);
+    const list = await send(a.url, '/v1/conversations', { headers: bearer(a.token) });
+    expect(list.json.conversations).toEqual([
+      { id: session.json.id, title: 'Look at the code', updatedAt: expect.any(String), kind: 'agent', preview: expect.stringMatching(/^repo · /) },
+      { id: chat, title: 'A chat', updatedAt: expect.any(String), kind: 'chat', preview: '' },
+    ]);
+    folders = [];
+    const off = await send(a.url, '/v1/conversations', { headers: bearer(a.token) });
+    expect(off.json.conversations.map((c: any) => c.kind)).toEqual(['chat']);
   });
 });

@@ -173,8 +173,11 @@ export const conversationsDoor: DoorFactory = (ctx) => {
 
   const list = route('GET', CONVERSATIONS_PATH, async (_req, res) => {
     const s = await store();
+    const chats = s.list().map((x) => ({ ...x, kind: 'chat', preview: replies.get(x.id)?.text.slice(0, 120) || x.preview }));
+    // The agent's sessions live in memory for this run (docs/agent.md); GET /v1/agent/sessions/<id> opens one.
+    const agents = ctx.replies.agentSessions().map((x) => ({ ...x, kind: 'agent' }));
     sendJson(res, 200, {
-      conversations: s.list().map((x) => ({ id: x.id, title: x.title, updatedAt: new Date(x.updatedAt).toISOString(), kind: 'chat', preview: replies.get(x.id)?.text.slice(0, 120) || x.preview })),
+      conversations: [...chats, ...agents].sort((a, b) => b.updatedAt - a.updatedAt).map((x) => ({ id: x.id, title: x.title, updatedAt: new Date(x.updatedAt).toISOString(), kind: x.kind, preview: x.preview })),
     });
   });
 

@@ -32,6 +32,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     keys,
     log,
     cloudflaredDir: vscode.Uri.joinPath(context.globalStorageUri, 'bin').fsPath,
+    conversationsDir: vscode.Uri.joinPath(context.globalStorageUri, 'conversations').fsPath,
     tunnelSecrets,
     adapters: vscodeLmAdapters(context),
     agent,

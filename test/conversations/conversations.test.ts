@@ -302,6 +302,25 @@ describe('with keepConversations on', () => {
     expect(huge.json.error.code).toBe('conversations.too_large');
   });
 
+  it('replaces the messages with PUT (a client that ran the reply itself, or edited and resent), photos included, and the provider sees that history', async () => {
+    const a = await relay();
+    const id = await createConversation(a);
+    await say(a, id, 'First try');
+    const history = [
+      { role: 'user', content: [{ type: 'text', text: 'Edited' }, { type: 'image', mediaType: 'image/png', data: PNG }] },
+      { role: 'assistant', content: 'An answer from elsewhere' },
+    ];
+    const put = await send(a.url, `/v1/conversations/${id}`, { method: 'PUT', headers: json(a.token), body: JSON.stringify({ title: 'Edited', messages: history }) });
+    expect(put.status, put.body).toBe(200);
+    const got = await send(a.url, `/v1/conversations/${id}`, { headers: bearer(a.token) });
+    expect(got.json.messages).toEqual(history);
+    expect(readdirSync(join(a.dir, 'conversations')).sort()).toEqual([`${id}.0-0.png`, `${id}.json`]);
+    await say(a, id, 'Next');
+    expect(ollama.requests.at(-1)!.body.messages.map((m: any) => m.content)).toEqual(['Edited', 'An answer from elsewhere', 'Next']);
+    const system = await send(a.url, `/v1/conversations/${id}`, { method: 'PUT', headers: json(a.token), body: JSON.stringify({ messages: [{ role: 'system', content: 'x' }] }) });
+    expect(system.status).toBe(400);
+  });
+
   it('exports a conversation as Markdown and checks what it is sent', async () => {
     const a = await relay();
     const id = await createConversation(a, { title: 'Recipe: soup!', system: 'You cook.' });

@@ -188,6 +188,37 @@ export class ConversationStore {
     return true;
   }
 
+  /**
+   * Replaces the messages (a client that ran the reply itself, or edited and resent from an
+   * earlier message): the old photos are deleted, the new ones written. Refused like append
+   * when the conversation alone would pass a bound.
+   */
+  async replaceMessages(id: string, messages: readonly { role: 'user' | 'assistant'; content: string; images?: readonly ChatImage[] }[]): Promise<boolean> {
+    const entry = this.entries.get(id);
+    if (!entry) return false;
+    const c = entry.conversation;
+    const photoBytes = messages.reduce((n, m) => n + (m.images ?? []).reduce((k, i) => k + Buffer.byteLength(i.data, 'base64'), 0), 0);
+    if (photoBytes > this.bounds.photoBytes) throw new ConversationTooLargeError(this.bounds.photoBytes);
+    if (Buffer.byteLength(JSON.stringify(messages.map((m) => m.content))) > this.bounds.bytes) throw new ConversationTooLargeError(this.bounds.bytes);
+    for (const m of c.messages) for (const p of m.photos ?? []) await rm(join(this.dir, p.file), { force: true });
+    const stored: StoredMessage[] = [];
+    for (const [i, m] of messages.entries()) {
+      const photos: StoredPhoto[] = [];
+      for (const image of m.images ?? []) {
+        const file = `${id}.${i}-${photos.length}.${EXT[image.mediaType]}`;
+        const data = Buffer.from(image.data, 'base64');
+        await writePrivateFile(join(this.dir, file), data);
+        photos.push({ mediaType: image.mediaType, file, bytes: data.length });
+      }
+      stored.push({ role: m.role, content: m.content, ...(photos.length ? { photos } : {}) });
+    }
+    c.messages = stored;
+    entry.photoBytes = photoBytes;
+    c.updatedAt = Date.now();
+    await this.save(id);
+    return true;
+  }
+
   /** The messages as a chat request carries them (photos read back from their files), the system prompt first. */
   async chatMessages(id: string): Promise<ChatMessage[]> {
     const c = this.get(id);

@@ -202,8 +202,17 @@ export const conversationsDoor: DoorFactory = (ctx) => {
 
   const update = route('PUT', ONE, async (req, res, ctx2) => {
     const { s, c } = await find(req, ONE);
-    const shape = '{"title"?: "…", "system"?: "…"}';
-    const given = fields(bodyObject((await readJsonBody(req, ctx2)).json, shape), shape);
+    const shape = '{"title"?: "…", "system"?: "…", "messages"?: [{"role": "user" | "assistant", "content"}]}';
+    const body = bodyObject((await readJsonBody(req, ctx2, { images: true })).json, shape);
+    const given = fields(body, shape);
+    const messages = body.messages === undefined ? undefined : historyOf(body.messages, shape);
+    if (messages && replies.has(c.id)) throw new HttpError(409, 'conversations.busy', 'This conversation is replying; its messages cannot be replaced until the reply ends or is stopped.');
+    try {
+      if (messages && !(await s.replaceMessages(c.id, messages))) throw notFound();
+    } catch (err) {
+      if (err instanceof ConversationTooLargeError) throw tooLarge(err);
+      throw err;
+    }
     const done = await s.update(c.id, given);
     if (!done) throw notFound();
     changed('changed', c.id);
@@ -328,6 +337,17 @@ export const conversationsDoor: DoorFactory = (ctx) => {
     },
   };
 };
+
+/** A whole history as a chat request carries it, user and assistant turns only (`messages` of a PUT). */
+function historyOf(value: unknown, shape: string): { role: 'user' | 'assistant'; content: string; images?: ChatMessage['images'] }[] {
+  if (!Array.isArray(value)) throw invalid(`"messages" must be an array: ${shape}.`);
+  if (value.length === 0) return [];
+  const parsed = parseChatRequest({ messages: value });
+  return parsed.map((m, i) => {
+    if (m.role !== 'user' && m.role !== 'assistant') throw invalid(`messages[${i}].role must be "user" or "assistant"; the system prompt is "system": ${shape}.`);
+    return { role: m.role, content: m.content, ...(m.images ? { images: m.images } : {}) };
+  });
+}
 
 /** The user's message as a chat request's, its refusals naming `content` (not `messages[0].content`). */
 function parseUserMessage(content: unknown): ChatMessage {

@@ -4,6 +4,7 @@
  * forgetting the desktop ("Forget this desktop", "Pair again" after a confirmation).
  */
 import { ApiError, AUTH_MESSAGE, fetchInfo } from './api';
+import { useDesktopChats } from './library';
 import { app } from './app';
 import { renewPushAfterConnect, hideBell } from './bell';
 import { newChat } from './chats';
@@ -85,6 +86,7 @@ export async function connect(): Promise<boolean> {
     showChatScreen();
     void loadProviders(app.pairing.token);
     renewPushAfterConnect(app.pairing.token);
+    void useDesktopChats(app.pairing.token);
     return true;
   } catch (err) {
     const message = err instanceof Error ? err.message : 'Could not connect.';

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { ChatsView } from './chatsView';
 import { Commands } from './commands';
 import { OutputLog } from './log';
 import { RemoteChat, type Status } from './remoteChat';
@@ -40,6 +41,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
   const wizard = new ProviderWizard(context, keys, log);
   chat = remote;
   const commands = new Commands(remote, keys, log, context, tunnelSecrets);
+  const chats = new ChatsView(remote);
   const setContext = () => {
     const s = remote.status();
     void vscode.commands.executeCommand('setContext', 'deskrelay.running', s.running);
@@ -53,6 +55,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     remote.onTunnelDown((m) => commands.tunnelDown(m)),
     remote.onDeviceChange((change) => commands.deviceChanged(change)),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && void commands.settingsChanged(affectsRelayAddress(e))),
+    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(`${SECTION}.keepConversations`) && chats.refresh()),
     vscode.commands.registerCommand('deskrelay.start', () => commands.start()),
     vscode.commands.registerCommand('deskrelay.stop', () => commands.stop()),
     vscode.commands.registerCommand('deskrelay.copyPairing', () => commands.copyPairing()),
@@ -70,6 +73,11 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     vscode.commands.registerCommand('deskrelay.manageDevices', (revokeId?: string) => commands.manageDevices(revokeId)),
     vscode.commands.registerCommand('deskrelay.forgetDevices', (confirmed?: boolean) => commands.forgetDevices(confirmed)),
     vscode.commands.registerCommand('deskrelay.showLog', () => commands.showLog()),
+    chats,
+    vscode.commands.registerCommand('deskrelay.openConversation', (id?: string) => chats.open(id)),
+    vscode.commands.registerCommand('deskrelay.newConversation', () => chats.newChat()),
+    vscode.commands.registerCommand('deskrelay.exportConversation', (id?: string) => chats.export(id)),
+    vscode.commands.registerCommand('deskrelay.refreshConversations', () => chats.refresh()),
     vscode.commands.registerCommand('deskrelay.showActions', () => commands.showActions()),
   );
   setContext();

@@ -162,6 +162,12 @@ export class RemoteChat extends Disposable {
     return 0;
   }
 
+  /** The running relay's loopback address and token, for the desk's own views (never shown or logged). */
+  loopback(): { url: string; token: string } | undefined {
+    const relay = this.session.relay;
+    return relay?.url && relay.token ? { url: relay.url, token: relay.token } : undefined;
+  }
+
   pairing(): Pairing | undefined {
     return this.session.pairing();
   }

@@ -134,14 +134,18 @@ export class ChatsView extends Disposable implements vscode.TreeDataProvider<Sum
     await this.open(id);
   }
 
-  async open(id?: string): Promise<void> {
+  /** Opens a conversation's panel; resolves with its title once shown (undefined when none was chosen or it is gone). */
+  async open(id?: string): Promise<string | undefined> {
     id ??= await this.pick(vscode.l10n.t('Open which chat?'));
-    if (!id) return;
-    const existing = this.panels.get(id);
-    if (existing) return existing.reveal();
-    const panel = new ChatPanel(this, id, () => this.panels.delete(id));
-    this.panels.set(id, panel);
-    await panel.reload();
+    if (!id) return undefined;
+    let panel = this.panels.get(id);
+    if (panel) panel.reveal();
+    else {
+      const made = new ChatPanel(this, id, () => this.panels.delete(id));
+      this.panels.set(id, made);
+      panel = made;
+    }
+    return panel.reload();
   }
 
   async export(id?: string | Summary): Promise<void> {
@@ -203,12 +207,12 @@ class ChatPanel {
     this.panel.reveal();
   }
 
-  /** Shows the conversation as the desktop has it, then follows its events from there. */
-  async reload(): Promise<void> {
+  /** Shows the conversation as the desktop has it, then follows its events from there; its title. */
+  async reload(): Promise<string | undefined> {
     const res = await this.view.call('GET', `/v1/conversations/${this.id}`).catch(() => undefined);
     if (!res?.ok) {
       if (res?.status === 404) this.panel.dispose();
-      return;
+      return undefined;
     }
     const c = (await res.json()) as Conversation;
     this.panel.title = c.title || vscode.l10n.t('New chat');
@@ -218,6 +222,7 @@ class ChatPanel {
       messages: c.messages.map((m) => ({ role: m.role, text: textOf(m.content), error: m.error, pending: m.pending === true })),
     });
     this.followFrom(c.lastEventId);
+    return this.panel.title;
   }
 
   private followFrom(lastEventId: number): void {

@@ -16,6 +16,10 @@ export interface DeskRelayApi {
   status(): Status;
   /** Tests only: lets the tunnel's health probe reach a stand-in cloudflared's edge. */
   setTunnelProbe(probe: ProbeOptions | undefined): void;
+  /** What the DeskRelay Chats view lists now (tests read the view through this). */
+  chats(): Promise<{ id: string; title: string; kind: string }[]>;
+  /** Where kept conversations are written (the extension's global storage). */
+  conversationsDir: string;
 }
 
 let chat: RemoteChat | undefined;
@@ -27,13 +31,14 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
   const tunnelSecrets = new TunnelSecrets(context.secrets);
   const agent = new ExtensionAgentHost();
   context.subscriptions.push(agent);
+  const conversationsDir = vscode.Uri.joinPath(context.globalStorageUri, 'conversations').fsPath;
   const remote = new RemoteChat({
     version: String(context.extension.packageJSON.version),
     providers: new SettingsProviderSource(log),
     keys,
     log,
     cloudflaredDir: vscode.Uri.joinPath(context.globalStorageUri, 'bin').fsPath,
-    conversationsDir: vscode.Uri.joinPath(context.globalStorageUri, 'conversations').fsPath,
+    conversationsDir,
     tunnelSecrets,
     adapters: vscodeLmAdapters(context),
     agent,
@@ -88,6 +93,8 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     setTunnelProbe: (probe) => {
       remote.tunnelProbe = probe;
     },
+    chats: () => chats.getChildren(),
+    conversationsDir,
   };
 }
 

@@ -5,7 +5,7 @@
  * created on the desktop at its first save and takes the desktop's id; after each reply its
  * messages are written back (PUT), so an edit-and-resend is the desktop's history too.
  */
-import { apiError, bearer } from './api';
+import { apiError, bearer, isDroppedConnection } from './api';
 import type { Chat, ChatStore, Message } from './chats';
 import type { Photo } from './photos';
 import { sseParser } from './sse';
@@ -110,7 +110,18 @@ export class DesktopStore implements ChatStore {
     return next;
   }
 
+  /** Kept here first; a desktop that cannot be reached gets it at the next save (a chat made offline keeps its local id until then). */
   private async write(chat: Chat): Promise<void> {
+    await this.cache.put(chat);
+    try {
+      await this.sync(chat);
+    } catch (err) {
+      if (isDroppedConnection(err)) return;
+      throw err;
+    }
+  }
+
+  private async sync(chat: Chat): Promise<void> {
     if (!DESKTOP_ID.test(chat.id)) {
       const made = await this.call('POST', PATH, { title: chat.title, system: chat.systemPrompt });
       const { id } = (await made.json()) as { id: string };
@@ -123,7 +134,8 @@ export class DesktopStore implements ChatStore {
       // Deleted elsewhere meanwhile: this phone's copy becomes a new conversation.
       await this.cache.remove(chat.id);
       chat.id = `c${Date.now().toString(36)}`;
-      await this.write(chat);
+      await this.cache.put(chat);
+      await this.sync(chat);
       return;
     }
     // The desktop's time, so the next list does not fetch it again.

@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import { describeProvider, detectRunners, listModels, runnersToProbe, type DetectedRunner, type ProviderConfig, type ProviderKind } from '../../server/src';
 import type { OutputLog } from './log';
 import type { SecretKeySource } from './secrets';
-import { activeProviderId, providerEntries, SECTION, setActiveProviderId } from './settings';
+import { activeProviderId, providerEntries, SECTION, setActiveProviderId, setTranscriptionChoice, transcriptionChoice } from './settings';
 import { allowVsCodeModels, modelSelector, modelTitle, selectModels } from './vscodeLm';
 
 const t = vscode.l10n.t;
@@ -29,6 +29,11 @@ export interface AddProviderAnswers {
   model?: string;
   id?: string;
   makeActive?: boolean;
+  /**
+   * OpenAI-compatible kinds: the model that transcribes the phone's voice messages with this
+   * provider (deskrelay.transcription); null for none. Asked when the kind was asked.
+   */
+  transcriptionModel?: string | null;
 }
 
 export interface AddProviderResult {
@@ -37,6 +42,8 @@ export interface AddProviderResult {
   /** The models the provider listed (for vscode-lm: VS Code's). */
   models?: string[];
   active?: boolean;
+  /** The transcription model set for it (deskrelay.transcription), if one was. */
+  transcription?: string;
   /** Why nothing was added (also shown to the user); undefined when the user cancelled. */
   error?: string;
 }
@@ -162,7 +169,36 @@ export class ProviderWizard {
       );
       if (choice === allow) await vscode.commands.executeCommand('deskrelay.allowVsCodeModels');
     }
-    return { id, config, models, active };
+    const transcription = config.kind === 'openai-compatible' ? await this.askTranscription(a, models) : undefined;
+    if (transcription) {
+      await setTranscriptionChoice({ provider: id, model: transcription });
+      this.log.info(`transcription: ${id}, model ${transcription}`);
+    }
+    return { id, config, models, active, ...(transcription ? { transcription } : {}) };
+  }
+
+  /**
+   * The step that makes an OpenAI-compatible provider the phone's transcriber: its
+   * speech-to-text models first (whisper…, …transcribe), any other model name typed in.
+   */
+  private async askTranscription(a: AddProviderAnswers, models: readonly string[]): Promise<string | undefined> {
+    if (a.transcriptionModel !== undefined) return a.transcriptionModel?.trim() || undefined;
+    if (a.kind !== undefined) return undefined;
+    const speech = models.filter((m) => /whisper|transcri|speech|stt/i.test(m));
+    const none = { label: t('Not for voice messages'), model: undefined as string | undefined };
+    const other = { label: t('Another model…'), model: '' as string | undefined };
+    const pick = await vscode.window.showQuickPick([none, ...speech.map((m) => ({ label: m, model: m as string | undefined })), other], {
+      title: t('DeskRelay: Add Provider — voice messages'),
+      placeHolder: t("Use this provider to transcribe the phone's voice messages? (POST /v1/audio/transcriptions)"),
+    });
+    if (!pick || pick.model === undefined) return undefined;
+    if (pick.model) return pick.model;
+    const typed = await vscode.window.showInputBox({
+      title: t('DeskRelay: Add Provider — transcription model'),
+      prompt: t('The model that transcribes, e.g. whisper-1 or whisper-large-v3'),
+      ignoreFocusOut: true,
+    });
+    return typed?.trim() || undefined;
   }
 
   /** Remove Provider: its settings entry and its stored key; the active one falls back to the first left. */
@@ -190,6 +226,8 @@ export class ProviderWizard {
       const next = providerEntries().find((e) => e.config && e.config.kind !== 'cloud')?.id ?? '';
       await setActiveProviderId(next);
     }
+    // The phone's transcriber went with it: the phone falls back to its browser's recogniser.
+    if (transcriptionChoice()?.provider === id) await cfg.update('transcription', undefined, vscode.ConfigurationTarget.Global);
     this.log.info(`provider removed: ${id}`);
     return true;
   }

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { validateProviderConfig, type ActiveProvider, type Logger, type ProviderConfig, type ProviderSource } from '../../server/src';
+import { validateProviderConfig, type ActiveProvider, type Logger, type ProviderConfig, type ProviderSource, type TranscriptionChoice } from '../../server/src';
 import { isTunnelKind, type TunnelKind } from '../../server/src/tunnel';
 
 export const SECTION = 'deskrelay';
@@ -93,6 +93,23 @@ export function phoneMaySwitch(): boolean {
   return config().get<boolean>('allowPhoneProviderSwitch', false) === true;
 }
 
+/**
+ * `deskrelay.transcription` (machine scope): who transcribes the phone's recordings. The relay
+ * checks that the provider exists and is openai-compatible (412 otherwise), as it does per request.
+ */
+export function transcriptionChoice(): TranscriptionChoice | undefined {
+  const raw = config().get<unknown>('transcription', null);
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const { provider, model } = raw as Record<string, unknown>;
+  if (typeof provider !== 'string' || !provider || typeof model !== 'string' || !model.trim()) return undefined;
+  return { provider, model: model.trim() };
+}
+
+/** Writes `deskrelay.transcription` to user settings. */
+export async function setTranscriptionChoice(choice: TranscriptionChoice): Promise<void> {
+  await config().update('transcription', choice, vscode.ConfigurationTarget.Global);
+}
+
 /** `deskrelay.rememberDevices`: paired devices outlive the relay (issue 26; default off, machine scope). */
 export function rememberDevicesOn(): boolean {
   return config().get<boolean>('rememberDevices', false) === true;
@@ -156,6 +173,10 @@ export class SettingsProviderSource implements ProviderSource {
 
   canSwitch(): boolean {
     return phoneMaySwitch();
+  }
+
+  transcription(): TranscriptionChoice | undefined {
+    return transcriptionChoice();
   }
 
   /** A switch from the phone: the same settings DeskRelay: Select Provider writes (the status bar follows them). */

@@ -21,6 +21,7 @@ export type {
   ProviderConfig,
   ProviderKind,
   ProviderSource,
+  TranscriptionChoice,
   ToolCall,
   ToolChoice,
   ToolOptions,

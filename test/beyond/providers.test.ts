@@ -94,6 +94,7 @@ describe('GET /v1/providers', () => {
       active: 'local',
       model: 'auto',
       canSwitch: false,
+      transcription: false,
       providers: [
         { id: 'local', kind: 'ollama', label: `Ollama at ${ollama.url}`, model: 'auto', selectable: true },
         { id: 'lmstudio', kind: 'openai-compatible', label: `OpenAI-compatible server at ${lmstudio.url}`, model: 'auto', selectable: true },

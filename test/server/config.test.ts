@@ -55,6 +55,17 @@ describe('parseConfig', () => {
     expect(() => parseConfig('{"allowPhoneProviderSwitch":"yes"}')).toThrow('"allowPhoneProviderSwitch" must be true or false');
   });
 
+  it('reads "transcription" and refuses one no openai-compatible provider can serve', () => {
+    const providers = [{ id: 'w', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:8080/v1' }, { id: 'o', kind: 'ollama' }];
+    const file = (transcription: unknown) => JSON.stringify({ activeProvider: 'o', providers, transcription });
+    expect(parseConfig(file({ provider: 'w', model: ' whisper-1 ' })).transcription).toEqual({ provider: 'w', model: 'whisper-1' });
+    expect(parseConfig('{}').transcription).toBeUndefined();
+    expect(() => parseConfig(file({ provider: 'w' }))).toThrow('"transcription" must be {"provider"');
+    expect(() => parseConfig(file('w'))).toThrow('"transcription" must be {"provider"');
+    expect(() => parseConfig(file({ provider: 'x', model: 'm' }))).toThrow('names provider "x", which is not among the providers');
+    expect(() => parseConfig(file({ provider: 'o', model: 'm' }))).toThrow('of kind ollama; only an openai-compatible provider transcribes');
+  });
+
   it('reads the workspace agent\'s folders and denyPaths, refusing other shapes', () => {
     expect(parseConfig('{"agent":{"folders":["~/code/app"],"denyPaths":["*.sqlite"]}}').agent).toEqual({ folders: ['~/code/app'], denyPaths: ['*.sqlite'] });
     expect(() => parseConfig('{"agent":["/x"]}')).toThrow('"agent" must be an object');

@@ -5,6 +5,7 @@
 import { app } from './app';
 import { titleFrom, type Chat } from './chats';
 import { copyText } from './code';
+import { canSpeak, speakReply, stopSpeaking } from './voice/speak';
 import { el, ui } from './dom';
 import { onUnauthorized, replyReach } from './connection';
 import { refreshList, save } from './library';
@@ -90,8 +91,28 @@ function userActions(view: MessageView, text: string, index: number): void {
 
 function assistantActions(view: AssistantView, raw: string, model?: string): void {
   view.actions.replaceChildren(copyIcon('Copy reply', 'copy-msg', () => withoutThinking(raw)));
+  if (canSpeak()) view.actions.append(speakerButton(raw));
   // Which model wrote it, under the reply (as the desktop named it when the reply was asked for).
   if (model) view.actions.prepend(el('span', 'answered-by', model));
+}
+
+/** Reads the reply aloud with the phone's voice; tapped again (or another reply's) it stops. */
+function speakerButton(raw: string): HTMLButtonElement {
+  const b = actionIcon('speaker', 'Read aloud', 'speak', () => {
+    if (b.getAttribute('aria-pressed') === 'true') return stopSpeaking();
+    for (const other of ui.log.querySelectorAll('.msg-actions > .speak[aria-pressed="true"]')) other.setAttribute('aria-pressed', 'false');
+    b.setAttribute('aria-pressed', 'true');
+    void speakReply(raw).then(() => b.setAttribute('aria-pressed', 'false'));
+  });
+  b.setAttribute('aria-pressed', 'false');
+  return b;
+}
+
+/** Who hears of each reply's end (read-aloud, hands-free): its text, and whether it finished well. */
+const replyEnded = new Set<(raw: string, ok: boolean) => void>();
+export function onReplyEnded(run: (raw: string, ok: boolean) => void): () => void {
+  replyEnded.add(run);
+  return () => replyEnded.delete(run);
 }
 
 /** "Regenerate" sits on the last reply, when the chat ends with one and nothing streams. */
@@ -217,6 +238,7 @@ export function runTurn(c: Chat, resume?: PendingTurn): void {
       }
       if (app.current === t) app.current = null;
       if (c === app.chat) updateRegenerate();
+      for (const run of [...replyEnded]) run(t.raw, t.state === 'done');
     },
     unauthorized: onUnauthorized,
     reach: replyReach,
@@ -286,6 +308,8 @@ export function sendComposed(text: string, images: Photo[]): boolean {
     app.chat.messages = app.chat.messages.slice(0, app.editing);
     showChat(app.chat);
   }
+  // A new message: whatever was being read aloud stops.
+  stopSpeaking();
   startTurn(text, images);
   void refreshList();
   return true;

@@ -78,6 +78,9 @@ export const ui = Object.freeze({
   thumbs: pageElement<HTMLUListElement>('thumbs'),
   attachError: pageElement('attach-error'),
   photoBudget: pageElement('photo-budget'),
+  voiceSendAtOnce: pageElement<HTMLInputElement>('voice-send-at-once'),
+  readAloud: pageElement<HTMLInputElement>('read-aloud'),
+  readAloudRow: pageElement('read-aloud-row'),
 });
 
 /** Taken at load like the controls: document's named properties outrank its own. */

@@ -16,6 +16,7 @@ import { initProviders, onProvidersChanged } from './providers';
 import { fitComposer, initComposer } from './ui/composer';
 import { closeLayer, initLayers, openLayer } from './ui/layer';
 import { initToast } from './ui/toast';
+import { initVoice, refreshVoice } from './voiceChat';
 
 function initCompose(): void {
   ui.compose.addEventListener('submit', (e) => {
@@ -103,7 +104,10 @@ function init(): void {
   initToast();
   initComposer();
   initProviders();
-  onProvidersChanged(updateEmpty);
+  onProvidersChanged(() => {
+    updateEmpty();
+    refreshVoice();
+  });
   initPhotos();
   initLibrary();
   initConnection();
@@ -111,6 +115,7 @@ function init(): void {
   initSettings();
   initPairForm();
   initCompose();
+  initVoice();
 
   // The notification was opened while this page was still there: back to the reply, resumed.
   navigator.serviceWorker?.addEventListener('message', (e: MessageEvent) => {

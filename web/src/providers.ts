@@ -11,6 +11,8 @@ export interface ProvidersView {
   active: string | null;
   model: string | null;
   canSwitch: boolean;
+  /** The desktop transcribes voice messages (`POST /v1/audio/transcriptions`, docs/voice.md); absent from older relays. */
+  transcription?: boolean;
   providers: { id: string; kind: string; label: string; model: string; selectable: boolean }[];
 }
 
@@ -21,6 +23,11 @@ let changed: () => void = () => {};
 /** Called after each change of what answers (the empty chat says which model will). */
 export function onProvidersChanged(run: () => void): void {
   changed = run;
+}
+
+/** The desktop has a transcriber for the microphone (false until GET /v1/providers says so). */
+export function desktopTranscribes(): boolean {
+  return view?.transcription === true;
 }
 
 /** The model that will answer, as the desktop names it ('' when not known). */

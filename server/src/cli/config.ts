@@ -2,7 +2,7 @@ import { chmodSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } 
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger';
 import { validateProviderConfig } from '../providers';
-import type { ActiveProvider, KeySource, ProviderConfig, ProviderSource } from '../providers/types';
+import type { ActiveProvider, KeySource, ProviderConfig, ProviderSource, TranscriptionChoice } from '../providers/types';
 
 /** The standalone CLI's config file (CONTRACT §6). */
 export interface StandaloneConfig {
@@ -16,6 +16,8 @@ export interface StandaloneConfig {
   allowPhoneProviderSwitch: boolean;
   /** Web Push to the phone when a resumable reply is ready (issue 15); default true. */
   pushNotifications: boolean;
+  /** Who transcribes the phone's recordings (issue 29): an OpenAI-compatible provider's id and its model; absent: none. */
+  transcription?: TranscriptionChoice;
   /** Keep paired devices across restarts, as salted hashes in devices.json (issue 26); default false. Read at start. */
   rememberDevices: boolean;
   /** Keep conversations on the desktop, in the config dir's conversations folder (issue 30); default false. Read on every request. */
@@ -95,7 +97,20 @@ export function parseConfig(text: string): StandaloneConfig {
   const keepConversations = raw.keepConversations ?? false;
   if (typeof keepConversations !== 'boolean') throw new ConfigError('"keepConversations" must be true or false');
   const agent = parseAgent(raw.agent);
-  return { activeProvider, workspaces, maxConcurrentStreams, maxConnections, providers, allowPhoneProviderSwitch, pushNotifications, rememberDevices, keepConversations, agent };
+  const transcription = parseTranscription(raw.transcription, providers);
+  return {
+    activeProvider,
+    workspaces,
+    maxConcurrentStreams,
+    maxConnections,
+    providers,
+    allowPhoneProviderSwitch,
+    pushNotifications,
+    rememberDevices,
+    keepConversations,
+    agent,
+    ...(transcription ? { transcription } : {}),
+  };
 }
 
 function parseAgent(raw: unknown): StandaloneConfig['agent'] {
@@ -107,6 +122,22 @@ function parseAgent(raw: unknown): StandaloneConfig['agent'] {
     return value as string[];
   };
   return { folders: strings(raw.folders, 'folders'), denyPaths: strings(raw.denyPaths, 'denyPaths') };
+}
+
+/**
+ * `"transcription": {"provider": "<id>", "model": "<model>"}`. The provider must be listed and
+ * OpenAI-compatible: a file naming another one is a mistake best reported when it is loaded.
+ */
+function parseTranscription(value: unknown, providers: readonly ProviderConfig[]): TranscriptionChoice | undefined {
+  if (value === undefined || value === null) return undefined;
+  const shape = '"transcription" must be {"provider": "<id of an openai-compatible provider>", "model": "<model>"}';
+  if (!isObject(value)) throw new ConfigError(shape);
+  const { provider, model } = value;
+  if (typeof provider !== 'string' || provider === '' || typeof model !== 'string' || model.trim() === '') throw new ConfigError(shape);
+  const record = providers.find((p) => p.id === provider);
+  if (!record) throw new ConfigError(`"transcription" names provider "${provider}", which is not among the providers`);
+  if (record.kind !== 'openai-compatible') throw new ConfigError(`"transcription" names provider "${provider}" of kind ${record.kind}; only an openai-compatible provider transcribes`);
+  return { provider, model: model.trim() };
 }
 
 /** Which provider a config makes active, in the ProviderSource's terms. */
@@ -217,6 +248,10 @@ export class ConfigFile implements ProviderSource {
 
   activeId(): string {
     return this.current().activeProvider;
+  }
+
+  transcription(): TranscriptionChoice | undefined {
+    return this.current().transcription;
   }
 
   /** Only with a config file that says `"allowPhoneProviderSwitch": true` (the built-in default never allows it). */

@@ -8,6 +8,7 @@ import { providersDoor } from './providers';
 import { pushDoor } from './push';
 import { resumableDoor } from './resumable';
 import { specDoor } from './spec';
+import { transcriptionDoor } from './transcription';
 import { socketDoor } from './ws';
 
 /** Every door of the relay, in the order their routes are matched. A new door is one line here. */
@@ -20,6 +21,7 @@ export const DOORS: readonly DoorFactory[] = [
   ollamaDoor,
   providersDoor,
   pushDoor,
+  transcriptionDoor,
   devicesDoor,
   agentDoor,
   conversationsDoor,

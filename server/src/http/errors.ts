@@ -34,6 +34,10 @@ export type ErrorCode =
   | 'push.endpoint_not_allowed'
   /** 409: the token already has the most push subscriptions the relay keeps. */
   | 'push.too_many_subscriptions'
+  /** 412: no usable transcription provider is set ("transcription" in config.json, deskrelay.transcription). */
+  | 'transcription.no_provider'
+  /** 502: the transcription provider failed or refused the audio; the message says why. */
+  | 'transcription.failed'
   /** 404: `DELETE /v1/devices/<id>` names no registered device. */
   | 'device.not_found'
   /** 403: registering needs the pairing token; a device token may remove only its own device. */

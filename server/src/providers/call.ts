@@ -5,7 +5,7 @@
  */
 import { abortError, ProviderError, redact } from './errors';
 import { BodyFramer, FrameTooLong, MAX_ERROR_BODY, MAX_JSON_BYTES, NdjsonFramer, SseFramer, type EventHandler, type LineHandler } from './framing';
-import { Exchange, TransportFailure, type Flushable, type ProviderResponse } from './transport';
+import { Exchange, TransportFailure, type Flushable, type ProviderResponse, type RawBody } from './transport';
 import {
   describeHttpFailure,
   describeNetworkFailure,
@@ -56,11 +56,11 @@ export class ProviderCall {
   }
 
   /** Sends the request; resolves with a 2xx response whose body is still unread. */
-  async send(url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: unknown }): Promise<ProviderResponse> {
+  async send(url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: unknown; raw?: RawBody }): Promise<ProviderResponse> {
     if (this.opts.signal.aborted) throw abortError();
     let res: ProviderResponse;
     try {
-      res = await this.exchange.send(url, init.method, init.headers, init.body === undefined ? undefined : JSON.stringify(init.body));
+      res = await this.exchange.send(url, init.method, init.headers, init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body)));
     } catch (e) {
       throw this.translate(e);
     }
@@ -71,6 +71,14 @@ export class ProviderCall {
   /** GET a small JSON document (model lists), at most MAX_JSON_BYTES. */
   async getJson(url: string, headers: Record<string, string>): Promise<unknown> {
     const res = await this.send(url, { method: 'GET', headers });
+    const body = new BodyFramer(MAX_JSON_BYTES, 'fail');
+    await this.read(res, body, NO_FLUSH);
+    return this.parseJson(body.text);
+  }
+
+  /** POST a non-JSON body (a multipart form) and read the small JSON document answering it, at most MAX_JSON_BYTES. */
+  async postForJson(url: string, headers: Record<string, string>, raw: RawBody): Promise<unknown> {
+    const res = await this.send(url, { method: 'POST', headers, raw });
     const body = new BodyFramer(MAX_JSON_BYTES, 'fail');
     await this.read(res, body, NO_FLUSH);
     return this.parseJson(body.text);

@@ -48,6 +48,12 @@ export class TransportFailure extends Error {
   }
 }
 
+/** A body that is not JSON (a multipart form), sent as these bytes with this Content-Type. */
+export interface RawBody {
+  bytes: Buffer;
+  type: string;
+}
+
 /** A provider's response whose body is still unread. */
 export interface ProviderResponse {
   readonly status: number;
@@ -97,14 +103,15 @@ export class Exchange {
    * Sends the request; resolves with the response, body unread. Credentials in the URL
    * (`user:password@`) become a Basic Authorization header, as node:http made them.
    */
-  async send(url: string, method: 'GET' | 'POST', given: Record<string, string>, body?: string): Promise<ProviderResponse> {
+  async send(url: string, method: 'GET' | 'POST', given: Record<string, string>, payload?: string | RawBody): Promise<ProviderResponse> {
     this.arm();
     const u = lib ?? (await undici());
     if (this.stopped) throw new TransportFailure(new Error('aborted'), 'connect');
     const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'node' };
-    if (body !== undefined) {
-      headers['content-type'] = 'application/json';
-      headers['content-length'] = String(Buffer.byteLength(body));
+    const body = typeof payload === 'string' ? payload : payload?.bytes;
+    if (payload !== undefined) {
+      headers['content-type'] = typeof payload === 'string' ? 'application/json' : payload.type;
+      headers['content-length'] = String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.bytes.length);
     }
     Object.assign(headers, given);
     let target = url;

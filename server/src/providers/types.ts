@@ -93,8 +93,19 @@ export type ActiveProvider =
   | { ok: true; config: ProviderConfig }
   | { ok: false; reason: 'none' | 'missing' | 'cloud'; id?: string };
 
+/** Who turns speech into text (issue 29): a provider record's id and the model it runs. */
+export interface TranscriptionChoice {
+  provider: string;
+  model: string;
+}
+
 export interface ProviderSource {
   active(): ActiveProvider;
+  /**
+   * The provider that transcribes speech for `POST /v1/audio/transcriptions` (`"transcription"`
+   * in config.json, `deskrelay.transcription` in VS Code); undefined when none is named.
+   */
+  transcription?(): TranscriptionChoice | undefined;
   /** Every provider record, in the configured order (for `GET /v1/providers`); invalid entries left out. */
   list?(): ProviderConfig[];
   /** The id the desktop names as active, even when it is missing or unusable ('' for none). */

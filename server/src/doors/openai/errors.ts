@@ -20,6 +20,8 @@ const CODES: Partial<Record<ErrorCode, string>> = {
   'request.invalid_json': 'invalid_json',
   'request.invalid_body': 'invalid_value',
   'chat.no_provider': 'model_not_found',
+  'transcription.no_provider': 'model_not_found',
+  'transcription.failed': 'provider_error',
   'chat.too_many_streams': 'rate_limit_exceeded',
   'server.stopping': 'server_stopping',
   'server.busy': 'rate_limit_exceeded',

@@ -15,7 +15,7 @@ import { configuredProviders, leaving, modelsOf } from '../providers';
  * provider with the pairing token as their API key. The funnel admits its requests like any
  * other; its dialect words every refusal (a bad key included) in OpenAI's error shape.
  */
-const openAiDialect: Dialect = {
+export const openAiDialect: Dialect = {
   sendError: (res, requestId, err) => sendOpenAiError(res, requestId, err.status, openAiError(err), err.headers),
 };
 

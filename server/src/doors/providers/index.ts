@@ -5,6 +5,7 @@ import { sendJson } from '../../http/json';
 import { pathParams } from '../../http/route';
 import { describeProvider, isAbortError, ProviderError } from '../../providers';
 import { listModels } from '../../providers/listModels';
+import { transcriptionProvider } from '../../providers/transcription';
 import type { ProviderConfig, ProviderKind, ProviderSource } from '../../providers/types';
 import type { DoorFactory } from '../door';
 import { readJsonBody } from '../read';
@@ -33,6 +34,8 @@ export interface ProvidersView {
   active: string | null;
   model: string | null;
   canSwitch: boolean;
+  /** True when `POST /v1/audio/transcriptions` has a provider to relay to (issue 29): the phone then offers recording. */
+  transcription: boolean;
   providers: ProviderView[];
 }
 
@@ -52,6 +55,7 @@ export function providersView(source: ProviderSource): ProvidersView {
     active: id === '' ? null : id,
     model: record ? (record.model ?? 'auto') : null,
     canSwitch: source.canSwitch?.() ?? false,
+    transcription: transcriptionProvider(source).ok,
     providers: list.map((p) => ({ id: p.id, kind: p.kind, label: describeProvider(p), model: p.model ?? 'auto', selectable: p.kind !== 'cloud' })),
   };
 }

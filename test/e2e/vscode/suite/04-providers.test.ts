@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { startAnthropicStandIn, type AnthropicStandIn } from '../../../fixtures/providers/anthropic';
 import { startOllamaStandIn, type OllamaStandIn } from '../../../fixtures/providers/ollama';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../../../fixtures/providers/openai';
+import { startTranscriptionStandIn, toneWav } from '../../../fixtures/transcription/server';
 import { api, cfg, chat, freePort, readToken, rememberSecret, reply, setSetting, waitFor, type Status } from './helpers';
 
 const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
@@ -123,6 +124,40 @@ describe('Add, remove and edit providers (against stand-in runners on loopback)'
     const r = await chat(base, readToken()!);
     assert.equal(r.events.at(-1)?.type, 'error');
     assert.match(r.events.at(-1)?.message, /needs an API key/);
+  });
+
+  it('Add Provider makes an OpenAI-compatible server the transcriber (deskrelay.transcription); the phone sees it and its recording is transcribed', async () => {
+    const stt = await startTranscriptionStandIn();
+    try {
+      const r = await run<AddResult & { transcription?: string }>('deskrelay.addProvider', {
+        kind: 'openai-compatible', baseUrl: `${stt.url}/v1`, key: '', model: 'whisper-1', id: 'stt', makeActive: false, transcriptionModel: 'whisper-1',
+      });
+      assert.equal(r.transcription, 'whisper-1', JSON.stringify(r));
+      assert.deepEqual(cfg().get('transcription'), { provider: 'stt', model: 'whisper-1' });
+      const token = readToken()!;
+      const view = (await (await fetch(`${base}/v1/providers`, { headers: { authorization: `Bearer ${token}` } })).json()) as { transcription?: boolean };
+      assert.equal(view.transcription, true);
+      const transcribe = () => {
+        const form = new FormData();
+        form.append('file', new Blob([new Uint8Array(toneWav(0.2))], { type: 'audio/wav' }), 'memo.wav');
+        form.append('model', 'whisper-1');
+        return fetch(`${base}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+      };
+      const ok = await transcribe();
+      assert.equal(ok.status, 200);
+      assert.deepEqual(await ok.json(), { text: 'Hello from the microphone.' });
+      assert.equal(stt.received.at(-1)?.fields.model, 'whisper-1');
+      // Removing the transcriber's provider clears the setting too.
+      assert.equal(await run('deskrelay.removeProvider', 'stt', true), true);
+      assert.equal(cfg().get('transcription'), null);
+      const none = await transcribe();
+      assert.equal(none.status, 412);
+      assert.match(((await none.json()) as { error: { message: string } }).error.message, /deskrelay\.transcription/);
+    } finally {
+      await setSetting('transcription', undefined);
+      if (providers().some((p) => p.id === 'stt')) await run('deskrelay.removeProvider', 'stt', true);
+      await stt.close();
+    }
   });
 
   it("a workspace's settings cannot choose the phone's provider, and a switch from the phone goes to user settings (issue 21)", async () => {

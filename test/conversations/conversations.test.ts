@@ -302,7 +302,7 @@ describe('with keepConversations on', () => {
     expect(huge.json.error.code).toBe('conversations.too_large');
   });
 
-  it('replaces the messages with PUT (a client that ran the reply itself, or edited and resent), photos included, and the provider sees that history', async () => {
+  it('replaces the messages with PUT (an edit and resend), photos included, and POST …/reply answers the conversation as it stands', async () => {
     const a = await relay();
     const id = await createConversation(a);
     await say(a, id, 'First try');
@@ -319,6 +319,17 @@ describe('with keepConversations on', () => {
     expect(ollama.requests.at(-1)!.body.messages.map((m: any) => m.content)).toEqual(['Edited', 'An answer from elsewhere', 'Next']);
     const system = await send(a.url, `/v1/conversations/${id}`, { method: 'PUT', headers: json(a.token), body: JSON.stringify({ messages: [{ role: 'system', content: 'x' }] }) });
     expect(system.status).toBe(400);
+
+    // A client that wrote the user's message itself asks for the reply to the conversation as it stands.
+    const noUserLast = await post(a, `/v1/conversations/${id}/reply`, {});
+    expect(noUserLast.status).toBe(400);
+    await send(a.url, `/v1/conversations/${id}`, { method: 'PUT', headers: json(a.token), body: JSON.stringify({ messages: [{ role: 'user', content: 'Only this' }] }) });
+    const started = await post(a, `/v1/conversations/${id}/reply`, {});
+    expect(started.status).toBe(202);
+    const { events } = await follow(a, `/v1/conversations/${id}/events`, ended, started.json.lastEventId);
+    expect(events[0]!.event).toEqual({ type: 'status', status: 'running' });
+    expect(textOf(events)).toBe(OLLAMA_DEFAULT_REPLY.join(''));
+    expect(ollama.requests.at(-1)!.body.messages.map((m: any) => m.content)).toEqual(['Only this']);
   });
 
   it('exports a conversation as Markdown and checks what it is sent', async () => {

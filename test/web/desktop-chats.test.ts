@@ -106,6 +106,37 @@ describe('chats kept on the desktop, in the web client', () => {
     expect((await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations).toEqual([]);
   });
 
+  it('runs the reply on the desktop: another phone opening the chat mid-reply watches it live, and the provider is asked once', async () => {
+    const words = Array.from({ length: 16 }, (_, i) => `w${i} `);
+    ollama.set({ mode: 'normal', reply: words, chunkDelayMs: 120 });
+    const asked = ollama.requests.length;
+    const a = await openAt(relay.url);
+    await send(a, 'Count slowly');
+    await expect.poll(async () => (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations.length).toBe(1);
+    const id = (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations[0].id;
+    // A's turn went to the desktop's conversation, not to the chat stream.
+    await expect.poll(() => relay.logLines.some((l) => l.startsWith(`request POST /v1/conversations/${id}/reply 202`))).toBe(true);
+    expect(relay.logLines.some((l) => l.startsWith('request POST /v1/chat/stream'))).toBe(false);
+
+    const b = await openAt(localhostUrl());
+    await openList(b);
+    await expect.poll(() => titles(b)).toEqual(['Count slowly']);
+    await b.locator('#chat-list .chat-open').first().click();
+    // Mid-reply on B: part of it shown, still being written.
+    await expect.poll(async () => (await b.locator('.msg.assistant .reply').last().textContent())?.length ?? 0).toBeGreaterThan(0);
+    const partial = (await b.locator('.msg.assistant .reply').last().textContent()) ?? '';
+    expect(partial.trim().length).toBeLessThan(words.join('').trim().length);
+    await replyFinished(b, 15_000);
+    await replyFinished(a, 15_000);
+    expect((await lastReply(b).textContent())?.trim()).toBe(words.join('').trim());
+    expect((await lastReply(a).textContent())?.trim()).toBe(words.join('').trim());
+    expect(ollama.requests.length).toBe(asked + 1);
+    await expect
+      .poll(async () => (await http(relay.url, `/v1/conversations/${id}`, { headers: bearer(relay.token) })).json.messages.map((m: any) => m.content))
+      .toEqual(['Count slowly', words.join('')]);
+    await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
+  });
+
   it('with the setting off, keeps chats on the phone only and nothing on the desktop', async () => {
     keep = false;
     const before = relay.logLines.length;

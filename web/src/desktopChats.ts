@@ -5,7 +5,7 @@
  * created on the desktop at its first save and takes the desktop's id; after each reply its
  * messages are written back (PUT), so an edit-and-resend is the desktop's history too.
  */
-import { apiError, bearer, isDroppedConnection } from './api';
+import { ApiError, apiError, bearer, isDroppedConnection, UNREACHABLE_MESSAGE } from './api';
 import type { Chat, ChatStore, Message } from './chats';
 import type { Photo } from './photos';
 import { sseParser } from './sse';
@@ -129,7 +129,14 @@ export class DesktopStore implements ChatStore {
       chat.id = id;
     }
     await this.cache.put(chat);
-    const res = await this.call('PUT', `${PATH}/${chat.id}`, { title: chat.title, system: chat.systemPrompt, messages: chat.messages.map(toWire) });
+    let res: Response;
+    try {
+      res = await this.call('PUT', `${PATH}/${chat.id}`, { title: chat.title, system: chat.systemPrompt, messages: chat.messages.map(toWire) });
+    } catch (err) {
+      // The desktop is writing this chat's reply (from here or elsewhere): it keeps the messages; the title and prompt still go.
+      if (!(err instanceof ApiError && err.code === 'conversations.busy')) throw err;
+      res = await this.call('PUT', `${PATH}/${chat.id}`, { title: chat.title, system: chat.systemPrompt });
+    }
     if (res.status === 404) {
       // Deleted elsewhere meanwhile: this phone's copy becomes a new conversation.
       await this.cache.remove(chat.id);
@@ -141,6 +148,13 @@ export class DesktopStore implements ChatStore {
     // The desktop's time, so the next list does not fetch it again.
     chat.updated = Date.parse(((await res.json()) as { updatedAt: string }).updatedAt);
     await this.cache.put(chat);
+  }
+
+  /** Writes `chat` to the desktop now (after any write queued) and gives its desktop id; throws when the desktop cannot be reached. */
+  async flush(chat: Chat): Promise<string> {
+    await this.put(chat);
+    if (!DESKTOP_ID.test(chat.id)) throw new ApiError(UNREACHABLE_MESSAGE, 0, 'network');
+    return chat.id;
   }
 
   async remove(id: string): Promise<void> {
@@ -196,4 +210,18 @@ export function followChanges(token: string, changed: () => void): () => void {
   };
   void run();
   return () => abort.abort();
+}
+
+/** A reply the desktop is writing in this conversation now: where to follow it from, and its text so far. */
+export async function runningReply(token: string, id: string): Promise<{ lastEventId: number; text: string } | undefined> {
+  try {
+    const res = await fetch(`${PATH}/${encodeURIComponent(id)}`, { headers: bearer(token), cache: 'no-store' });
+    if (!res.ok) return undefined;
+    const c = (await res.json()) as WireConversation & { status: string; lastEventId: number };
+    const last = c.messages.at(-1);
+    if (c.status !== 'running' || !last?.pending) return undefined;
+    return { lastEventId: c.lastEventId, text: typeof last.content === 'string' ? last.content : '' };
+  } catch {
+    return undefined;
+  }
 }

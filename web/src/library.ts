@@ -5,8 +5,9 @@
 import { app, KEEP_CHATS_KEY } from './app';
 import { deleteAllClicked, renderChatList, type ChatListActions } from './chatlist';
 import { IdbStore, MemoryStore, newChat, QuotaError, type Chat, type ChatStore } from './chats';
-import { showChat } from './conversation';
-import { DesktopStore, desktopKeepsChats, followChanges } from './desktopChats';
+import { newKey } from './api';
+import { runTurn, showChat } from './conversation';
+import { DesktopStore, desktopKeepsChats, followChanges, runningReply } from './desktopChats';
 import { ui } from './dom';
 import { clearPending } from './pending';
 import { localStore } from './storage';
@@ -29,6 +30,13 @@ export async function save(c: Chat): Promise<void> {
     }
   }
   await refreshList();
+}
+
+/** A reply the desktop is writing in the chat just opened (started on another phone or at the desk) is shown live. */
+async function watchReply(token: string, id: string): Promise<void> {
+  const running = await runningReply(token, id);
+  if (!running || app.current || app.chat.id !== id) return;
+  runTurn(app.chat, { key: newKey(), chatId: id, body: '', lastId: running.lastEventId, raw: running.text }, id);
 }
 
 export async function refreshList(): Promise<void> {
@@ -63,6 +71,7 @@ export const listActions: ChatListActions = {
     if (found) showChat(structuredClone(found));
     showHistory(false);
     void refreshList();
+    if (found && app.store instanceof DesktopStore && app.pairing) void watchReply(app.pairing.token, found.id);
   },
   rename(id, title) {
     const target = id === app.chat.id ? app.chat : app.chats.find((c) => c.id === id);

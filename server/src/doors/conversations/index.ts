@@ -4,6 +4,7 @@ import { CancelReason, STOPPED_BY_CLIENT, type TerminalEvent } from '../../chat/
 import { parseChatRequest } from '../../chat/request';
 import type { ChatHandle } from '../../chat/service';
 import { SpecReply } from '../../chat/specReply';
+import type { RelayContext } from '../../http/context';
 import { HttpError } from '../../http/errors';
 import { sendJson } from '../../http/json';
 import { pathParams, type Route } from '../../http/route';
@@ -28,6 +29,7 @@ const ONE = '/v1/conversations/{id}';
 const EVENTS = '/v1/conversations/{id}/events';
 const MESSAGES = '/v1/conversations/{id}/messages';
 const STOP = '/v1/conversations/{id}/stop';
+const REPLY = '/v1/conversations/{id}/reply';
 const EXPORT = '/v1/conversations/{id}/export';
 
 export type ReplyStatus = 'running' | 'idle' | 'stopped' | 'failed';
@@ -259,17 +261,31 @@ export const conversationsDoor: DoorFactory = (ctx) => {
     if (body.content === undefined) throw invalid(`"content" is required: ${shape}.`);
     const message = parseUserMessage(body.content);
     if (message.content.trim() === '' && !message.images?.length) throw invalid(`"content" must not be empty: ${shape}.`);
+    sendJson(res, 202, { lastEventId: await startReply(c, s, conv, message) });
+  });
+
+  /** A reply to the conversation as it stands (a client that wrote the user's message with PUT: an edit, a regenerate). */
+  const reply = route('POST', REPLY, async (req, res, c) => {
+    const { s, c: conv } = await find(req, REPLY);
+    if (conv.messages.at(-1)?.role !== 'user') throw invalid('The conversation does not end with a message from the user: send one (POST …/messages) instead.');
+    sendJson(res, 202, { lastEventId: await startReply(c, s, conv, undefined) });
+  });
+
+  /**
+   * Starts the reply (429 and 412 before anything is kept), appending `message` first when
+   * given; resolves with the Last-Event-ID that follows this turn from its start.
+   */
+  async function startReply(c: RelayContext, s: ConversationStore, conv: StoredConversation, message: ChatMessage | undefined): Promise<number> {
     if (replies.has(conv.id)) throw new HttpError(409, 'conversations.busy', 'This conversation is already replying; wait for it or stop it (POST …/stop) first.');
     const provider = c.chat.provider();
     const live: LiveReply = { text: '', handle: undefined, stopped: false };
     replies.set(conv.id, live);
     const log = logOf(conv.id);
-    let history: ChatMessage[];
     let handle: ChatHandle;
     let terminal: TerminalEvent | undefined;
     try {
-      history = await s.chatMessages(conv.id);
-      handle = c.chat.start(provider, [...history, message], new SpecReply({
+      const history = await s.chatMessages(conv.id);
+      handle = c.chat.start(provider, message ? [...history, message] : history, new SpecReply({
         token: (delta) => {
           live.text += delta;
           log.append({ type: 'text', delta });
@@ -284,9 +300,9 @@ export const conversationsDoor: DoorFactory = (ctx) => {
     live.handle = handle;
     // Synchronously after start: the provider is asked on a later microtask, so these come first.
     const before = log.lastId;
-    log.append({ type: 'user', text: message.content });
+    if (message) log.append({ type: 'user', text: message.content });
     log.append({ type: 'status', status: 'running' });
-    const userStored = s.append(conv.id, { role: 'user', content: message.content, images: message.images });
+    const userStored = message ? s.append(conv.id, { role: 'user', content: message.content, images: message.images }) : Promise.resolve(true);
     void handle.done.then(() => finish(s, conv.id, live, log, userStored, () => terminal));
     try {
       await userStored;
@@ -298,8 +314,8 @@ export const conversationsDoor: DoorFactory = (ctx) => {
     changed('changed', conv.id);
     logger.info(`conversations: ${conv.id.slice(0, 8)} replying with ${provider.id}`);
     // Following with this Last-Event-ID shows the turn from the user's message on.
-    sendJson(res, 202, { lastEventId: before });
-  });
+    return before;
+  }
 
   /** The reply ended: kept in the conversation (a failure with what the client was told), then announced. */
   async function finish(s: ConversationStore, id: string, live: LiveReply, log: AgentEventLog<ConversationEvent>, userStored: Promise<boolean>, ending: () => TerminalEvent | undefined): Promise<void> {
@@ -330,7 +346,7 @@ export const conversationsDoor: DoorFactory = (ctx) => {
 
   return {
     // POST of an event stream: the same stream for quick tunnels, which hold a GET event stream until it closes (as the agent's).
-    routes: [create, list, feed('GET'), feed('POST'), get, update, remove, exportMarkdown, events('GET'), events('POST'), postMessage, stop],
+    routes: [create, list, feed('GET'), feed('POST'), get, update, remove, exportMarkdown, events('GET'), events('POST'), postMessage, reply, stop],
     stop() {
       for (const log of logs.values()) log.closeAll();
       changes.closeAll();

@@ -13,7 +13,7 @@ import { webClientLink } from '../../server/src/session/pairing';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { bearer, send as http } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
-import { ensureVendor, lastReply, launchBrowser, phone, replyFinished, send } from './harness';
+import { ensureVendor, lastReply, launchBrowser, LOAD_FAILED_ONCE, phone, replyFinished, send } from './harness';
 
 let browser: Browser;
 let ollama: OllamaStandIn;
@@ -134,6 +134,27 @@ describe('chats kept on the desktop, in the web client', () => {
     await expect
       .poll(async () => (await http(relay.url, `/v1/conversations/${id}`, { headers: bearer(relay.token) })).json.messages.map((m: any) => m.content))
       .toEqual(['Count slowly', words.join('')]);
+    await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
+  });
+
+  it('resumes a desktop-run reply after the connection is cut, from the last event, without asking the provider again', async () => {
+    const words = Array.from({ length: 12 }, (_, i) => `r${i} `);
+    ollama.set({ mode: 'normal', reply: words, chunkDelayMs: 80 });
+    const asked = ollama.requests.length;
+    const p = await phone(browser);
+    closers.push(() => p.context.close());
+    // The conversation's event stream fails after 3 reads, once, as WebKit words a dropped connection.
+    await p.context.addInitScript(LOAD_FAILED_ONCE.replace(".endsWith('/v1/chat/stream')", ".match(/\\/v1\\/conversations\\/[0-9a-f-]{36}\\/events$/)"));
+    await p.page.goto(webClientLink(relay.url, relay.token));
+    await p.page.locator('#chat').waitFor();
+    await send(p.page, 'Count again');
+    await replyFinished(p.page, 15_000);
+    expect((await lastReply(p.page).textContent())?.trim()).toBe(words.join('').trim());
+    expect(await p.page.evaluate(() => (globalThis as any).__loadFailed)).toBe(1);
+    const id = (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations[0].id;
+    const follows = relay.logLines.filter((l) => l.startsWith(`request POST /v1/conversations/${id}/events`));
+    expect(follows.length).toBeGreaterThanOrEqual(2);
+    expect(ollama.requests.length).toBe(asked + 1);
     await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
   });
 

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { ChatsView } from './chatsView';
 import { Commands } from './commands';
 import { OutputLog } from './log';
 import { RemoteChat, type Status } from './remoteChat';
@@ -15,6 +16,10 @@ export interface DeskRelayApi {
   status(): Status;
   /** Tests only: lets the tunnel's health probe reach a stand-in cloudflared's edge. */
   setTunnelProbe(probe: ProbeOptions | undefined): void;
+  /** What the DeskRelay Chats view lists now (tests read the view through this). */
+  chats(): Promise<{ id: string; title: string; kind: string }[]>;
+  /** Where kept conversations are written (the extension's global storage). */
+  conversationsDir: string;
 }
 
 let chat: RemoteChat | undefined;
@@ -26,12 +31,14 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
   const tunnelSecrets = new TunnelSecrets(context.secrets);
   const agent = new ExtensionAgentHost();
   context.subscriptions.push(agent);
+  const conversationsDir = vscode.Uri.joinPath(context.globalStorageUri, 'conversations').fsPath;
   const remote = new RemoteChat({
     version: String(context.extension.packageJSON.version),
     providers: new SettingsProviderSource(log),
     keys,
     log,
     cloudflaredDir: vscode.Uri.joinPath(context.globalStorageUri, 'bin').fsPath,
+    conversationsDir,
     tunnelSecrets,
     adapters: vscodeLmAdapters(context),
     agent,
@@ -39,6 +46,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
   const wizard = new ProviderWizard(context, keys, log);
   chat = remote;
   const commands = new Commands(remote, keys, log, context, tunnelSecrets);
+  const chats = new ChatsView(remote);
   const setContext = () => {
     const s = remote.status();
     void vscode.commands.executeCommand('setContext', 'deskrelay.running', s.running);
@@ -52,6 +60,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     remote.onTunnelDown((m) => commands.tunnelDown(m)),
     remote.onDeviceChange((change) => commands.deviceChanged(change)),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && void commands.settingsChanged(affectsRelayAddress(e))),
+    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(`${SECTION}.keepConversations`) && chats.refresh()),
     vscode.commands.registerCommand('deskrelay.start', () => commands.start()),
     vscode.commands.registerCommand('deskrelay.stop', () => commands.stop()),
     vscode.commands.registerCommand('deskrelay.copyPairing', () => commands.copyPairing()),
@@ -69,6 +78,11 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     vscode.commands.registerCommand('deskrelay.manageDevices', (revokeId?: string) => commands.manageDevices(revokeId)),
     vscode.commands.registerCommand('deskrelay.forgetDevices', (confirmed?: boolean) => commands.forgetDevices(confirmed)),
     vscode.commands.registerCommand('deskrelay.showLog', () => commands.showLog()),
+    chats,
+    vscode.commands.registerCommand('deskrelay.openConversation', (id?: string) => chats.open(id)),
+    vscode.commands.registerCommand('deskrelay.newConversation', () => chats.newChat()),
+    vscode.commands.registerCommand('deskrelay.exportConversation', (id?: string) => chats.export(id)),
+    vscode.commands.registerCommand('deskrelay.refreshConversations', () => chats.refresh()),
     vscode.commands.registerCommand('deskrelay.showActions', () => commands.showActions()),
   );
   setContext();
@@ -79,6 +93,8 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     setTunnelProbe: (probe) => {
       remote.tunnelProbe = probe;
     },
+    chats: () => chats.getChildren(),
+    conversationsDir,
   };
 }
 

@@ -17,7 +17,7 @@ import { tunnelAgentFor, type TunnelKind } from '../../server/src/tunnel';
 import { Disposable } from './dispose';
 import type { OutputLog } from './log';
 import type { SecretKeySource, TunnelSecrets } from './secrets';
-import { activeProviderId, pushNotificationsOn, relaySettings, rememberDevicesOn, tunnelSettings, type SettingsProviderSource } from './settings';
+import { activeProviderId, keepConversationsOn, pushNotificationsOn, relaySettings, rememberDevicesOn, tunnelSettings, type SettingsProviderSource } from './settings';
 
 export type { DeviceChange, DeviceInfo, Pairing } from '../../server/src';
 
@@ -52,6 +52,8 @@ export interface RemoteChatDeps {
   adapters?: AdapterFactories;
   /** The workspace agent's folders (off unless the user's setting and workspace trust allow). */
   agent?: AgentHost;
+  /** Where kept conversations go (issue 30): the extension's global storage. */
+  conversationsDir: string;
 }
 
 /**
@@ -92,6 +94,9 @@ export class RemoteChat extends Disposable {
           maxConcurrentStreams: () => relaySettings().maxConcurrentStreams,
           pushNotifications: pushNotificationsOn,
           rememberDevices: rememberDevicesOn(),
+          keepConversations: keepConversationsOn,
+          conversationsDir: deps.conversationsDir,
+          conversationsHowToEnable: 'Turn it on at the desk: the deskrelay.keepConversations setting in VS Code.',
           logger: log,
           onRequestLog: (e) => log.request(e),
           onDeviceChange: (change) => {
@@ -155,6 +160,12 @@ export class RemoteChat extends Disposable {
     if (relay) return relay.forgetDevices();
     await forgetRememberedDevices(devicesPath(configDir()));
     return 0;
+  }
+
+  /** The running relay's loopback address and token, for the desk's own views (never shown or logged). */
+  loopback(): { url: string; token: string } | undefined {
+    const relay = this.session.relay;
+    return relay?.url && relay.token ? { url: relay.url, token: relay.token } : undefined;
   }
 
   pairing(): Pairing | undefined {

@@ -115,6 +115,11 @@ export function rememberDevicesOn(): boolean {
   return config().get<boolean>('rememberDevices', false) === true;
 }
 
+/** `deskrelay.keepConversations`: conversations kept on the desktop (issue 30; default off, machine scope); read on every request. */
+export function keepConversationsOn(): boolean {
+  return config().get<boolean>('keepConversations', false) === true;
+}
+
 /** `deskrelay.pushNotifications`: Web Push to the phone when a resumable reply is ready (default on). */
 export function pushNotificationsOn(): boolean {
   return config().get<boolean>('pushNotifications', true) !== false;

@@ -90,8 +90,9 @@ describe('the package', () => {
     expect(ext).not.toContain('sourceMappingURL');
     // Minified: long lines (only template literals keep their newlines).
     expect(ext.length / ext.split('\n').length).toBeGreaterThan(500);
-    // 350 KB before the workspace agent (issue 23), whose editor host and node-fs core add ~16 KB.
-    expect(statSync(join(out, 'extension.js')).size).toBeLessThan(380_000);
+    // 350 KB before the workspace agent (issue 23), whose editor host and node-fs core add ~16 KB;
+    // conversations kept on the desktop (issue 30: store, door, Chats view and its webview) bring it to ~410 KB.
+    expect(statSync(join(out, 'extension.js')).size).toBeLessThan(420_000);
     expect(ext).toContain('deskrelay.start');
     // undici stays out of what activation loads: one lazy require of the bundle beside it.
     expect(ext.match(/require\("\.\/undici\.js"\)/g)).toHaveLength(1);

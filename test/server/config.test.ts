@@ -40,10 +40,13 @@ describe('parseConfig', () => {
       allowPhoneProviderSwitch: false,
       pushNotifications: true,
       rememberDevices: false,
+      keepConversations: false,
       agent: { folders: [], denyPaths: [] },
     });
     expect(parseConfig('{"rememberDevices":true}').rememberDevices).toBe(true);
     expect(() => parseConfig('{"rememberDevices":1}')).toThrow('"rememberDevices" must be true or false');
+    expect(parseConfig('{"keepConversations":true}').keepConversations).toBe(true);
+    expect(() => parseConfig('{"keepConversations":"yes"}')).toThrow('"keepConversations" must be true or false');
     expect(parseConfig('{}').maxConcurrentStreams).toBe(8);
     expect(parseConfig('{}').pushNotifications).toBe(true);
     expect(parseConfig('{"pushNotifications":false}').pushNotifications).toBe(false);

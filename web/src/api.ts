@@ -80,6 +80,11 @@ export function cancelKeyed(token: string, key: string): void {
   }).catch(() => {});
 }
 
+/** Stops the reply the desktop is running in a kept conversation (issue 30); best effort, as cancelKeyed. */
+export function stopConversation(token: string, id: string): void {
+  fetch(`/v1/conversations/${encodeURIComponent(id)}/stop`, { method: 'POST', headers: bearer(token), keepalive: true, cache: 'no-store' }).catch(() => {});
+}
+
 /** A fresh Idempotency-Key (IDEMPOTENCY_KEY_RE): 22 url-safe characters of randomness. */
 export function newKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));

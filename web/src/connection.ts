@@ -5,6 +5,7 @@
  * forgetting the desktop ("Forget this desktop", "Unpair" after a confirmation).
  */
 import { ApiError, fetchInfo } from './api';
+import { useDesktopChats } from './library';
 import { app } from './app';
 import { renewPushAfterConnect, hideBell } from './bell';
 import { newChat } from './chats';
@@ -130,6 +131,7 @@ export async function connect(): Promise<boolean> {
     showChatScreen();
     void loadProviders(app.pairing.token);
     renewPushAfterConnect(app.pairing.token);
+    void useDesktopChats(app.pairing.token);
     return true;
   } catch (err) {
     let message = err instanceof Error ? err.message : 'Could not connect.';

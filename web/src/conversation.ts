@@ -8,6 +8,7 @@ import { copyText } from './code';
 import { canSpeak, speakReply, stopSpeaking } from './voice/speak';
 import { el, ui } from './dom';
 import { forgetDesktop, onUnauthorized, replyReach } from './connection';
+import { DesktopStore } from './desktopChats';
 import { refreshList, save } from './library';
 import { clearPending, readPending, writePending, type PendingTurn } from './pending';
 import { MAX_PHOTOS, MAX_REQUEST_BYTES, MAX_REQUEST_PHOTO_BYTES, sentBytes, setPending, type Photo } from './photos';
@@ -216,14 +217,16 @@ export function startTurn(text: string, images: Photo[] = []): void {
 }
 
 /** Streams the reply to the chat as it stands (a new message, a regenerate, an edit), or resumes one from before a reload. */
-export function runTurn(c: Chat, resume?: PendingTurn): void {
+export function runTurn(c: Chat, resume?: PendingTurn, following?: string): void {
   if (!app.pairing) return;
   followScroll(true);
   const model = answeringModel();
   let keptAt = 0;
+  const desktop = app.store instanceof DesktopStore ? app.store : undefined;
   const keep = (turn: Turn) => {
     keptAt = Date.now();
-    if (app.store.persistent) writePending({ key: turn.key, chatId: c.id, body: turn.body, lastId: turn.lastId, raw: turn.raw });
+    // A reply the desktop keeps is picked up from there after a reload, not replayed from this phone.
+    if (app.store.persistent && !desktop) writePending({ key: turn.key, chatId: c.id, body: turn.body, lastId: turn.lastId, raw: turn.raw });
   };
   const turn = new Turn(app.pairing.token, history(c), {
     finished(t) {
@@ -248,7 +251,7 @@ export function runTurn(c: Chat, resume?: PendingTurn): void {
       // At most twice a second: enough to lose little on a reload, little work per token.
       if (Date.now() - keptAt >= 500) keep(t);
     },
-  }, resume);
+  }, resume, desktop ? { id: following, prepare: () => desktop.flush(c) } : undefined);
   app.current = turn;
   const keepThis = () => keep(turn);
   keepCurrent = keepThis;

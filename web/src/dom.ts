@@ -42,6 +42,7 @@ export const ui = Object.freeze({
   historyNew: pageElement<HTMLButtonElement>('history-new'),
   historyClose: pageElement<HTMLButtonElement>('history-close'),
   historyEmpty: pageElement('history-empty'),
+  historyKept: pageElement('history-kept'),
   chatList: pageElement<HTMLUListElement>('chat-list'),
   deleteAll: pageElement<HTMLButtonElement>('delete-all'),
   storeError: pageElement('store-error'),

@@ -4,8 +4,10 @@
  */
 import { app, KEEP_CHATS_KEY } from './app';
 import { deleteAllClicked, renderChatList, type ChatListActions } from './chatlist';
-import { IdbStore, MemoryStore, newChat, QuotaError, type Chat } from './chats';
-import { showChat } from './conversation';
+import { IdbStore, MemoryStore, newChat, QuotaError, type Chat, type ChatStore } from './chats';
+import { newKey } from './api';
+import { runTurn, showChat } from './conversation';
+import { DesktopStore, desktopKeepsChats, followChanges, runningReply } from './desktopChats';
 import { ui } from './dom';
 import { clearPending } from './pending';
 import { localStore } from './storage';
@@ -28,6 +30,13 @@ export async function save(c: Chat): Promise<void> {
     }
   }
   await refreshList();
+}
+
+/** A reply the desktop is writing in the chat just opened (started on another phone or at the desk) is shown live. */
+async function watchReply(token: string, id: string): Promise<void> {
+  const running = await runningReply(token, id);
+  if (!running || app.current || app.chat.id !== id) return;
+  runTurn(app.chat, { key: newKey(), chatId: id, body: '', lastId: running.lastEventId, raw: running.text }, id);
 }
 
 export async function refreshList(): Promise<void> {
@@ -62,6 +71,7 @@ export const listActions: ChatListActions = {
     if (found) showChat(structuredClone(found));
     showHistory(false);
     void refreshList();
+    if (found && app.store instanceof DesktopStore && app.pairing) void watchReply(app.pairing.token, found.id);
   },
   rename(id, title) {
     const target = id === app.chat.id ? app.chat : app.chats.find((c) => c.id === id);
@@ -105,28 +115,54 @@ export function showHistory(on: boolean): void {
 
 /** "Keep chats on this phone": off deletes the database and keeps chats in memory from then on. */
 export async function setKeepChats(keep: boolean): Promise<void> {
-  const before = app.store;
+  // With the desktop keeping chats, this setting is about this phone's copy (the cache) only.
+  const desktop = app.store instanceof DesktopStore ? app.store : undefined;
+  const before = desktop?.cache ?? app.store;
   const kept = await before.list().catch(() => [] as Chat[]);
+  let local: ChatStore;
   if (keep) {
     localStore.remove(KEEP_CHATS_KEY);
-    app.store = new IdbStore();
+    local = new IdbStore();
   } else {
     localStore.write(KEEP_CHATS_KEY, false);
     // The reply kept for a reopened page holds the conversation: it goes with the chats.
     clearPending();
-    app.store = new MemoryStore();
+    local = new MemoryStore();
     if (before instanceof IdbStore) await before.destroy();
   }
+  app.store = desktop ? new DesktopStore(desktop.token, local) : local;
   // The chats of this visit stay on screen and in the list (in memory when not kept).
   try {
-    for (const c of kept) await app.store.put(c);
-    if (app.chat.messages.length) await app.store.put(app.chat);
+    for (const c of kept) await local.put(c);
+    if (app.chat.messages.length) await local.put(app.chat);
     ui.storeError.textContent = '';
   } catch (err) {
     storeFailed(err);
   }
   await refreshList();
 }
+
+/**
+ * After connecting: when the desktop keeps conversations (issue 30), the list comes from it and
+ * this phone's store becomes its cache; otherwise nothing changes.
+ */
+export async function useDesktopChats(token: string): Promise<void> {
+  if (app.store instanceof DesktopStore && app.store.token === token) return;
+  if (!(await desktopKeepsChats(token))) return;
+  const local = app.store instanceof DesktopStore ? app.store.cache : app.store;
+  app.store = new DesktopStore(token, local);
+  ui.historyKept.hidden = false;
+  stopFollowing?.();
+  let queued: ReturnType<typeof setTimeout> | undefined;
+  // A burst of changes (a reply ending, a rename) reads the list once.
+  stopFollowing = followChanges(token, () => {
+    clearTimeout(queued);
+    queued = setTimeout(() => void refreshList(), 150);
+  });
+  await refreshList();
+}
+
+let stopFollowing: (() => void) | undefined;
 
 export function initLibrary(): void {
   ui.chatsOpen.addEventListener('click', () => showHistory(!isOpen(ui.history)));

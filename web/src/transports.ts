@@ -138,3 +138,68 @@ export function runWs(turn: Turn): void {
     turn.lost();
   });
 }
+
+/**
+ * A reply run by the desktop in a conversation it keeps (issue 30): asks for it once
+ * (`POST …/reply`, the chat already written there), then follows the conversation's events,
+ * resuming after a cut from the last event id; any other client can follow the same reply.
+ */
+export async function runConversation(turn: Turn): Promise<void> {
+  const conv = turn.conversation!;
+  const controller = new AbortController();
+  turn.abort = () => controller.abort();
+  turn.attempts += 1;
+  setStatus(turn.lastId !== null ? 'Resuming the reply…' : 'Waiting for the desktop…');
+  turn.lastByteAt = Date.now();
+  let failure = '';
+  try {
+    conv.id ??= await conv.prepare();
+    const base = `/v1/conversations/${encodeURIComponent(conv.id)}`;
+    if (turn.lastId === null) {
+      const started = await fetch(`${base}/reply`, { method: 'POST', headers: bearer(turn.token), signal: controller.signal, cache: 'no-store' });
+      if (!started.ok) {
+        const err = await apiError(started);
+        return err.status === 401 ? turn.unauthorized() : turn.finish('error', err.message, err.code);
+      }
+      turn.lastId = ((await started.json()) as { lastEventId: number }).lastEventId;
+    }
+    // POST: the same stream; quick tunnels hold back a GET event stream until it closes.
+    const res = await fetch(`${base}/events`, {
+      method: 'POST',
+      headers: { ...bearer(turn.token), Accept: 'text/event-stream', [HEADERS.lastEventId]: String(turn.lastId) },
+      signal: controller.signal,
+      cache: 'no-store',
+    });
+    if (!res.ok || !res.body) {
+      const err = await apiError(res);
+      return err.status === 401 ? turn.unauthorized() : turn.finish('error', err.message, err.code);
+    }
+    setStatus('');
+    turn.reached();
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    const parse = sseParser((data, id) => {
+      if (id !== null && /^\d+$/.test(id)) turn.lastId = Number(id);
+      const event = JSON.parse(data) as { type: string; delta?: string; message?: string; status?: string };
+      if (event.type === 'text' && typeof event.delta === 'string') turn.event({ type: 'token', delta: event.delta });
+      else if (event.type === 'error') failure = event.message ?? '';
+      else if (event.type === 'status' && event.status === 'idle') turn.event({ type: 'done', content: turn.raw });
+      else if (event.type === 'status' && event.status === 'failed') turn.event({ type: 'error', message: failure || 'The reply failed.' });
+      else if (event.type === 'status' && event.status === 'stopped') turn.finish('stopped');
+    });
+    while (turn.state === 'streaming') {
+      const { value, done } = await reader.read();
+      if (done) break;
+      turn.lastByteAt = Date.now();
+      turn.attempts = 0;
+      if (value) parse(value);
+    }
+    if (turn.state === 'streaming') turn.interrupted();
+    else void reader.cancel().catch(() => {});
+  } catch (err) {
+    if (turn.state !== 'streaming') return;
+    if (isDroppedConnection(err) || (err as Error)?.name === 'AbortError') turn.interrupted();
+    else turn.finish('error', err instanceof Error ? err.message : String(err));
+  } finally {
+    controller.abort();
+  }
+}

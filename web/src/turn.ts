@@ -12,12 +12,12 @@
  * it switches to the WebSocket, and later turns start there.
  */
 import type { ChatEvent, Role } from '../../server/src/protocol';
-import { cancelKeyed, newKey } from './api';
+import { cancelKeyed, newKey, stopConversation } from './api';
 import { authMessage, isDeviceToken, isRemovalMessage, PHONE_REMOVED_CODE, PHONE_REMOVED_MESSAGE } from './devices';
 import { describeFailure, type Failure, type FailureCode } from './failure';
 import { assistantMessage, markFinished, renderReply, setCursor, setNote, setStatus, setStreaming, type AssistantView } from './render';
 import { settings } from './settings';
-import { runSse, runWs } from './transports';
+import { runConversation, runSse, runWs } from './transports';
 
 /** A request message: the SPEC's string, or text and image parts (issue 13; docs/http-api.md). */
 export type ContentPart = { type: 'text'; text: string } | { type: 'image'; mediaType: string; data: string };
@@ -52,6 +52,12 @@ export interface ResumeFrom {
   raw: string;
 }
 
+/** A reply the desktop runs in a conversation it keeps (issue 30): `prepare` writes the chat there and gives its id. */
+export interface ConversationTurn {
+  id?: string;
+  prepare(): Promise<string>;
+}
+
 /** Once SSE was seen held back on this network, later turns go straight to the WebSocket. */
 let preferWs = false;
 
@@ -78,6 +84,8 @@ export class Turn {
     private readonly hooks: TurnHooks,
     /** A reply started before this page was loaded (a reload, a discarded tab, a push notification). */
     resume?: ResumeFrom,
+    /** Set when the desktop keeps conversations: the reply runs there and is followed from its events. */
+    readonly conversation?: ConversationTurn,
   ) {
     this.key = resume?.key ?? newKey();
     this.body = resume?.body ?? JSON.stringify({ messages });
@@ -94,7 +102,8 @@ export class Turn {
   start(): void {
     this.note('');
     setCursor(this.view, true);
-    if (this.transport === 'ws') runWs(this);
+    if (this.conversation) void runConversation(this);
+    else if (this.transport === 'ws') runWs(this);
     else runSse(this);
   }
 
@@ -220,7 +229,8 @@ export class Turn {
     const abort = this.abort;
     this.finish('stopped');
     abort?.('stop');
-    if (this.transport === 'sse') cancelKeyed(this.token, this.key);
+    if (this.conversation?.id) stopConversation(this.token, this.conversation.id);
+    else if (this.transport === 'sse') cancelKeyed(this.token, this.key);
   }
 
   private render(): void {

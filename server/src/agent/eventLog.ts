@@ -16,7 +16,7 @@ export interface AgentListener {
 
 export type AgentReplay = { frames: AgentFrame[]; missed?: string };
 
-export const frameAgentEvent = (event: AgentEvent, id: number) => `id: ${id}\ndata: ${JSON.stringify(event)}\n\n`;
+export const frameAgentEvent = (event: AgentEvent | object, id: number) => `id: ${id}\ndata: ${JSON.stringify(event)}\n\n`;
 
 /**
  * The numbered events of one agent session, for replay after `Last-Event-ID`, and the clients
@@ -24,7 +24,7 @@ export const frameAgentEvent = (event: AgentEvent, id: number) => `id: ${id}\nda
  * stays open across turns). Memory is capped: past `capBytes` the oldest events are dropped;
  * a resume that needs one is told so, and the session's snapshot still has the transcript.
  */
-export class AgentEventLog {
+export class AgentEventLog<E extends object = AgentEvent> {
   private readonly frames: AgentFrame[] = [];
   private held = 0;
   private nextId = 1;
@@ -42,7 +42,7 @@ export class AgentEventLog {
     return this.listeners.size;
   }
 
-  append(event: AgentEvent): void {
+  append(event: E): void {
     const id = this.nextId++;
     const framed = frameAgentEvent(event, id);
     const frame: AgentFrame = { id, framed, bytes: Buffer.byteLength(framed) };

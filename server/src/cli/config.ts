@@ -20,6 +20,8 @@ export interface StandaloneConfig {
   transcription?: TranscriptionChoice;
   /** Keep paired devices across restarts, as salted hashes in devices.json (issue 26); default false. Read at start. */
   rememberDevices: boolean;
+  /** Keep conversations on the desktop, in the config dir's conversations folder (issue 30); default false. Read on every request. */
+  keepConversations: boolean;
   /** The workspace agent (issue 23): folders it may work in (none: off) and extra globs it may never touch. Read at start. */
   agent: { folders: string[]; denyPaths: string[] };
 }
@@ -38,6 +40,7 @@ export function defaultConfig(): StandaloneConfig {
     allowPhoneProviderSwitch: false,
     pushNotifications: true,
     rememberDevices: false,
+    keepConversations: false,
     agent: { folders: [], denyPaths: [] },
   };
 }
@@ -91,6 +94,8 @@ export function parseConfig(text: string): StandaloneConfig {
   if (typeof pushNotifications !== 'boolean') throw new ConfigError('"pushNotifications" must be true or false');
   const rememberDevices = raw.rememberDevices ?? false;
   if (typeof rememberDevices !== 'boolean') throw new ConfigError('"rememberDevices" must be true or false');
+  const keepConversations = raw.keepConversations ?? false;
+  if (typeof keepConversations !== 'boolean') throw new ConfigError('"keepConversations" must be true or false');
   const agent = parseAgent(raw.agent);
   const transcription = parseTranscription(raw.transcription, providers);
   return {
@@ -102,6 +107,7 @@ export function parseConfig(text: string): StandaloneConfig {
     allowPhoneProviderSwitch,
     pushNotifications,
     rememberDevices,
+    keepConversations,
     agent,
     ...(transcription ? { transcription } : {}),
   };

@@ -88,6 +88,8 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
       maxConnections: config.current().maxConnections,
       pushNotifications: () => config.current().pushNotifications,
       rememberDevices: config.current().rememberDevices,
+      keepConversations: () => config.current().keepConversations,
+      conversationsHowToEnable: `Turn it on at the desk: "keepConversations": true in ${path}.`,
       agent,
       logger,
       onRequestLog: (e) =>

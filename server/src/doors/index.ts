@@ -1,4 +1,5 @@
 import { agentDoor } from './agent';
+import { conversationsDoor } from './conversations';
 import type { DoorFactory } from './door';
 import { devicesDoor } from './devices';
 import { ollamaDoor } from './ollama/routes';
@@ -23,4 +24,5 @@ export const DOORS: readonly DoorFactory[] = [
   transcriptionDoor,
   devicesDoor,
   agentDoor,
+  conversationsDoor,
 ];

@@ -10,6 +10,14 @@ export interface ReplyFinished {
   attached: number;
 }
 
+/** An agent session in a list of conversations. */
+export interface AgentSessionSummary {
+  id: string;
+  title: string;
+  updatedAt: number;
+  preview: string;
+}
+
 export type ReplyFinishedListener = (event: ReplyFinished) => void;
 
 /**
@@ -19,6 +27,12 @@ export type ReplyFinishedListener = (event: ReplyFinished) => void;
 export class ReplyEvents {
   private readonly listeners = new Set<ReplyFinishedListener>();
   private readonly agentListeners = new Set<(payload: AgentPush) => void>();
+
+  /**
+   * The agent's sessions of this run, as the kept-conversations list shows them (issue 30); the
+   * agent door sets it, and it answers none while the agent is off.
+   */
+  agentSessions: () => AgentSessionSummary[] = () => [];
 
   constructor(private readonly logger: Logger) {}
 

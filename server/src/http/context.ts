@@ -6,6 +6,7 @@ import type { ReplyEvents } from '../doors/replyEvents';
 import type { BodyBudget } from './bodyBudget';
 import type { DeviceChange, DeviceRegistry } from '../store/devices';
 import type { AgentHost } from '../agent/host';
+import type { ConversationBounds } from '../store/conversations';
 
 export interface RequestLogEntry {
   method: string;
@@ -77,10 +78,24 @@ export interface RelayOptions {
   onDeviceChange?: (change: DeviceChange) => void;
   /** The workspace agent (issue 23): its folders, asked on every request. Absent or no folders: every /v1/agent path answers 403 agent.disabled. */
   agent?: AgentHost;
+  /**
+   * Keep conversations on the desktop (issue 30: deskrelay.keepConversations, "keepConversations"
+   * in config.json); read on every request, so a settings change applies at once. Default off:
+   * every /v1/conversations path answers 403 conversations.disabled and nothing is written.
+   */
+  keepConversations?: () => boolean;
+  /** Where conversations are kept; default `<configDir>/conversations` (the extension passes its global storage). */
+  conversationsDir?: string;
+  /** The store's bounds (count, bytes, photo bytes); defaults in store/conversations.ts. */
+  conversationBounds?: Partial<ConversationBounds>;
+  /** How the 403 tells the user to turn conversations on, in this host's words. */
+  conversationsHowToEnable?: string;
 }
 
-export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange' | 'agent'>> &
-  Pick<RelayOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange' | 'agent'> & { configDir: string };
+type ConversationOptionNames = 'keepConversations' | 'conversationsDir' | 'conversationBounds' | 'conversationsHowToEnable';
+
+export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange' | 'agent' | ConversationOptionNames>> &
+  Pick<RelayOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange' | 'agent' | ConversationOptionNames> & { configDir: string };
 
 /** Per-request facts the request log and the error handler need. */
 export interface RequestState {

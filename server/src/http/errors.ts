@@ -52,6 +52,14 @@ export type ErrorCode =
   | 'agent.not_pending'
   /** 429: every agent session the desktop keeps is busy. */
   | 'agent.too_many_sessions'
+  /** 403: conversations are not kept on the desktop (deskrelay.keepConversations, "keepConversations"). */
+  | 'conversations.disabled'
+  /** 404: no kept conversation by that id (never made, deleted, or dropped to stay within the bounds). */
+  | 'conversations.not_found'
+  /** 409: the conversation is already replying; stop it or wait for it. */
+  | 'conversations.busy'
+  /** 413: the conversation would pass the desktop's bounds on its own; start a new one. */
+  | 'conversations.too_large'
   | 'server.stopping'
   /** 503 with Retry-After: the request bodies being read already hold the relay's budget (issue 21). */
   | 'server.busy'

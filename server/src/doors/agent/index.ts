@@ -8,9 +8,8 @@ import type { Workspace } from '../../agent/workspace';
 import { HttpError } from '../../http/errors';
 import { sendJson } from '../../http/json';
 import { pathParams, type Route } from '../../http/route';
-import { SseStream } from '../../http/sse';
-import { EVENT_ID_RE, HEADERS } from '../../protocol';
 import type { DoorFactory } from '../door';
+import { followLog } from '../logStream';
 import { readJsonBody } from '../read';
 
 /** The door's paths (docs/agent.md). */
@@ -56,6 +55,8 @@ export const agentDoor: DoorFactory = (ctx) => {
   const limits: AgentLimits = { ...DEFAULT_LIMITS, ...host?.limits };
   const { logger } = ctx.options;
   const store = new SessionStore({ chat: ctx.chat, limits, logger, push: (payload) => ctx.replies.agentPush(payload) });
+  ctx.replies.agentSessions = () =>
+    (host?.workspaces().length ?? 0) === 0 ? [] : store.list().map((s) => ({ id: s.id, title: s.title, updatedAt: s.updatedAt, preview: `${s.folder} · ${s.status}` }));
 
   /** The folders in force; the agent turned off meanwhile ends every session. */
   const folders = (): readonly Workspace[] => {
@@ -116,16 +117,7 @@ export const agentDoor: DoorFactory = (ctx) => {
   const events = (method: 'GET' | 'POST'): Route =>
     route(method, EVENTS, (req, res, c) => {
       const s = session(req, EVENTS);
-      const after = lastEventId(req, s.log.lastId);
-      const sse = new SseStream(res, { keepAliveMs: c.options.keepAliveMs });
-      sse.open();
-      sse.comment();
-      const replay = s.log.since(after);
-      // Unnumbered: it is about this resume, not an event of the session.
-      if (replay.missed) sse.write(`data: ${JSON.stringify({ type: 'error', message: replay.missed })}\n\n`);
-      for (const frame of replay.frames) sse.write(frame.framed);
-      const stopListening = s.log.listen({ push: (frame) => void sse.write(frame.framed), close: () => sse.finish('') });
-      res.once('close', stopListening);
+      followLog(req, res, c, s.log, 'this session');
     });
 
   const postMessage = route('POST', MESSAGES, async (req, res, c) => {
@@ -167,14 +159,3 @@ export const agentDoor: DoorFactory = (ctx) => {
     },
   };
 };
-
-function lastEventId(req: IncomingMessage, last: number): number {
-  const header = req.headers[HEADERS.lastEventId.toLowerCase()];
-  if (header === undefined) return 0;
-  if (typeof header !== 'string' || !EVENT_ID_RE.test(header.trim())) {
-    throw new HttpError(400, 'request.invalid_header', 'The Last-Event-ID header must be the number of the last event received (the value of its "id:" line).');
-  }
-  const after = Number(header.trim());
-  if (after > last) throw new HttpError(400, 'request.invalid_header', `The Last-Event-ID header says ${after}, but this session has only sent events up to ${last}.`);
-  return after;
-}

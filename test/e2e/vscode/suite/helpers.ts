@@ -22,6 +22,8 @@ export interface Status {
 export interface DeskRelayApi {
   status(): Status;
   setTunnelProbe(probe: unknown): void;
+  chats(): Promise<{ id: string; title: string; kind: string }[]>;
+  conversationsDir: string;
 }
 
 export function extension(): vscode.Extension<DeskRelayApi> {

@@ -1,0 +1,177 @@
+/**
+ * The web client with conversations kept on the desktop (issue 30), in Chromium: two origins of
+ * one relay (127.0.0.1 and localhost, as two tunnel addresses of one desktop would be) are two
+ * separate browser storages; a chat made on one is listed and opened on the other, a rename and
+ * a delete on one reach the other's open drawer through the change feed, and with the setting
+ * off nothing is sent to /v1/conversations beyond the one check.
+ */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { webClientLink } from '../../server/src/session/pairing';
+import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
+import { bearer, send as http } from '../helpers/http';
+import { startRelay, type TestRelay } from '../helpers/relay';
+import { ensureVendor, lastReply, launchBrowser, LOAD_FAILED_ONCE, phone, replyFinished, send } from './harness';
+
+let browser: Browser;
+let ollama: OllamaStandIn;
+let relay: TestRelay;
+let keep = true;
+const closers: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  ensureVendor();
+  browser = await launchBrowser();
+  ollama = await startOllamaStandIn({ mode: 'normal' });
+  relay = await startRelay({ keepConversations: () => keep });
+  relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'qwen3' });
+}, 60_000);
+afterEach(async () => {
+  for (const c of closers.splice(0).reverse()) await c();
+  keep = true;
+});
+afterAll(async () => {
+  await browser?.close();
+  await relay?.close();
+  await ollama?.close();
+});
+
+async function openAt(base: string): Promise<Page> {
+  const p = await phone(browser);
+  closers.push(() => p.context.close());
+  await p.page.goto(webClientLink(base, relay.token));
+  await p.page.locator('#chat').waitFor();
+  return p.page;
+}
+
+const localhostUrl = () => relay.url.replace('127.0.0.1', 'localhost');
+const titles = (page: Page) => page.locator('#chat-list .chat-title').allTextContents();
+
+async function openList(page: Page): Promise<void> {
+  if (await page.locator('#history').isHidden()) await page.getByRole('button', { name: 'Chats', exact: true }).click();
+  await page.locator('#history').waitFor();
+}
+
+describe('chats kept on the desktop, in the web client', () => {
+  it('shows a chat made at one address at another address, with its messages, and keeps rename and delete in step', async () => {
+    const a = await openAt(relay.url);
+    ollama.set({ mode: 'normal', reply: ['Paris.'] });
+    await send(a, 'What is the capital of France?');
+    await replyFinished(a);
+    expect((await lastReply(a).textContent())?.trim()).toBe('Paris.');
+
+    // Kept on the desktop, with the reply.
+    await expect
+      .poll(async () => (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations.map((c: any) => c.preview))
+      .toEqual(['Paris.']);
+    const id = (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations[0].id;
+    expect((await http(relay.url, `/v1/conversations/${id}`, { headers: bearer(relay.token) })).json.messages).toEqual([
+      { role: 'user', content: 'What is the capital of France?' },
+      { role: 'assistant', content: 'Paris.' },
+    ]);
+
+    // Another origin: its own (empty) IndexedDB, the same chats.
+    const b = await openAt(localhostUrl());
+    expect(new URL(b.url()).origin).not.toBe(new URL(a.url()).origin);
+    await openList(b);
+    await expect.poll(() => titles(b)).toEqual(['What is the capital of France?']);
+    await expect(b.locator('#history-kept').isVisible()).resolves.toBe(true);
+    await b.locator('#chat-list .chat-open').first().click();
+    await expect.poll(async () => (await b.locator('.msg.assistant .reply').allTextContents()).map((t) => t.trim())).toEqual(['Paris.']);
+
+    // B goes on with the chat; A's open drawer sees the change through the feed.
+    ollama.set({ mode: 'normal', reply: ['About 2 million.'] });
+    await send(b, 'How many people live there?');
+    await replyFinished(b);
+    expect(ollama.requests.at(-1)!.body.messages.map((m: any) => m.content)).toEqual(['What is the capital of France?', 'Paris.', 'How many people live there?']);
+    await expect
+      .poll(async () => (await http(relay.url, `/v1/conversations/${id}`, { headers: bearer(relay.token) })).json.messages.length)
+      .toBe(4);
+
+    await openList(a);
+    await http(relay.url, `/v1/conversations/${id}`, {
+      method: 'PUT',
+      headers: { ...bearer(relay.token), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ title: 'Paris facts' }),
+    });
+    await expect.poll(() => titles(a)).toEqual(['Paris facts']);
+    await expect.poll(() => titles(b), { timeout: 10_000 }).toEqual(['Paris facts']);
+
+    // Delete on B: gone on the desktop and from A's drawer, without reopening it.
+    await openList(b);
+    await b.getByRole('button', { name: 'Delete “Paris facts”' }).click();
+    await expect.poll(() => titles(a)).toEqual([]);
+    expect((await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations).toEqual([]);
+  });
+
+  it('runs the reply on the desktop: another phone opening the chat mid-reply watches it live, and the provider is asked once', async () => {
+    const words = Array.from({ length: 16 }, (_, i) => `w${i} `);
+    ollama.set({ mode: 'normal', reply: words, chunkDelayMs: 120 });
+    const asked = ollama.requests.length;
+    const a = await openAt(relay.url);
+    await send(a, 'Count slowly');
+    await expect.poll(async () => (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations.length).toBe(1);
+    const id = (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations[0].id;
+    // A's turn went to the desktop's conversation, not to the chat stream.
+    await expect.poll(() => relay.logLines.some((l) => l.startsWith(`request POST /v1/conversations/${id}/reply 202`))).toBe(true);
+    expect(relay.logLines.some((l) => l.startsWith('request POST /v1/chat/stream'))).toBe(false);
+
+    const b = await openAt(localhostUrl());
+    await openList(b);
+    await expect.poll(() => titles(b)).toEqual(['Count slowly']);
+    await b.locator('#chat-list .chat-open').first().click();
+    // Mid-reply on B: part of it shown, still being written.
+    await expect.poll(async () => (await b.locator('.msg.assistant .reply').last().textContent())?.length ?? 0).toBeGreaterThan(0);
+    const partial = (await b.locator('.msg.assistant .reply').last().textContent()) ?? '';
+    expect(partial.trim().length).toBeLessThan(words.join('').trim().length);
+    await replyFinished(b, 15_000);
+    await replyFinished(a, 15_000);
+    expect((await lastReply(b).textContent())?.trim()).toBe(words.join('').trim());
+    expect((await lastReply(a).textContent())?.trim()).toBe(words.join('').trim());
+    expect(ollama.requests.length).toBe(asked + 1);
+    await expect
+      .poll(async () => (await http(relay.url, `/v1/conversations/${id}`, { headers: bearer(relay.token) })).json.messages.map((m: any) => m.content))
+      .toEqual(['Count slowly', words.join('')]);
+    await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
+  });
+
+  it('resumes a desktop-run reply after the connection is cut, from the last event, without asking the provider again', async () => {
+    const words = Array.from({ length: 12 }, (_, i) => `r${i} `);
+    ollama.set({ mode: 'normal', reply: words, chunkDelayMs: 80 });
+    const asked = ollama.requests.length;
+    const p = await phone(browser);
+    closers.push(() => p.context.close());
+    // The conversation's event stream fails after 3 reads, once, as WebKit words a dropped connection.
+    await p.context.addInitScript(LOAD_FAILED_ONCE.replace(".endsWith('/v1/chat/stream')", ".match(/\\/v1\\/conversations\\/[0-9a-f-]{36}\\/events$/)"));
+    await p.page.goto(webClientLink(relay.url, relay.token));
+    await p.page.locator('#chat').waitFor();
+    await send(p.page, 'Count again');
+    await replyFinished(p.page, 15_000);
+    expect((await lastReply(p.page).textContent())?.trim()).toBe(words.join('').trim());
+    expect(await p.page.evaluate(() => (globalThis as any).__loadFailed)).toBe(1);
+    const id = (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations[0].id;
+    const follows = relay.logLines.filter((l) => l.startsWith(`request POST /v1/conversations/${id}/events`));
+    expect(follows.length).toBeGreaterThanOrEqual(2);
+    expect(ollama.requests.length).toBe(asked + 1);
+    await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
+  });
+
+  it('with the setting off, keeps chats on the phone only and nothing on the desktop', async () => {
+    keep = false;
+    const before = relay.logLines.length;
+    const a = await openAt(relay.url);
+    ollama.set({ mode: 'normal', reply: ['Hi.'] });
+    await send(a, 'Hello there');
+    await replyFinished(a);
+    await openList(a);
+    await expect.poll(() => titles(a)).toEqual(['Hello there']);
+    expect(await a.locator('#history-kept').isVisible()).toBe(false);
+    // The first test's change feeds are logged when their pages close, which may be now.
+    const calls = relay.logLines.slice(before).filter((l) => l.includes('/v1/conversations') && !l.startsWith('request POST /v1/conversations/events 200'));
+    // One check at connect, answered 403; nothing else, and nothing kept.
+    expect(calls).toEqual(['request GET /v1/conversations 403 -']);
+    expect(readdirSync(join(relay.dir, 'conversations')).filter((n) => !n.startsWith('.'))).toEqual([]);
+  });
+});

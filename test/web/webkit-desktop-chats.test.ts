@@ -1,0 +1,77 @@
+/**
+ * Conversations kept on the desktop (issue 30) in WebKit (every iPhone browser): a chat made at
+ * one relay address is listed, and opens with its reply, at another address of the same desktop
+ * (127.0.0.1 and localhost: two origins, two separate storages), as after a quick tunnel's
+ * restart or on a second phone.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webClientLink } from '../../server/src/session/pairing';
+import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
+import { startRelay, type TestRelay } from '../helpers/relay';
+import { ensureVendor } from './harness';
+import { startWebKit, WebDriverError, type Session, type WebKit } from './webdriver';
+
+let webkit: WebKit;
+let ollama: OllamaStandIn;
+let relay: TestRelay;
+
+beforeAll(async () => {
+  ensureVendor();
+  webkit = await startWebKit();
+  ollama = await startOllamaStandIn({ mode: 'normal', reply: ['Paris.'] });
+  relay = await startRelay({ keepConversations: () => true });
+  relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'qwen3' });
+}, 120_000);
+afterAll(async () => {
+  await webkit?.stop();
+  await relay?.close();
+  await ollama?.close();
+});
+
+async function openAt(base: string): Promise<Session> {
+  const s = await webkit.session();
+  await s.setWindowRect({ width: 375, height: 812 });
+  await s.go(webClientLink(base, relay.token));
+  await s.waitFor('#chat');
+  return s;
+}
+
+/** Clicks once the element can take it: the composer or a drawer still settling is "not interactable" for a moment (as in webkit-app.test.ts). */
+async function click(s: Session, css: string): Promise<void> {
+  const until = Date.now() + 5000;
+  for (;;) {
+    try {
+      await s.click(await s.waitFor(css));
+      return;
+    } catch (err) {
+      if (!(err instanceof WebDriverError) || err.error !== 'element not interactable' || Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+const titles = (s: Session) => s.exec<string[]>(`return [...document.querySelectorAll('#chat-list .chat-title')].map((e) => e.textContent);`);
+
+describe('WebKit: chats kept on the desktop', () => {
+  it('a chat made at one address is listed and opens with its reply at another', async () => {
+    const a = await openAt(relay.url);
+    const box = await a.waitFor('form.compose textarea[name="message"]');
+    await a.type(box, 'What is the capital of France?');
+    await click(a, 'form.compose button[type="submit"]');
+    await expect
+      .poll(async () => {
+        const res = await fetch(`${relay.url}/v1/conversations`, { headers: { Authorization: `Bearer ${relay.token}` } });
+        return ((await res.json()) as any).conversations.map((c: any) => c.preview);
+      }, { timeout: 10_000 })
+      .toEqual(['Paris.']);
+    await a.close();
+
+    const b = await openAt(relay.url.replace('127.0.0.1', 'localhost'));
+    expect(new URL(await b.url()).hostname).toBe('localhost');
+    await click(b, '#chats-open');
+    await expect.poll(() => titles(b), { timeout: 10_000 }).toEqual(['What is the capital of France?']);
+    await click(b, '#chat-list .chat-open');
+    await expect.poll(() => b.exec<string[]>(`return [...document.querySelectorAll('.msg.assistant .reply')].map((e) => e.textContent.trim());`)).toEqual(['Paris.']);
+    await b.close();
+  });
+});

@@ -4,7 +4,7 @@ import { DEFAULT_LIMITS, type AgentLimits } from '../../agent/limits';
 import { DECISIONS, type Decision } from '../../agent/policy';
 import { NotPendingError, type AgentSession } from '../../agent/session';
 import { SessionStore } from '../../agent/sessions';
-import type { Workspace } from '../../agent/workspace';
+import { WorkspaceError, type Workspace } from '../../agent/workspace';
 import { HttpError } from '../../http/errors';
 import { sendJson } from '../../http/json';
 import { pathParams, type Route } from '../../http/route';
@@ -16,6 +16,10 @@ import { readJsonBody } from '../read';
 /** The door's paths (docs/agent.md). */
 export const AGENT_FOLDERS_PATH = '/v1/agent/folders';
 export const AGENT_SESSIONS_PATH = '/v1/agent/sessions';
+export const AGENT_FILES_PATH = '/v1/agent/files';
+/** The `@` suggestions answer at most this many paths: a phone shows a handful, not the tree. */
+export const MAX_FILE_SUGGESTIONS = 50;
+const MAX_QUERY_CHARS = 200;
 const SESSION = '/v1/agent/sessions/{id}';
 const EVENTS = '/v1/agent/sessions/{id}/events';
 const MESSAGES = '/v1/agent/sessions/{id}/messages';
@@ -77,6 +81,27 @@ export const agentDoor: DoorFactory = (ctx) => {
 
   const listFolders = route('GET', AGENT_FOLDERS_PATH, (_req, res) => {
     sendJson(res, 200, { folders: folders().map((w) => ({ name: w.name, ...(w.displayPath ? { path: w.displayPath } : {}) })) });
+  });
+
+  // The composer's `@` suggestions: the same listing the model's list_files gets (its .gitignore
+  // and deny rules, its cap), filtered by what the user typed; names only, never contents.
+  const listFiles = route('GET', AGENT_FILES_PATH, async (req, res) => {
+    const list = folders();
+    const query = new URL(req.url ?? '/', 'http://x').searchParams;
+    const name = query.get('folder');
+    const q = (query.get('q') ?? '').trim().toLowerCase();
+    if (q.length > MAX_QUERY_CHARS) throw new HttpError(400, 'request.invalid_query', `"q" is at most ${MAX_QUERY_CHARS} characters.`);
+    const workspace = name === null || name === '' ? list[0]! : list.find((w) => w.name === name);
+    if (!workspace) throw new HttpError(400, 'request.invalid_query', `"folder" must be one of the folders GET /v1/agent/folders lists: ${list.map((w) => JSON.stringify(w.name)).join(', ')}.`);
+    let listed;
+    try {
+      listed = await workspace.listFiles({ maxEntries: limits.maxListEntries });
+    } catch (err) {
+      if (err instanceof WorkspaceError) throw new HttpError(409, 'agent.files_unavailable', err.message);
+      throw err;
+    }
+    const matches = q ? rankFiles(listed.files, q) : listed.files;
+    sendJson(res, 200, { folder: workspace.name, files: matches.slice(0, MAX_FILE_SUGGESTIONS), truncated: matches.length > MAX_FILE_SUGGESTIONS || listed.truncated });
   });
 
   const createSession = route('POST', AGENT_SESSIONS_PATH, async (req, res, c) => {
@@ -161,7 +186,7 @@ export const agentDoor: DoorFactory = (ctx) => {
 
   return {
     // GET is the issue's; POST is the same stream for quick tunnels, which hold a GET event stream until it closes.
-    routes: [listFolders, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop],
+    routes: [listFolders, listFiles, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop],
     stop() {
       store.closeAll();
     },
@@ -177,4 +202,11 @@ function lastEventId(req: IncomingMessage, last: number): number {
   const after = Number(header.trim());
   if (after > last) throw new HttpError(400, 'request.invalid_header', `The Last-Event-ID header says ${after}, but this session has only sent events up to ${last}.`);
   return after;
+}
+
+/** Paths containing `q` (lower case), those whose file name holds it first, then the shorter. */
+function rankFiles(files: readonly string[], q: string): string[] {
+  const hits = files.filter((f) => f.toLowerCase().includes(q));
+  const inName = (f: string) => (f.slice(f.lastIndexOf('/') + 1).toLowerCase().includes(q) ? 0 : 1);
+  return hits.sort((a, b) => inName(a) - inName(b) || a.length - b.length || (a < b ? -1 : 1));
 }

@@ -128,11 +128,11 @@ describe('GET /v1/agent/files (the composer\'s @ suggestions)', () => {
     }
   });
 
-  it('needs the token; an unknown folder is 400 naming the folders', async () => {
+  it('needs the token; an unknown folder is 404 naming the folders', async () => {
     expect((await send(cli.url, '/v1/agent/files?q=a')).status).toBe(401);
     const unknown = await get('/v1/agent/files?folder=nope');
-    expect(unknown.status).toBe(400);
-    expect(unknown.json.error.code).toBe('request.invalid_query');
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error.code).toBe('agent.not_found');
     expect(unknown.json.error.message).toContain('"project"');
   });
 });
@@ -201,6 +201,8 @@ describe('the agent at work', () => {
     await events.waitStatus('idle');
     expect(readFileSync(join(repo, 'src/math.js')).equals(before)).toBe(true);
     expect(events.of('tool_result')[0]).toMatchObject({ ok: false, denied: true });
+    // Every screen following the session learns the decision, whichever screen made it.
+    expect(events.of('decision')).toEqual([{ type: 'decision', callId: approval.callId, decision: 'deny' }]);
     const again = await decide(id, approval.callId, 'allow');
     expect(again.status).toBe(409);
     expect(again.json.error.code).toBe('agent.not_pending');
@@ -240,6 +242,7 @@ describe('the agent at work', () => {
     expect((await decide(id, events.of('approval')[3].callId, 'deny')).status).toBe(204);
     await events.waitStatus('idle');
     expect(model.failures).toEqual([]);
+    expect(events.of('decision').map((d) => d.decision)).toEqual(['allow', 'allow_session', 'allow_session', 'deny']);
     expect(cli.stderr()).toMatch(/run_command command="echo once" decision=allowed_for_session/);
     events.close();
   });

@@ -4,7 +4,7 @@ import { DEFAULT_LIMITS, type AgentLimits } from '../../agent/limits';
 import { DECISIONS, type Decision } from '../../agent/policy';
 import { NotPendingError, type AgentSession } from '../../agent/session';
 import { SessionStore } from '../../agent/sessions';
-import { WorkspaceError, type Workspace } from '../../agent/workspace';
+import type { Workspace } from '../../agent/workspace';
 import { HttpError } from '../../http/errors';
 import { sendJson } from '../../http/json';
 import { pathParams, type Route } from '../../http/route';
@@ -19,7 +19,6 @@ export const AGENT_SESSIONS_PATH = '/v1/agent/sessions';
 export const AGENT_FILES_PATH = '/v1/agent/files';
 /** The `@` suggestions answer at most this many paths: a phone shows a handful, not the tree. */
 export const MAX_FILE_SUGGESTIONS = 50;
-const MAX_QUERY_CHARS = 200;
 const SESSION = '/v1/agent/sessions/{id}';
 const EVENTS = '/v1/agent/sessions/{id}/events';
 const MESSAGES = '/v1/agent/sessions/{id}/messages';
@@ -90,16 +89,9 @@ export const agentDoor: DoorFactory = (ctx) => {
     const query = new URL(req.url ?? '/', 'http://x').searchParams;
     const name = query.get('folder');
     const q = (query.get('q') ?? '').trim().toLowerCase();
-    if (q.length > MAX_QUERY_CHARS) throw new HttpError(400, 'request.invalid_query', `"q" is at most ${MAX_QUERY_CHARS} characters.`);
     const workspace = name === null || name === '' ? list[0]! : list.find((w) => w.name === name);
-    if (!workspace) throw new HttpError(400, 'request.invalid_query', `"folder" must be one of the folders GET /v1/agent/folders lists: ${list.map((w) => JSON.stringify(w.name)).join(', ')}.`);
-    let listed;
-    try {
-      listed = await workspace.listFiles({ maxEntries: limits.maxListEntries });
-    } catch (err) {
-      if (err instanceof WorkspaceError) throw new HttpError(409, 'agent.files_unavailable', err.message);
-      throw err;
-    }
+    if (!workspace) throw new HttpError(404, 'agent.not_found', `No agent folder by that name: "folder" must be one of the folders GET /v1/agent/folders lists: ${list.map((w) => JSON.stringify(w.name)).join(', ')}.`);
+    const listed = await workspace.listFiles({ maxEntries: limits.maxListEntries });
     const matches = q ? rankFiles(listed.files, q) : listed.files;
     sendJson(res, 200, { folder: workspace.name, files: matches.slice(0, MAX_FILE_SUGGESTIONS), truncated: matches.length > MAX_FILE_SUGGESTIONS || listed.truncated });
   });

@@ -54,6 +54,7 @@ export function showPairing(message = ''): void {
   showHistory(false);
   setHealth('down', 'Not paired');
   ui.pairError.textContent = message;
+  for (const f of app.onConnection) f();
 }
 
 function showChatScreen(): void {
@@ -85,6 +86,7 @@ export async function connect(): Promise<boolean> {
     showChatScreen();
     void loadProviders(app.pairing.token);
     renewPushAfterConnect(app.pairing.token);
+    for (const f of app.onConnection) f();
     return true;
   } catch (err) {
     const message = err instanceof Error ? err.message : 'Could not connect.';

@@ -279,4 +279,53 @@ describe('the agent on the phone', () => {
     expect(await page.locator('.mentions .mention').first().textContent()).toBe(HOSTILE_NAME);
     expect(await page.locator('.mentions img').count()).toBe(0);
   });
+  it('a push agent_needs_you shows a notification; opening it brings the session up at its pending card', async () => {
+    model.script([{ calls: [{ name: 'run_command', arguments: { command: 'echo pushed' } }] }, { text: ['ok'] }]);
+    const created = await send(cli.url, '/v1/agent/sessions', { method: 'POST', headers: { ...bearer(cli.token), 'Content-Type': 'application/json' }, body: '{"prompt":"From the desk"}' });
+    const id = created.json.id as string;
+    await expect.poll(async () => (await send(cli.url, `/v1/agent/sessions/${id}`, { headers: bearer(cli.token) })).json.pending.length).toBe(1);
+    const callId = (await send(cli.url, `/v1/agent/sessions/${id}`, { headers: bearer(cli.token) })).json.pending[0].callId as string;
+
+    const p = await phone(browser);
+    cleanups.push(() => p.context.close());
+    await p.context.grantPermissions(['notifications'], { origin: new URL(proxy.url).origin });
+    await p.page.goto(webClientLink(proxy.url, cli.token));
+    await p.page.waitForFunction(() => (globalThis as any).navigator.serviceWorker?.controller?.state === 'activated', undefined, { timeout: 10_000 });
+    // The DevTools protocol delivers the push as the push service would (as test/web/push.test.ts does).
+    const cdp = await p.context.newCDPSession(p.page);
+    const registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] = [];
+    cdp.on('ServiceWorker.workerRegistrationUpdated', (e: { registrations: typeof registrations }) => registrations.push(...e.registrations));
+    await cdp.send('ServiceWorker.enable');
+    await expect.poll(() => registrations.filter((r) => !r.isDeleted && r.scopeURL.startsWith(proxy.url)).length).toBeGreaterThan(0);
+    await cdp.send('ServiceWorker.deliverPushMessage', {
+      origin: new URL(proxy.url).origin,
+      registrationId: registrations.find((r) => !r.isDeleted && r.scopeURL.startsWith(proxy.url))!.registrationId,
+      data: JSON.stringify({ type: 'agent_needs_you', session: id, callId }),
+    });
+    const worker = p.context.serviceWorkers()[0]!;
+    await expect
+      .poll(() => worker.evaluate(async () => (await (globalThis as any).registration.getNotifications()).map((n: any) => ({ title: n.title, data: n.data }))))
+      .toEqual([{ title: 'The agent needs you', data: { agentSession: id, callId, agentType: 'agent_needs_you' } }]);
+
+    // Opening it with the page there: the worker tells the page (what its notificationclick does).
+    await worker.evaluate(async (m) => {
+      for (const c of await (globalThis as any).clients.matchAll({ type: 'window' })) c.postMessage(m);
+    }, { type: 'agent_needs_you', session: id, callId });
+    const pending = p.page.locator(`.approval-item[data-call-id="${callId}"] .approval`);
+    await pending.waitFor();
+    await expect.poll(() => p.page.evaluate(() => document.activeElement?.textContent)).toBe('Allow');
+    expect(await p.page.getByRole('tab', { name: 'Agent' }).getAttribute('aria-selected')).toBe('true');
+    expect(await pending.locator('pre.command').textContent()).toBe('echo pushed');
+
+    // With no page there, it opens ./?agent=<id>&call=<callId>: the same card, focused (a
+    // remembered pairing there; the token in the fragment here).
+    const q = new URLSearchParams({ agent: id, call: callId });
+    const fresh = await p.context.newPage();
+    await fresh.goto(`${proxy.url}/?${q.toString()}#token=${cli.token}`);
+    await fresh.locator(`.approval-item[data-call-id="${callId}"] .approval`).waitFor();
+    await expect.poll(() => fresh.evaluate(() => document.activeElement?.textContent)).toBe('Allow');
+    await fresh.getByRole('button', { name: 'Allow', exact: true }).click();
+    // The other page, following the same session, shows the decision made on this one.
+    await expect.poll(() => pending.locator('.approval-outcome').textContent()).toBe('Allowed');
+  }, 60_000);
 });

@@ -154,6 +154,8 @@ let available = false;
 let folders: AgentFolder[] = [];
 let current: { id: string; folder: string; transcript: Transcript; follow: Follow; focusCall?: string } | null = null;
 let listTimer: ReturnType<typeof setInterval> | undefined;
+/** Read as the page loads: taking the pairing token out of the address bar also drops the query. */
+let launchQuery = new URLSearchParams(location.search);
 /** The chat's own heading, back when the switch goes back to Chat. */
 let chatHeadingText = '';
 
@@ -312,7 +314,8 @@ const atBottom = () => document.documentElement.scrollHeight - window.scrollY - 
 
 /** `?agent=<id>&call=<callId>` (a notification opened a new page) or the service worker's message. */
 function openFromAddress(): void {
-  const q = new URLSearchParams(location.search);
+  const q = launchQuery;
+  launchQuery = new URLSearchParams();
   const id = q.get('agent');
   if (!id) return;
   void openById(id, q.get('call') ?? undefined);

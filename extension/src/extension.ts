@@ -8,6 +8,7 @@ import { StatusBar } from './statusBar';
 import { ProviderWizard, type AddProviderAnswers } from './providerWizard';
 import { vscodeLmAdapters } from './vscodeLm';
 import { ExtensionAgentHost } from './agent';
+import { AgentDesk } from './agentView';
 import type { ProbeOptions } from '../../server/src';
 
 /** What activate() returns: the state (never the token), plus the one test seam. */
@@ -15,6 +16,8 @@ export interface DeskRelayApi {
   status(): Status;
   /** Tests only: lets the tunnel's health probe reach a stand-in cloudflared's edge. */
   setTunnelProbe(probe: ProbeOptions | undefined): void;
+  /** Tests only: the DeskRelay view's agent sessions, as its rows and webviews see them. */
+  agentDesk: AgentDesk;
 }
 
 let chat: RemoteChat | undefined;
@@ -45,7 +48,10 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     void vscode.commands.executeCommand('setContext', 'deskrelay.tunnel', s.tunnel);
   };
 
+  const agentDesk = new AgentDesk(agent, context.extensionUri);
   context.subscriptions.push(
+    agentDesk,
+    vscode.commands.registerCommand('deskrelay.agent.open', (id: unknown) => typeof id === 'string' && void agentDesk.open(id)),
     remote,
     new StatusBar(remote),
     remote.onDidChange(setContext),
@@ -79,6 +85,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     setTunnelProbe: (probe) => {
       remote.tunnelProbe = probe;
     },
+    agentDesk,
   };
 }
 

@@ -33,7 +33,7 @@ export { detectRunners, LOCAL_RUNNERS, RUNNER_PORTS_VARIABLE, runnerConfig, runn
 export { RelaySession } from './session/relaySession';
 export { configDir } from './session/paths';
 export { devicesPath, forgetRememberedDevices, type DeviceChange, type DeviceSummary } from './store/devices';
-export type { DeviceInfo } from './protocol';
+export type { AgentEvent, AgentStatus, DeviceInfo } from './protocol';
 export type { Pairing, RelaySessionOptions, SessionStatus } from './session/relaySession';
 export {
   cloudflareQuickTunnel,
@@ -54,6 +54,10 @@ export {
   relativeInside,
   shortPath,
   WorkspaceError,
+  SessionStore,
+  AgentSession,
+  NotPendingError,
+  reverseDiff,
   type AgentHost,
   type AgentLimits,
   type NodeWorkspaceOptions,

@@ -200,6 +200,9 @@ describe('the agent on the phone', () => {
     await expect.poll(() => item.textContent()).toContain('Fix add in @src/math.js');
     expect(await item.textContent()).toContain('project');
     expect(await item.textContent()).toContain('Done: send more');
+    await shot(page, 'sessions');
+    expect(await smallTargets(page)).toEqual([]);
+    expect(await axe(page)).toEqual([]);
   });
 
   it('resumes after a cut with Last-Event-ID: nothing lost, nothing twice; the outcome reached while away is shown', async () => {

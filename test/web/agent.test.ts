@@ -114,7 +114,7 @@ describe('the agent on the phone', () => {
       cleanups.push(() => p.context.close());
       await p.page.goto(webClientLink(off.url, off.token));
       await p.page.locator('.agent-off').waitFor();
-      expect(await p.page.locator('.agent-off').textContent()).toContain('--agent DIR');
+      expect(await p.page.locator('.agent-off').textContent()).toBe('Agent is off. Start the desktop relay with deskrelay serve --agent DIR.');
       expect(await p.page.getByRole('tab', { name: 'Agent' }).isVisible()).toBe(false);
     } finally {
       off.child.kill('SIGKILL');

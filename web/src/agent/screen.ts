@@ -192,10 +192,16 @@ export async function refreshAgent(): Promise<void> {
   modes.hidden = !available;
   agentTab.hidden = !available;
   offHint.hidden = available;
-  offHint.textContent = available ? '' : state.message ? `Agent: ${state.message}` : '';
+  offHint.textContent = available ? '' : offLine(state.message);
   if (!offHint.textContent) offHint.hidden = true;
   setMode(mode);
   if (available) openFromAddress();
+}
+
+/** The desk's "how to turn it on" (the door's agent.disabled message), in one short line. */
+function offLine(message: string): string {
+  const how = message.replace(/^The workspace agent is off on the desktop\.\s*/, '').replace(/ \(or .*\)\.?$/, '').replace(/`/g, '').replace(/\.$/, '');
+  return how ? `Agent is off. ${how}.` : '';
 }
 
 function hideAgent(): void {

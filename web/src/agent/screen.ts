@@ -77,7 +77,8 @@ sessionHead.append(back, sessionTitles, stopButton);
 const transcriptBox = el('div', 'agent-transcript');
 const outcome = el('p', 'agent-outcome');
 outcome.setAttribute('role', 'status');
-const composeForm = el('form', 'compose agent-compose');
+// Not "compose": that class names the chat's composer form, which tests and styles find by it.
+const composeForm = el('form', 'agent-compose');
 const mentionList = el('ul', 'mentions');
 mentionList.setAttribute('role', 'listbox');
 mentionList.setAttribute('aria-label', 'Files');

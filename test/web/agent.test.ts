@@ -331,4 +331,20 @@ describe('the agent on the phone', () => {
     // The other page, following the same session, shows the decision made on this one.
     await expect.poll(() => pending.locator('.approval-outcome').textContent()).toBe('Allowed');
   }, 60_000);
+  it('the diff in dark mode: readable colours (axe-core contrast), 44 px targets', async () => {
+    model.script([{ calls: [{ name: 'edit_file', arguments: { path: 'src/math.js', old: 'return a', new: 'return  a' } }] }, { text: ['ok'] }]);
+    const p = await phone(browser, 'dark');
+    cleanups.push(() => p.context.close());
+    await p.page.emulateMedia({ reducedMotion: 'reduce', colorScheme: 'dark' });
+    await p.page.goto(webClientLink(proxy.url, cli.token));
+    await p.page.getByRole('tab', { name: 'Agent' }).click();
+    await startSession(p.page, 'Dark edit');
+    await card(p.page).locator('.dl.add').waitFor();
+    await card(p.page).scrollIntoViewIfNeeded();
+    await shot(p.page, 'edit-approval-dark');
+    expect(await smallTargets(p.page)).toEqual([]);
+    expect(await axe(p.page)).toEqual([]);
+    await card(p.page).getByRole('button', { name: 'Deny' }).click();
+    await expect.poll(() => p.page.locator('.agent-meta').textContent()).toContain('Done');
+  });
 });

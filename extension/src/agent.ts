@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { commandEnv, type AgentHost, type Workspace } from '../../server/src';
+import { commandEnv, type AgentHost, type SessionStore, type Workspace } from '../../server/src';
 import { configDir } from '../../server/src/session/paths';
 import { AgentTerminals, lmTools, VsCodeWorkspace } from './agentWorkspace';
 
@@ -19,6 +19,15 @@ export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
   readonly howToEnable = 'Turn it on at the desk: the user setting "deskrelay.agent.enabled" in VS Code, in a trusted workspace.';
   private readonly terminals = new AgentTerminals();
   private cache = new Map<string, VsCodeWorkspace>();
+  private readonly attached = new vscode.EventEmitter<SessionStore>();
+  /** The door's session store (a new one each time the relay starts): the sessions view follows it. */
+  store: SessionStore | undefined;
+  readonly onAttach = this.attached.event;
+
+  attach(sessions: SessionStore): void {
+    this.store = sessions;
+    this.attached.fire(sessions);
+  }
 
   workspaces(): readonly Workspace[] {
     const c = vscode.workspace.getConfiguration('deskrelay');
@@ -46,6 +55,7 @@ export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
   }
 
   dispose(): void {
+    this.attached.dispose();
     this.terminals.dispose();
   }
 }

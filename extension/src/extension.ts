@@ -9,6 +9,7 @@ import { StatusBar } from './statusBar';
 import { ProviderWizard, type AddProviderAnswers } from './providerWizard';
 import { vscodeLmAdapters } from './vscodeLm';
 import { ExtensionAgentHost } from './agent';
+import { AgentDesk } from './agentView';
 import type { ProbeOptions } from '../../server/src';
 
 /** What activate() returns: the state (never the token), plus the one test seam. */
@@ -20,6 +21,8 @@ export interface DeskRelayApi {
   chats(): Promise<{ id: string; title: string; kind: string }[]>;
   /** Where kept conversations are written (the extension's global storage). */
   conversationsDir: string;
+  /** Tests only: the DeskRelay view's agent sessions, as its rows and webviews see them. */
+  agentDesk: AgentDesk;
 }
 
 let chat: RemoteChat | undefined;
@@ -53,7 +56,10 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     void vscode.commands.executeCommand('setContext', 'deskrelay.tunnel', s.tunnel);
   };
 
+  const agentDesk = new AgentDesk(agent, context.extensionUri);
   context.subscriptions.push(
+    agentDesk,
+    vscode.commands.registerCommand('deskrelay.agent.open', (id: unknown) => typeof id === 'string' && void agentDesk.open(id)),
     remote,
     new StatusBar(remote),
     remote.onDidChange(setContext),
@@ -95,6 +101,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     },
     chats: () => chats.getChildren(),
     conversationsDir,
+    agentDesk,
   };
 }
 

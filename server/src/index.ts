@@ -34,7 +34,7 @@ export { detectRunners, LOCAL_RUNNERS, RUNNER_PORTS_VARIABLE, runnerConfig, runn
 export { RelaySession } from './session/relaySession';
 export { configDir } from './session/paths';
 export { devicesPath, forgetRememberedDevices, type DeviceChange, type DeviceSummary } from './store/devices';
-export type { DeviceInfo } from './protocol';
+export type { AgentEvent, AgentStatus, DeviceInfo } from './protocol';
 export type { Pairing, RelaySessionOptions, SessionStatus } from './session/relaySession';
 export {
   cloudflareQuickTunnel,
@@ -55,6 +55,10 @@ export {
   relativeInside,
   shortPath,
   WorkspaceError,
+  SessionStore,
+  AgentSession,
+  NotPendingError,
+  reverseDiff,
   type AgentHost,
   type AgentLimits,
   type NodeWorkspaceOptions,

@@ -90,6 +90,53 @@ describe('the agent door', () => {
   });
 });
 
+describe('GET /v1/agent/files (the composer\'s @ suggestions)', () => {
+  it('lists the folder\'s files matching q, file names first, never a protected or ignored one', async () => {
+    writeFileSync(join(repo, '.gitignore'), 'build/\n');
+    mkdirSync(join(repo, 'build'), { recursive: true });
+    writeFileSync(join(repo, 'build', 'math.js'), 'ignored\n');
+    mkdirSync(join(repo, 'math'), { recursive: true });
+    writeFileSync(join(repo, 'math', 'index.js'), '\n');
+    try {
+      const all = await get('/v1/agent/files');
+      expect(all.status, all.body).toBe(200);
+      expect(all.json.folder).toBe('project');
+      expect(all.json.files).toEqual(expect.arrayContaining(['README.md', 'src/math.js', 'math/index.js']));
+      expect(all.json.files).not.toContain('.env');
+      expect(all.json.files.some((f: string) => f.startsWith('build/') || f.startsWith('.git/'))).toBe(false);
+      const math = await get('/v1/agent/files?folder=project&q=MATH');
+      // src/math.js has "math" in its file name, math/index.js only in its folder.
+      expect(math.json.files).toEqual(['src/math.js', 'math/index.js']);
+      expect(math.json.truncated).toBe(false);
+      expect((await get('/v1/agent/files?q=env')).json.files).toEqual([]);
+    } finally {
+      rmSync(join(repo, 'build'), { recursive: true, force: true });
+      rmSync(join(repo, 'math'), { recursive: true, force: true });
+      rmSync(join(repo, '.gitignore'));
+    }
+  });
+
+  it('caps the answer at 50 paths and says so', async () => {
+    mkdirSync(join(repo, 'many'), { recursive: true });
+    for (let i = 0; i < 60; i++) writeFileSync(join(repo, 'many', `f${i}.txt`), '');
+    try {
+      const reply = await get('/v1/agent/files?q=many/');
+      expect(reply.json.files).toHaveLength(50);
+      expect(reply.json.truncated).toBe(true);
+    } finally {
+      rmSync(join(repo, 'many'), { recursive: true, force: true });
+    }
+  });
+
+  it('needs the token; an unknown folder is 404 naming the folders', async () => {
+    expect((await send(cli.url, '/v1/agent/files?q=a')).status).toBe(401);
+    const unknown = await get('/v1/agent/files?folder=nope');
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error.code).toBe('agent.not_found');
+    expect(unknown.json.error.message).toContain('"project"');
+  });
+});
+
 describe('the agent at work', () => {
   it('reads, lists, searches and diffs without asking; logs the calls but never the contents', async () => {
     model.script([
@@ -154,6 +201,8 @@ describe('the agent at work', () => {
     await events.waitStatus('idle');
     expect(readFileSync(join(repo, 'src/math.js')).equals(before)).toBe(true);
     expect(events.of('tool_result')[0]).toMatchObject({ ok: false, denied: true });
+    // Every screen following the session learns the decision, whichever screen made it.
+    expect(events.of('decision')).toEqual([{ type: 'decision', callId: approval.callId, decision: 'deny' }]);
     const again = await decide(id, approval.callId, 'allow');
     expect(again.status).toBe(409);
     expect(again.json.error.code).toBe('agent.not_pending');
@@ -193,6 +242,7 @@ describe('the agent at work', () => {
     expect((await decide(id, events.of('approval')[3].callId, 'deny')).status).toBe(204);
     await events.waitStatus('idle');
     expect(model.failures).toEqual([]);
+    expect(events.of('decision').map((d) => d.decision)).toEqual(['allow', 'allow_session', 'allow_session', 'deny']);
     expect(cli.stderr()).toMatch(/run_command command="echo once" decision=allowed_for_session/);
     events.close();
   });
@@ -351,7 +401,7 @@ describe('without --agent', () => {
   it('every agent path answers 403 agent.disabled, saying how to turn it on', async () => {
     const off = await startCli([], `${model.url}/v1`);
     try {
-      for (const [method, path] of [['GET', '/v1/agent/folders'], ['POST', '/v1/agent/sessions'], ['GET', '/v1/agent/sessions/x/events']] as const) {
+      for (const [method, path] of [['GET', '/v1/agent/folders'], ['GET', '/v1/agent/files?q=a'], ['POST', '/v1/agent/sessions'], ['GET', '/v1/agent/sessions/x/events']] as const) {
         const reply = await send(off.url, path, { method, headers: { ...bearer(off.token), 'Content-Type': 'application/json' }, body: method === 'POST' ? '{"prompt":"x"}' : undefined });
         expect(reply.status, path).toBe(403);
         expect(reply.json.error.code).toBe('agent.disabled');

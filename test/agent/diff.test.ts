@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { unifiedDiff } from '../../server/src/agent/diff';
+import { reverseDiff, unifiedDiff } from '../../server/src/agent/diff';
 
 const dir = mkdtempSync(join(tmpdir(), 'deskrelay-diff-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -43,5 +43,18 @@ describe('unifiedDiff', () => {
       if (before === after) continue;
       expect(applyWithGit(before, diff), diff).toBe(after);
     }
+  });
+
+  it('reverseDiff gives the text before from the text after, for 2000 random edits (the desk\'s diff editor)', () => {
+    for (let t = 0; t < 2000; t++) {
+      const before = t % 7 === 0 ? undefined : lines(Math.floor(random() * 40));
+      const after = lines(Math.floor(random() * 40));
+      const diff = unifiedDiff('f', before, after);
+      if (before === after) continue;
+      expect(reverseDiff(diff, after), diff).toBe(before ?? '');
+    }
+    // A file changed after the edit: not guessed.
+    const diff = unifiedDiff('f', 'a\nb\nc\n', 'a\nB\nc\n');
+    expect(reverseDiff(diff, 'a\nX\nc\n')).toBeUndefined();
   });
 });

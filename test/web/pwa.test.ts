@@ -89,12 +89,15 @@ describe('weight', () => {
   // on top at the first code block. A budget, so growth is a decision and not an accident.
   // 48 → 52 KiB (issue 24): the chat screen's drawer, settings sheet, empty state, icons and the
   // plain-words failures with Retry took the shell from 47 to 50 KiB.
-  it('the shell stays under 52 KiB gzip, highlight.js under 28 KiB', async () => {
+  // 52 → 60 KiB (issue 25): the agent's screens (switch, sessions, transcript, tool and approval
+  // cards, diff, stream, @ suggestions) and their styles took it from 50 to 58 KiB. Loading them
+  // only when the Agent tab opens (a split bundle the service worker also caches) would win it back.
+  it('the shell stays under 60 KiB gzip, highlight.js under 28 KiB', async () => {
     const { gzipSync } = await import('node:zlib');
     const web = join(__dirname, '..', '..', 'media', 'web');
     const gz = (f: string) => gzipSync(readFileSync(join(web, f)), { level: 9 }).length;
     const shell = gz('index.html') + gz('app.css') + gz('app.js');
-    expect(shell).toBeLessThan(52 * 1024);
+    expect(shell).toBeLessThan(60 * 1024);
     expect(gz('vendor/highlight.js')).toBeLessThan(28 * 1024);
     expect(gz('sw.js')).toBeLessThan(2 * 1024);
   });

@@ -24,6 +24,8 @@ export const app: {
   chats: Chat[];
   /** The index of the sent message being edited, if any: Send then resends the chat from there. */
   editing: number | null;
+  /** Told after each connection attempt and on unpairing (the agent's screen checks the desk's agent). */
+  onConnection: (() => void)[];
 } = {
   pairing: null,
   info: null,
@@ -32,4 +34,5 @@ export const app: {
   chat: newChat(),
   chats: [],
   editing: null,
+  onConnection: [],
 };

@@ -57,6 +57,7 @@ export function showPairing(message = ''): void {
   showHistory(false);
   setHealth('down', 'Not paired');
   ui.pairError.textContent = message;
+  for (const f of app.onConnection) f();
 }
 
 function showChatScreen(): void {
@@ -132,6 +133,7 @@ export async function connect(): Promise<boolean> {
     void loadProviders(app.pairing.token);
     renewPushAfterConnect(app.pairing.token);
     void useDesktopChats(app.pairing.token);
+    for (const f of app.onConnection) f();
     return true;
   } catch (err) {
     let message = err instanceof Error ? err.message : 'Could not connect.';

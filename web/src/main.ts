@@ -3,6 +3,7 @@
  * This module only starts the page: it wires the screens' modules (connection, conversation,
  * library, settings) to the page's controls and events.
  */
+import { initAgent, refreshAgent } from './agent/screen';
 import { app } from './app';
 import { initBell } from './bell';
 import { connect, initConnection, pairWith, showPairing } from './connection';
@@ -120,6 +121,8 @@ function init(): void {
   initPairForm();
   initCompose();
   initVoice();
+  initAgent();
+  app.onConnection.push(() => void refreshAgent());
 
   // The notification was opened while this page was still there: back to the reply, resumed.
   navigator.serviceWorker?.addEventListener('message', (e: MessageEvent) => {

@@ -79,6 +79,7 @@ self.addEventListener('push', (event) => {
   } catch {
     return;
   }
+  if (data.type === 'agent_needs_you' || data.type === 'agent_idle') return agentPush(event, data as AgentPushData);
   if (data.type !== 'reply_ready' || typeof data.idempotencyKey !== 'string') return;
   const key = data.idempotencyKey;
   const ok = data.ok !== false;
@@ -96,9 +97,50 @@ self.addEventListener('push', (event) => {
   );
 });
 
+// AgentPush in server/src/protocol.ts: only where to look, never a file's text or a command.
+interface AgentPushData {
+  type: 'agent_needs_you' | 'agent_idle';
+  session?: unknown;
+  callId?: unknown;
+}
+
+/** The agent waits for a decision, or finished a turn, and no page follows it: a notification that opens the session at its card. */
+function agentPush(event: PushEvent, data: AgentPushData): void {
+  if (typeof data.session !== 'string') return;
+  const session = data.session;
+  const callId = typeof data.callId === 'string' ? data.callId : undefined;
+  const needs = data.type === 'agent_needs_you';
+  event.waitUntil(
+    self.registration.showNotification(needs ? 'The agent needs you' : 'The agent finished', {
+      body: needs ? 'An edit or a command waits for your answer. Tap to see it.' : 'Tap to see what it did.',
+      tag: `agent-${session}`,
+      icon: 'icons/icon-192.png',
+      data: { agentSession: session, ...(callId ? { callId } : {}), agentType: data.type },
+    }),
+  );
+}
+
 /** Opening the notification brings the chat back: the open page (told which reply), or a new one, which resumes the reply it was streaming. */
 self.addEventListener('notificationclick', (event) => {
   event.notification.close();
+  const agent = event.notification.data as { agentSession?: string; callId?: string; agentType?: string } | null;
+  if (agent?.agentSession) {
+    const { agentSession, callId, agentType } = agent;
+    event.waitUntil(
+      (async () => {
+        const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+        const page = windows.find((w) => w.focused) ?? windows[0];
+        if (page) {
+          await page.focus().catch(() => page);
+          page.postMessage({ type: agentType, session: agentSession, callId });
+          return;
+        }
+        const q = new URLSearchParams({ agent: agentSession, ...(callId ? { call: callId } : {}) });
+        await self.clients.openWindow(`./?${q.toString()}`);
+      })(),
+    );
+    return;
+  }
   const key = (event.notification.data as { idempotencyKey?: string } | null)?.idempotencyKey;
   event.waitUntil(
     (async () => {

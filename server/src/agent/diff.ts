@@ -107,3 +107,37 @@ export function unifiedDiff(path: string, before: string | undefined, after: str
   if (after !== '' && !after.endsWith('\n')) text += '\\ No newline at end of file\n';
   return text;
 }
+
+/**
+ * The text before a change, from the text after it and the change's unified diff (as made
+ * above): what the desk's diff editor shows on the left for an edit the agent applied. Undefined
+ * when `after` no longer matches the diff (the file changed since).
+ */
+export function reverseDiff(diff: string, after: string): string | undefined {
+  const b = splitLines(after);
+  const out: string[] = [];
+  let at = 0; // next line of `after` not yet copied
+  let beforeHasNewline = true;
+  for (const line of diff.split('\n')) {
+    if (line.startsWith('\\ No newline at end of file (before)')) beforeHasNewline = false;
+    const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/.exec(line);
+    if (hunk) {
+      const start = Number(hunk[1]) - (hunk[2] === '0' ? 0 : 1);
+      if (start < at || start > b.length) return undefined;
+      out.push(...b.slice(at, start));
+      at = start;
+      continue;
+    }
+    if (line.startsWith('---') || line.startsWith('+++') || line.startsWith('\\') || line === '') continue;
+    const kind = line[0];
+    const text = line.slice(1);
+    if (kind === '+' || kind === ' ') {
+      if (b[at] !== text) return undefined;
+      at++;
+      if (kind === ' ') out.push(text);
+    } else if (kind === '-') out.push(text);
+  }
+  out.push(...b.slice(at));
+  if (diff.startsWith('--- /dev/null')) return '';
+  return out.length === 0 ? '' : `${out.join('\n')}${beforeHasNewline ? '\n' : ''}`;
+}

@@ -1,4 +1,5 @@
 import type { AgentLimits } from './limits';
+import type { SessionStore } from './sessions';
 import type { Workspace } from './workspace';
 
 /**
@@ -11,4 +12,9 @@ export interface AgentHost {
   /** How the person at the desk turns the agent on, said in the `agent.disabled` answer. */
   howToEnable?: string;
   limits?: Partial<AgentLimits>;
+  /**
+   * Given the door's session store once the door exists: the desk's own screen (VS Code's
+   * sessions view) follows and answers the same sessions in-process, the first answer winning.
+   */
+  attach?(sessions: SessionStore): void;
 }

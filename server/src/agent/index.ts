@@ -5,3 +5,6 @@ export { commandEnv } from './commandEnv';
 export { globToRegExp, isDenied, relativeInside } from './paths';
 export { WorkspaceError } from './workspace';
 export type * from './workspace';
+export { SessionStore } from './sessions';
+export { AgentSession, NotPendingError, type PendingApproval, type SessionSnapshot } from './session';
+export { reverseDiff } from './diff';

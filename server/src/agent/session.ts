@@ -146,6 +146,8 @@ export class AgentSession {
     const entry = this.pending.get(callId);
     if (!entry) throw new NotPendingError();
     this.pending.delete(callId);
+    // Every screen following the session (the phone, the desk) shows the same decision on its card.
+    this.emit({ type: 'decision', callId, decision });
     entry.decide(decision);
   }
 
@@ -159,6 +161,7 @@ export class AgentSession {
     this.model?.abort(new CancelReason(STOPPED_BY_USER));
     for (const [callId, entry] of [...this.pending]) {
       this.pending.delete(callId);
+      this.emit({ type: 'decision', callId, decision: 'deny' });
       entry.decide('deny');
     }
   }

@@ -3,6 +3,14 @@
  * currentColor, so they follow the theme. Shared by every screen (chat, and the agent's later).
  */
 const PATHS = {
+  // The agent's tool cards and header (issue 25).
+  file: 'M6 3h8l4 4v14H6zM14 3v4h4',
+  search: 'M10.5 17a6.5 6.5 0 1 0 0-13 6.5 6.5 0 0 0 0 13zM15.5 15.5 20 20',
+  terminal: 'M4 5h16v14H4zM7 9l3 3-3 3M12 15h5',
+  folder: 'M3 6h6l2 2h10v11H3z',
+  tool: 'M14.7 6.3a4 4 0 0 0-5.4 5.4L4 17l3 3 5.3-5.3a4 4 0 0 0 5.4-5.4l-2.6 2.6-2.4-.6-.6-2.4z',
+  back: 'M15 5l-7 7 7 7',
+  plus: 'M12 5v14M5 12h14',
   copy: 'M9 9h10v10H9zM5 15V5h10',
   edit: 'M12 20h9M16.5 3.5a2.1 2.1 0 0 1 3 3L7 19l-4 1 1-4z',
   regenerate: 'M20 11a8 8 0 1 0-2.3 5.7M20 4v7h-7',

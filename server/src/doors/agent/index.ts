@@ -15,6 +15,9 @@ import { readJsonBody } from '../read';
 /** The door's paths (docs/agent.md). */
 export const AGENT_FOLDERS_PATH = '/v1/agent/folders';
 export const AGENT_SESSIONS_PATH = '/v1/agent/sessions';
+export const AGENT_FILES_PATH = '/v1/agent/files';
+/** The `@` suggestions answer at most this many paths: a phone shows a handful, not the tree. */
+export const MAX_FILE_SUGGESTIONS = 50;
 const SESSION = '/v1/agent/sessions/{id}';
 const EVENTS = '/v1/agent/sessions/{id}/events';
 const MESSAGES = '/v1/agent/sessions/{id}/messages';
@@ -57,6 +60,7 @@ export const agentDoor: DoorFactory = (ctx) => {
   const store = new SessionStore({ chat: ctx.chat, limits, logger, push: (payload) => ctx.replies.agentPush(payload) });
   ctx.replies.agentSessions = () =>
     (host?.workspaces().length ?? 0) === 0 ? [] : store.list().map((s) => ({ id: s.id, title: s.title, updatedAt: s.updatedAt, preview: `${s.folder} · ${s.status}` }));
+  host?.attach?.(store);
 
   /** The folders in force; the agent turned off meanwhile ends every session. */
   const folders = (): readonly Workspace[] => {
@@ -78,6 +82,20 @@ export const agentDoor: DoorFactory = (ctx) => {
 
   const listFolders = route('GET', AGENT_FOLDERS_PATH, (_req, res) => {
     sendJson(res, 200, { folders: folders().map((w) => ({ name: w.name, ...(w.displayPath ? { path: w.displayPath } : {}) })) });
+  });
+
+  // The composer's `@` suggestions: the same listing the model's list_files gets (its .gitignore
+  // and deny rules, its cap), filtered by what the user typed; names only, never contents.
+  const listFiles = route('GET', AGENT_FILES_PATH, async (req, res) => {
+    const list = folders();
+    const query = new URL(req.url ?? '/', 'http://x').searchParams;
+    const name = query.get('folder');
+    const q = (query.get('q') ?? '').trim().toLowerCase();
+    const workspace = name === null || name === '' ? list[0]! : list.find((w) => w.name === name);
+    if (!workspace) throw new HttpError(404, 'agent.not_found', `No agent folder by that name: "folder" must be one of the folders GET /v1/agent/folders lists: ${list.map((w) => JSON.stringify(w.name)).join(', ')}.`);
+    const listed = await workspace.listFiles({ maxEntries: limits.maxListEntries });
+    const matches = q ? rankFiles(listed.files, q) : listed.files;
+    sendJson(res, 200, { folder: workspace.name, files: matches.slice(0, MAX_FILE_SUGGESTIONS), truncated: matches.length > MAX_FILE_SUGGESTIONS || listed.truncated });
   });
 
   const createSession = route('POST', AGENT_SESSIONS_PATH, async (req, res, c) => {
@@ -153,9 +171,16 @@ export const agentDoor: DoorFactory = (ctx) => {
 
   return {
     // GET is the issue's; POST is the same stream for quick tunnels, which hold a GET event stream until it closes.
-    routes: [listFolders, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop],
+    routes: [listFolders, listFiles, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop],
     stop() {
       store.closeAll();
     },
   };
 };
+
+/** Paths containing `q` (lower case), those whose file name holds it first, then the shorter. */
+function rankFiles(files: readonly string[], q: string): string[] {
+  const hits = files.filter((f) => f.toLowerCase().includes(q));
+  const inName = (f: string) => (f.slice(f.lastIndexOf('/') + 1).toLowerCase().includes(q) ? 0 : 1);
+  return hits.sort((a, b) => inName(a) - inName(b) || a.length - b.length || (a < b ? -1 : 1));
+}

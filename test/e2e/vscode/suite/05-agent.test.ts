@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { startScriptedModel, toolResults, type ScriptedModel } from '../../../fixtures/providers/scripted';
-import { freePort, readToken, rememberSecret, setSetting, waitFor, type Status } from './helpers';
+import { api, freePort, readToken, rememberSecret, setSetting, waitFor, type Status } from './helpers';
 
 /** True while the process exists and is not a zombie (a killed child may wait for a PID 1 that never reaps it). */
 function alive(pid: number): boolean {
@@ -220,6 +220,71 @@ describe('The workspace agent in VS Code', function () {
     await idle(auto);
     assert.deepEqual((await snapshot(auto)).transcript.filter((t: any) => t.role === 'tool').map((t: any) => t.output), ['It is 12:00 in Lima.']);
     await setSetting('agent.autoApproveTools', undefined);
+    failures();
+  });
+
+  it('the DeskRelay view: a session from the phone\'s door appears; the desk\'s answer reaches the phone\'s stream; the edit opens as a diff; Stop', async () => {
+    writeFileSync(join(folder, 'src', 'desk.js'), 'const n = 1;\n');
+    model.script([
+      { calls: [{ name: 'edit_file', arguments: { path: 'src/desk.js', old: 'n = 1', new: 'n = 2' } }] },
+      { check: (body) => assert.equal(lastResult(body), 'Edited src/desk.js.'), calls: [{ name: 'run_command', arguments: { command: 'echo never-run' } }] },
+    ]);
+    const id = await start('desk edit');
+    // The phone follows the session's events (the POST form of the stream).
+    const phone = new AbortController();
+    const events: any[] = [];
+    const res = await fetch(`${base}/v1/agent/sessions/${id}/events`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, signal: phone.signal });
+    assert.equal(res.status, 200);
+    void (async () => {
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          buffer += value;
+          let at: number;
+          while ((at = buffer.indexOf('\n\n')) >= 0) {
+            const data = buffer.slice(0, at).split('\n').find((l) => l.startsWith('data: '));
+            buffer = buffer.slice(at + 2);
+            if (data) events.push(JSON.parse(data.slice(6)));
+          }
+        }
+      } catch {
+        /* aborted at the end */
+      }
+    })();
+    const desk = (await api() as unknown as { agentDesk: any }).agentDesk;
+    const approval = await pending(id);
+    // The view lists it, with its folder and the approval waiting.
+    const row = await waitFor('the session in the view', () => desk.items().find((i: any) => i.id === id && i.pending === 1));
+    assert.equal(row.label, 'desk edit');
+    assert.match(row.description, new RegExp(`^${vscode.workspace.workspaceFolders![0]!.name} · waiting for you · 1 waiting$`));
+    assert.ok((await desk.getChildren()).includes(id));
+    // The desk answers in the session's webview (its button's message), first; the phone's late answer is refused.
+    const panel = desk.open(id);
+    assert.equal(await panel.receive({ type: 'decide', callId: approval.callId, decision: 'allow' }), undefined);
+    const late = await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'deny' });
+    assert.equal(late.status, 409);
+    await waitFor('the decision on the phone\'s stream', () => events.find((e) => e.type === 'decision' && e.callId === approval.callId));
+    assert.equal(events.find((e) => e.type === 'decision').decision, 'allow');
+    await waitFor('the edit on disk', () => readFileSync(join(folder, 'src', 'desk.js'), 'utf8') === 'const n = 2;\n' || undefined);
+    // The applied edit, on request, as a diff editor: before on the left, the file on the right.
+    assert.equal(await desk.openDiff(desk.session(id), approval.callId), true);
+    const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+    assert.ok(tab?.input instanceof vscode.TabInputTextDiff, 'a diff editor is open');
+    const input = tab.input as vscode.TabInputTextDiff;
+    assert.equal((await vscode.workspace.openTextDocument(input.original)).getText(), 'const n = 1;\n');
+    assert.equal(input.modified.fsPath, join(folder, 'src', 'desk.js'));
+    await run('workbench.action.closeActiveEditor');
+    // The command waits; Stop at the desk stops it, and the phone sees it.
+    const command = await waitFor('the command approval', () => events.find((e) => e.type === 'approval' && e.command === 'echo never-run'));
+    await panel.receive({ type: 'stop' });
+    await waitFor('stopped on the phone\'s stream', () => events.find((e) => e.type === 'status' && e.status === 'stopped'));
+    assert.deepEqual(events.filter((e) => e.type === 'decision').map((e) => [e.callId, e.decision]), [[approval.callId, 'allow'], [command.callId, 'deny']]);
+    await waitFor('the view shows it stopped', () => desk.items().find((i: any) => i.id === id && i.status === 'stopped'));
+    phone.abort();
+    panel.dispose();
     failures();
   });
 

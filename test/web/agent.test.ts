@@ -1,0 +1,350 @@
+/**
+ * The agent on the phone (issue 25), in Chromium at 375 px: the real CLI (`dist/cli.js serve
+ * --agent <tmp git repo>`) with the scripted OpenAI-compatible model (the agent CLI test's
+ * stand-in), behind the test proxy so connections can be cut. A full session: an edit approved
+ * (on disk), a write denied (not on disk), a command with its output, hostile text from the
+ * model, a tool and a file name kept as text; the diff at 375 px; resume after a cut (with
+ * Last-Event-ID, nothing twice); the push opening the pending card; 44 px targets and axe-core.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { webClientLink } from '../../server/src/session/pairing';
+import { startCli, type Cli } from '../agent/support';
+import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
+import { bearer, send } from '../helpers/http';
+import { ensureVendor, launchBrowser, phone, SCREENSHOTS, setVisibility } from './harness';
+import { startProxy, type TestProxy } from './proxy';
+
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const HOSTILE_NAME = 'src/<img src=x onerror=window.__xss=1>.js';
+
+let browser: Browser;
+let model: ScriptedModel;
+let cli: Cli & { configDir: string };
+let proxy: TestProxy;
+let base: string;
+let repo: string;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  ensureVendor();
+  base = realpathSync(mkdtempSync(join(tmpdir(), 'deskrelay-agent-web-')));
+  repo = join(base, 'project');
+  mkdirSync(join(repo, 'src'), { recursive: true });
+  const long = `  const message = 'a line long enough to wrap on a phone screen of three hundred and seventy-five pixels, twice over at least';`;
+  writeFileSync(join(repo, 'src', 'math.js'), `export function add(a, b) {\n${long}\n  return a - b;\n}\n`);
+  writeFileSync(join(repo, 'README.md'), '# project\n');
+  writeFileSync(join(repo, HOSTILE_NAME), 'x\n');
+  const git = (...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: repo, stdio: 'ignore' });
+  git('init', '-q');
+  git('add', '.');
+  git('commit', '-qm', 'init');
+  model = await startScriptedModel();
+  cli = await startCli(['--agent', repo], `${model.url}/v1`);
+  proxy = await startProxy(cli.url);
+  browser = await launchBrowser();
+});
+
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+  const list = await send(cli.url, '/v1/agent/sessions', { headers: bearer(cli.token) });
+  for (const s of list.json?.sessions ?? []) await send(cli.url, `/v1/agent/sessions/${s.id}`, { method: 'DELETE', headers: bearer(cli.token) });
+  model.script([]);
+  model.failures.length = 0;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await proxy?.close();
+  cli?.child.kill('SIGKILL');
+  await model?.close();
+  if (base) rmSync(base, { recursive: true, force: true });
+  if (cli) rmSync(cli.configDir, { recursive: true, force: true });
+});
+
+async function openAgent(): Promise<{ page: Page; console: string[] }> {
+  const p = await phone(browser);
+  cleanups.push(() => p.context.close());
+  await p.page.emulateMedia({ reducedMotion: 'reduce' });
+  await p.page.goto(webClientLink(proxy.url, cli.token));
+  await p.page.getByRole('tab', { name: 'Agent' }).click();
+  await p.page.getByRole('heading', { name: 'Agent sessions' }).waitFor();
+  return p;
+}
+
+async function startSession(page: Page, prompt: string): Promise<void> {
+  await page.getByRole('button', { name: 'New session' }).click();
+  await page.getByLabel('What should it do?').fill(prompt);
+  await page.getByRole('button', { name: 'Start' }).click();
+}
+
+const card = (page: Page) => page.locator('.approval:not(.decided)');
+const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `agent-${name}.png`) });
+
+function smallTargets(page: Page) {
+  return page.evaluate(() => {
+    const small: string[] = [];
+    for (const e of document.querySelectorAll<HTMLElement>('button, a[href], input:not([type=hidden]), select, textarea, summary')) {
+      const r = e.getBoundingClientRect();
+      if (!r.width || !r.height || getComputedStyle(e).visibility === 'hidden') continue;
+      if (e.tagName === 'A' && e.closest('.reply')) continue;
+      if (r.width < 43.5 || r.height < 43.5) small.push(`${e.tagName} ${e.className} ${Math.round(r.width)}×${Math.round(r.height)} "${(e.getAttribute('aria-label') ?? e.textContent ?? '').trim().slice(0, 30)}"`);
+    }
+    return small;
+  });
+}
+
+async function axe(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  const result = await page.evaluate(async () => (globalThis as any).axe.run(document, { resultTypes: ['violations'] }));
+  return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+describe('the agent on the phone', () => {
+  it('shows the Agent switch only when the desk has it on; otherwise says where to turn it on', async () => {
+    const off = await startCli([], `${model.url}/v1`);
+    try {
+      const p = await phone(browser);
+      cleanups.push(() => p.context.close());
+      await p.page.goto(webClientLink(off.url, off.token));
+      await p.page.locator('.agent-off').waitFor();
+      expect(await p.page.locator('.agent-off').textContent()).toBe('Agent is off. Start the desktop relay with deskrelay serve --agent DIR.');
+      expect(await p.page.getByRole('tab', { name: 'Agent' }).isVisible()).toBe(false);
+    } finally {
+      off.child.kill('SIGKILL');
+      rmSync(off.configDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a full session: an edit allowed, a write denied, a command with its output; hostile text stays text', async () => {
+    model.script([
+      { text: ['Let me fix **add**.'], calls: [{ name: 'list_files', arguments: {} }, { name: 'edit_file', arguments: { path: 'src/math.js', old: 'a - b', new: 'a + b' } }] },
+      { calls: [{ name: 'write_file', arguments: { path: 'src/evil.js', content: 'evil()\n' } }] },
+      { calls: [{ name: 'run_command', arguments: { command: 'echo "<b>hello</b>" && ls src' } }] },
+      { text: ['Done. <img src=x onerror="window.__xss=2"> <script>window.__xss=3</script>\n\n```js\nadd(1, 2)\n```\n'] },
+    ]);
+    const { page, console } = await openAgent();
+    await startSession(page, 'Fix add in @src/math.js');
+
+    // The edit: a diff with line numbers, coloured, readable at 375 px.
+    await card(page).waitFor();
+    expect(await card(page).getByRole('heading').textContent()).toBe('Make this edit?');
+    expect(await card(page).locator('.approval-path').textContent()).toBe('src/math.js');
+    expect(await card(page).locator('.dl.del .code').allTextContents()).toEqual(['  return a - b;']);
+    expect(await card(page).locator('.dl.add .code').allTextContents()).toEqual(['  return a + b;']);
+    expect(await card(page).locator('.dl.add .ln').nth(1).textContent()).toBe('3');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    const longRow = card(page).locator('.dl.ctx .code', { hasText: 'long enough' });
+    const rowBox = (await longRow.boundingBox())!;
+    expect(rowBox.x + rowBox.width).toBeLessThanOrEqual(375);
+    expect(rowBox.height).toBeGreaterThan(30); // wrapped, not cut or scrolled
+    for (const name of ['Allow', 'Deny', 'Allow for this session']) {
+      const box = (await card(page).getByRole('button', { name, exact: true }).boundingBox())!;
+      expect(box.height, name).toBeGreaterThanOrEqual(44);
+    }
+    await card(page).scrollIntoViewIfNeeded();
+    await shot(page, 'edit-approval');
+    expect(await smallTargets(page)).toEqual([]);
+    expect(await axe(page)).toEqual([]);
+    await card(page).getByRole('button', { name: 'Allow', exact: true }).click();
+    await expect.poll(() => readFileSync(join(repo, 'src/math.js'), 'utf8')).toContain('return a + b;');
+    await expect.poll(() => page.locator('.approval.decided .approval-outcome').first().textContent()).toBe('Allowed');
+
+    // The write: denied, nothing on disk.
+    await expect.poll(() => card(page).getByRole('heading').textContent().catch(() => '')).toBe('Write this file?');
+    await card(page).getByRole('button', { name: 'Deny' }).click();
+    await expect.poll(() => page.locator('.approval.decided .approval-outcome').nth(1).textContent()).toBe('Denied');
+    expect(existsSync(join(repo, 'src/evil.js'))).toBe(false);
+
+    // The command: exact line in monospace, the folder, then its output in the tool card.
+    await expect.poll(() => card(page).getByRole('heading').textContent().catch(() => '')).toBe('Run this command?');
+    expect(await card(page).locator('pre.command').textContent()).toBe('echo "<b>hello</b>" && ls src');
+    expect(await card(page).locator('.approval-where').textContent()).toBe('in project');
+    expect(await card(page).locator('pre.command').evaluate((e) => getComputedStyle(e).fontFamily)).toMatch(/mono/i);
+    await shot(page, 'command-approval');
+    await card(page).getByRole('button', { name: 'Allow for this session' }).click();
+    await expect.poll(() => page.locator('.agent-meta').textContent(), { timeout: 15_000 }).toContain('Done: send more');
+    const command = page.locator('.tool-card', { hasText: 'run_command' });
+    await command.locator('summary').click();
+    const output = await command.locator('.tool-io pre').last().textContent();
+    expect(output).toContain('<b>hello</b>');
+    expect(output).toContain('<img src=x onerror=window.__xss=1>.js');
+    expect(await page.locator('.approval.decided .approval-outcome').nth(2).textContent()).toBe('Allowed for this session');
+
+    // The list_files card shows the hostile file name as text, too.
+    const list = page.locator('.tool-card', { hasText: 'list_files' });
+    await list.locator('summary').click();
+    expect(await list.locator('.tool-io pre').last().textContent()).toContain(HOSTILE_NAME);
+
+    // The model's Markdown is rendered; its markup is not.
+    expect(await page.locator('.agent-log .reply strong').first().textContent()).toBe('add');
+    expect(await page.locator('.agent-log .reply pre code').count()).toBe(1);
+    expect(await page.locator('.agent-screen img, .agent-screen script, .agent-screen b').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as any).__xss)).toBeUndefined();
+    expect(console.filter((l) => l.startsWith('pageerror'))).toEqual([]);
+    expect(model.failures).toEqual([]);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shot(page, 'session-done');
+    expect(await smallTargets(page)).toEqual([]);
+    expect(await axe(page)).toEqual([]);
+
+    // The list: folder, title, status.
+    await page.getByRole('button', { name: 'All sessions' }).click();
+    const item = page.locator('.agent-item').first();
+    await expect.poll(() => item.textContent()).toContain('Fix add in @src/math.js');
+    expect(await item.textContent()).toContain('project');
+    expect(await item.textContent()).toContain('Done: send more');
+    await shot(page, 'sessions');
+    expect(await smallTargets(page)).toEqual([]);
+    expect(await axe(page)).toEqual([]);
+  });
+
+  it('resumes after a cut with Last-Event-ID: nothing lost, nothing twice; the outcome reached while away is shown', async () => {
+    model.script([
+      { text: ['first part. '], calls: [{ name: 'run_command', arguments: { command: 'echo one' } }] },
+      { check: () => void 0, text: ['second part.'] },
+    ]);
+    const { page } = await openAgent();
+    const resumes: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/events')) resumes.push(r.headers()['last-event-id'] ?? '');
+    });
+    await startSession(page, 'Say two things');
+    await card(page).waitFor();
+    // The screen goes off and the connection is cut; meanwhile the desk allows the command.
+    await setVisibility(page, 'hidden');
+    proxy.cut();
+    const sessions = (await send(cli.url, '/v1/agent/sessions', { headers: bearer(cli.token) })).json.sessions;
+    const snapshot = (await send(cli.url, `/v1/agent/sessions/${sessions[0].id}`, { headers: bearer(cli.token) })).json;
+    const decided = await send(cli.url, `/v1/agent/sessions/${sessions[0].id}/approvals/${snapshot.pending[0].callId}`, {
+      method: 'POST',
+      headers: { ...bearer(cli.token), 'Content-Type': 'application/json' },
+      body: '{"decision":"allow"}',
+    });
+    expect(decided.status).toBe(204);
+    await setVisibility(page, 'visible');
+    await expect.poll(() => page.locator('.agent-meta').textContent(), { timeout: 15_000 }).toContain('Done: send more');
+    expect(await page.locator('.agent-outcome').textContent()).toContain('finished');
+    // The card shows the decision made on the other screen.
+    expect(await page.locator('.approval .approval-outcome').textContent()).toBe('Allowed');
+    const texts = await page.locator('.agent-log .reply').allTextContents();
+    expect(texts.map((t) => t.trim()).join('|')).toBe('first part.|second part.');
+    expect(await page.locator('.agent-log .msg.user').count()).toBe(1);
+    expect(resumes[0]).toBe('');
+    expect(resumes.slice(1).some((id) => /^\d+$/.test(id) && Number(id) > 0)).toBe(true);
+  });
+
+  it('a composer message while the agent works is queued and joins when it next stops; Stop stops it', async () => {
+    model.script([
+      { calls: [{ name: 'run_command', arguments: { command: 'echo queued' } }] },
+      { check: (body) => expect(body.messages.at(-1)).toMatchObject({ role: 'user', content: 'and then tests' }), text: ['ok'] },
+    ]);
+    const { page } = await openAgent();
+    await startSession(page, 'Work');
+    await card(page).waitFor();
+    expect(await page.locator('.agent-queued').textContent()).toContain('waits until the agent next stops');
+    await page.getByLabel('Message to the agent').fill('and then tests');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await card(page).getByRole('button', { name: 'Allow', exact: true }).click();
+    await expect.poll(() => page.locator('.agent-log .msg.user').allTextContents()).toEqual(['You said:Work', 'You said:and then tests']);
+    await expect.poll(() => page.locator('.agent-meta').textContent()).toContain('Done');
+    expect(model.failures).toEqual([]);
+    // Stop: a new turn waiting on a command approval is stopped; the card shows Denied.
+    model.script([{ calls: [{ name: 'run_command', arguments: { command: 'echo never' } }] }]);
+    await page.getByLabel('Message to the agent').fill('once more');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await card(page).waitFor();
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await expect.poll(() => page.locator('.agent-meta').textContent()).toContain('Stopped');
+    expect(await page.locator('.approval .approval-outcome').last().textContent()).toBe('Denied');
+  });
+
+  it('@ suggests the folder\'s files and inserts the path', async () => {
+    model.script([{ text: ['hi'] }]);
+    const { page } = await openAgent();
+    await startSession(page, 'Hello');
+    await expect.poll(() => page.locator('.agent-meta').textContent()).toContain('Done');
+    const box = page.getByLabel('Message to the agent');
+    await box.fill('look at @mat');
+    await page.locator('.mentions .mention').first().waitFor();
+    expect(await page.locator('.mentions .mention').allTextContents()).toEqual(['src/math.js']);
+    await shot(page, 'mentions');
+    await page.locator('.mentions .mention').first().click();
+    expect(await box.inputValue()).toBe('look at @src/math.js ');
+    await box.fill('@<img');
+    await page.locator('.mentions .mention').first().waitFor();
+    expect(await page.locator('.mentions .mention').first().textContent()).toBe(HOSTILE_NAME);
+    expect(await page.locator('.mentions img').count()).toBe(0);
+  });
+  it('a push agent_needs_you shows a notification; opening it brings the session up at its pending card', async () => {
+    model.script([{ calls: [{ name: 'run_command', arguments: { command: 'echo pushed' } }] }, { text: ['ok'] }]);
+    const created = await send(cli.url, '/v1/agent/sessions', { method: 'POST', headers: { ...bearer(cli.token), 'Content-Type': 'application/json' }, body: '{"prompt":"From the desk"}' });
+    const id = created.json.id as string;
+    await expect.poll(async () => (await send(cli.url, `/v1/agent/sessions/${id}`, { headers: bearer(cli.token) })).json.pending.length).toBe(1);
+    const callId = (await send(cli.url, `/v1/agent/sessions/${id}`, { headers: bearer(cli.token) })).json.pending[0].callId as string;
+
+    const p = await phone(browser);
+    cleanups.push(() => p.context.close());
+    await p.context.grantPermissions(['notifications'], { origin: new URL(proxy.url).origin });
+    await p.page.goto(webClientLink(proxy.url, cli.token));
+    await p.page.waitForFunction(() => (globalThis as any).navigator.serviceWorker?.controller?.state === 'activated', undefined, { timeout: 10_000 });
+    // The DevTools protocol delivers the push as the push service would (as test/web/push.test.ts does).
+    const cdp = await p.context.newCDPSession(p.page);
+    const registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] = [];
+    cdp.on('ServiceWorker.workerRegistrationUpdated', (e: { registrations: typeof registrations }) => registrations.push(...e.registrations));
+    await cdp.send('ServiceWorker.enable');
+    await expect.poll(() => registrations.filter((r) => !r.isDeleted && r.scopeURL.startsWith(proxy.url)).length).toBeGreaterThan(0);
+    await cdp.send('ServiceWorker.deliverPushMessage', {
+      origin: new URL(proxy.url).origin,
+      registrationId: registrations.find((r) => !r.isDeleted && r.scopeURL.startsWith(proxy.url))!.registrationId,
+      data: JSON.stringify({ type: 'agent_needs_you', session: id, callId }),
+    });
+    const worker = p.context.serviceWorkers()[0]!;
+    await expect
+      .poll(() => worker.evaluate(async () => (await (globalThis as any).registration.getNotifications()).map((n: any) => ({ title: n.title, data: n.data }))))
+      .toEqual([{ title: 'The agent needs you', data: { agentSession: id, callId, agentType: 'agent_needs_you' } }]);
+
+    // Opening it with the page there: the worker tells the page (what its notificationclick does).
+    await worker.evaluate(async (m) => {
+      for (const c of await (globalThis as any).clients.matchAll({ type: 'window' })) c.postMessage(m);
+    }, { type: 'agent_needs_you', session: id, callId });
+    const pending = p.page.locator(`.approval-item[data-call-id="${callId}"] .approval`);
+    await pending.waitFor();
+    await expect.poll(() => p.page.evaluate(() => document.activeElement?.textContent)).toBe('Allow');
+    expect(await p.page.getByRole('tab', { name: 'Agent' }).getAttribute('aria-selected')).toBe('true');
+    expect(await pending.locator('pre.command').textContent()).toBe('echo pushed');
+
+    // With no page there, it opens ./?agent=<id>&call=<callId>: the same card, focused (a
+    // remembered pairing there; the token in the fragment here).
+    const q = new URLSearchParams({ agent: id, call: callId });
+    const fresh = await p.context.newPage();
+    await fresh.goto(`${proxy.url}/?${q.toString()}#token=${cli.token}`);
+    await fresh.locator(`.approval-item[data-call-id="${callId}"] .approval`).waitFor();
+    await expect.poll(() => fresh.evaluate(() => document.activeElement?.textContent)).toBe('Allow');
+    await fresh.getByRole('button', { name: 'Allow', exact: true }).click();
+    // The other page, following the same session, shows the decision made on this one.
+    await expect.poll(() => pending.locator('.approval-outcome').textContent()).toBe('Allowed');
+  }, 60_000);
+  it('the diff in dark mode: readable colours (axe-core contrast), 44 px targets', async () => {
+    model.script([{ calls: [{ name: 'edit_file', arguments: { path: 'src/math.js', old: 'return a', new: 'return  a' } }] }, { text: ['ok'] }]);
+    const p = await phone(browser, 'dark');
+    cleanups.push(() => p.context.close());
+    await p.page.emulateMedia({ reducedMotion: 'reduce', colorScheme: 'dark' });
+    await p.page.goto(webClientLink(proxy.url, cli.token));
+    await p.page.getByRole('tab', { name: 'Agent' }).click();
+    await startSession(p.page, 'Dark edit');
+    await card(p.page).locator('.dl.add').waitFor();
+    await card(p.page).scrollIntoViewIfNeeded();
+    await shot(p.page, 'edit-approval-dark');
+    expect(await smallTargets(p.page)).toEqual([]);
+    expect(await axe(p.page)).toEqual([]);
+    await card(p.page).getByRole('button', { name: 'Deny' }).click();
+    await expect.poll(() => p.page.locator('.agent-meta').textContent()).toContain('Done');
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * The agent on the phone in WebKit (WebKitGTK's MiniBrowser over W3C WebDriver, as
+ * webkit-app.test.ts), in a 375 px window: the real CLI with `--agent <tmp git repo>` and the scripted
+ * OpenAI-compatible model (test/fixtures/providers/scripted.ts), behind the test proxy. An edit
+ * allowed and a write denied (checked on disk), a command with its output, hostile text kept as
+ * text, the diff wrapped inside the screen, 44 px buttons, and the stream resumed after a cut.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webClientLink } from '../../server/src/session/pairing';
+import { startCli, type Cli } from '../agent/support';
+import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
+import { bearer, send } from '../helpers/http';
+import { ensureVendor, SCREENSHOTS } from './harness';
+import { startProxy, type TestProxy } from './proxy';
+import { startWebKit, WebDriverError, type Session, type WebKit } from './webdriver';
+
+let webkit: WebKit;
+let model: ScriptedModel;
+let cli: Cli & { configDir: string };
+let proxy: TestProxy;
+let base: string;
+let repo: string;
+
+beforeAll(async () => {
+  ensureVendor();
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  base = realpathSync(mkdtempSync(join(tmpdir(), 'deskrelay-agent-webkit-')));
+  repo = join(base, 'project');
+  mkdirSync(join(repo, 'src'), { recursive: true });
+  writeFileSync(join(repo, 'src', 'math.js'), `export function add(a, b) {\n  const note = 'a line long enough to wrap on a phone screen of three hundred and seventy-five pixels';\n  return a - b;\n}\n`);
+  writeFileSync(join(repo, 'src', '<img src=x onerror=window.__xss=1>.js'), 'x\n');
+  const git = (...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: repo, stdio: 'ignore' });
+  git('init', '-q');
+  git('add', '.');
+  git('commit', '-qm', 'init');
+  model = await startScriptedModel();
+  cli = await startCli(['--agent', repo], `${model.url}/v1`);
+  proxy = await startProxy(cli.url);
+  webkit = await startWebKit();
+}, 120_000);
+
+afterAll(async () => {
+  await webkit?.stop();
+  await proxy?.close();
+  cli?.child.kill('SIGKILL');
+  await model?.close();
+  if (base) rmSync(base, { recursive: true, force: true });
+  if (cli) rmSync(cli.configDir, { recursive: true, force: true });
+});
+
+async function click(s: Session, css: string): Promise<void> {
+  const until = Date.now() + 5000;
+  for (;;) {
+    try {
+      await s.click(await s.waitFor(css));
+      return;
+    } catch (err) {
+      if (!(err instanceof WebDriverError) || err.error !== 'element not interactable' || Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** Clicks the button with exactly this text inside `scope`. */
+const clickText = (s: Session, scope: string, text: string) =>
+  s.exec(`const b = [...document.querySelectorAll(arguments[0] + ' button')].find((x) => x.textContent.trim() === arguments[1]); if (!b) throw new Error('no button ' + arguments[1]); b.click();`, scope, text);
+
+const waitText = (s: Session, css: string, text: string, timeout = 15_000) =>
+  expect.poll(async () => (await s.count(css)) ? await s.textOf(css) : '', { timeout }).toContain(text);
+
+describe('the agent in WebKit', () => {
+  it('a full session: an edit allowed, a write denied, a command with output; hostile text stays text; resumes after a cut', async () => {
+    model.script([
+      { text: ['Fixing **add**. <img src=x onerror="window.__xss=2">'], calls: [{ name: 'list_files', arguments: {} }, { name: 'edit_file', arguments: { path: 'src/math.js', old: 'a - b', new: 'a + b' } }] },
+      { calls: [{ name: 'write_file', arguments: { path: 'src/evil.js', content: 'evil()\n' } }] },
+      { calls: [{ name: 'run_command', arguments: { command: 'echo "<b>webkit</b>"' } }] },
+      { text: ['Done.'] },
+    ]);
+    const s = await webkit.session();
+    try {
+      await s.setWindowRect({ width: 375, height: 812 });
+      await s.go(webClientLink(proxy.url, cli.token));
+      await click(s, '.modes .mode:nth-child(2)');
+      await click(s, '.agent-new');
+      await s.type(await s.waitFor('#agent-prompt'), 'Fix add');
+      await click(s, '.agent-new-form button[type="submit"]');
+
+      await s.waitFor('.approval:not(.decided) .diff', 15_000);
+      expect(await s.textOf('.approval:not(.decided) .approval-title')).toBe('Make this edit?');
+      const layout = await s.exec<{ width: number; overflow: number; rowRight: number; rowHeight: number; buttons: number[] }>(`
+        const row = [...document.querySelectorAll('.dl.ctx .code')].find((e) => e.textContent.includes('long enough'));
+        const r = row.getBoundingClientRect();
+        const box = row.closest('.diff').getBoundingClientRect();
+        return {
+          width: document.documentElement.clientWidth,
+          overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+          rowRight: r.right - box.right, rowHeight: r.height,
+          buttons: [...document.querySelectorAll('.approval:not(.decided) button')].map((b) => b.getBoundingClientRect().height),
+        };`);
+      // MiniBrowser keeps a minimum window width (its viewport comes out ~447 px for 375 asked):
+      // what counts is that nothing goes past the screen and the long line wraps in its box.
+      expect(layout.overflow).toBe(0);
+      // The long line wraps inside the diff's box: never past its right edge.
+      expect(layout.rowRight).toBeLessThanOrEqual(0);
+      expect(layout.rowHeight).toBeGreaterThan(30);
+      expect(layout.buttons).toHaveLength(3);
+      for (const h of layout.buttons) expect(h).toBeGreaterThanOrEqual(44);
+      await s.exec(`document.querySelector('.approval:not(.decided)').scrollIntoView({ block: 'center' })`);
+      writeFileSync(join(SCREENSHOTS, 'webkit-agent-edit-approval.png'), await s.screenshot());
+      await clickText(s, '.approval:not(.decided)', 'Allow');
+      await expect.poll(() => readFileSync(join(repo, 'src/math.js'), 'utf8'), { timeout: 10_000 }).toContain('return a + b;');
+
+      await waitText(s, '.approval:not(.decided) .approval-title', 'Write this file?');
+      // The connection is cut while the agent waits: the stream resumes from its last event.
+      proxy.cut();
+      await clickText(s, '.approval:not(.decided)', 'Deny');
+      await waitText(s, '.approval:not(.decided) .approval-title', 'Run this command?');
+      expect(existsSync(join(repo, 'src/evil.js'))).toBe(false);
+      expect(await s.textOf('.approval:not(.decided) pre.command')).toBe('echo "<b>webkit</b>"');
+      await clickText(s, '.approval:not(.decided)', 'Allow');
+      await waitText(s, '.agent-meta', 'Done: send more');
+      const state = await s.exec<{ outcomes: string[]; output: string; users: number; replies: string[]; files: string; xss: unknown; injected: number }>(`
+        const card = [...document.querySelectorAll('.tool-card')].find((c) => c.textContent.includes('run_command'));
+        const list = [...document.querySelectorAll('.tool-card')].find((c) => c.textContent.includes('list_files'));
+        return {
+          outcomes: [...document.querySelectorAll('.approval-outcome')].map((e) => e.textContent),
+          output: [...card.querySelectorAll('.tool-io pre')].at(-1).textContent,
+          files: [...list.querySelectorAll('.tool-io pre')].at(-1).textContent,
+          users: document.querySelectorAll('.agent-log .msg.user').length,
+          replies: [...document.querySelectorAll('.agent-log .reply')].map((e) => e.textContent.trim()),
+          xss: window.__xss,
+          injected: document.querySelectorAll('.agent-screen img, .agent-screen b').length,
+        };`);
+      expect(state.outcomes).toEqual(['Allowed', 'Denied', 'Allowed']);
+      expect(state.output).toContain('<b>webkit</b>');
+      expect(state.files).toContain('<img src=x onerror=window.__xss=1>.js');
+      // Nothing shown twice after the resume.
+      expect(state.users).toBe(1);
+      expect(state.replies).toEqual(['Fixing add.', 'Done.']);
+      expect(state.xss).toBeNull();
+      expect(state.injected).toBe(0);
+      expect(model.failures).toEqual([]);
+    } finally {
+      await s.close();
+      const list = await send(cli.url, '/v1/agent/sessions', { headers: bearer(cli.token) });
+      for (const x of list.json?.sessions ?? []) await send(cli.url, `/v1/agent/sessions/${x.id}`, { method: 'DELETE', headers: bearer(cli.token) });
+    }
+  }, 90_000);
+});

@@ -1,0 +1,65 @@
+/** The agent door's requests (docs/agent.md), same-origin, with the pairing token. */
+import type { AgentStatus } from '../../../server/src/protocol';
+import { ApiError, apiError, bearer, UNREACHABLE_MESSAGE } from '../api';
+import { app } from '../app';
+
+export interface AgentFolder {
+  name: string;
+  path?: string;
+}
+
+export interface AgentSessionSummary {
+  id: string;
+  folder: string;
+  title: string;
+  status: AgentStatus;
+  pending: number;
+  updatedAt: string;
+}
+
+export type Decision = 'allow' | 'deny' | 'allow_session';
+
+async function call(path: string, init: RequestInit = {}): Promise<Response> {
+  const token = app.pairing?.token;
+  if (!token) throw new ApiError('Not paired.', 0, 'network');
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      ...init,
+      cache: 'no-store',
+      headers: { ...bearer(token), ...(init.body ? { 'Content-Type': 'application/json' } : {}) },
+    });
+  } catch {
+    throw new ApiError(UNREACHABLE_MESSAGE, 0, 'network');
+  }
+  if (!res.ok) throw await apiError(res);
+  return res;
+}
+
+const json = async <T>(path: string, init?: RequestInit): Promise<T> => (await (await call(path, init)).json()) as T;
+const post = (path: string, body: unknown) => call(path, { method: 'POST', body: JSON.stringify(body) });
+const session = (id: string) => `/v1/agent/sessions/${encodeURIComponent(id)}`;
+
+export const agentApi = {
+  folders: () => json<{ folders: AgentFolder[] }>('/v1/agent/folders').then((r) => r.folders),
+  sessions: () => json<{ sessions: AgentSessionSummary[] }>('/v1/agent/sessions').then((r) => r.sessions),
+  create: (prompt: string, folder: string) => post('/v1/agent/sessions', { prompt, folder }).then((r) => r.json() as Promise<{ id: string; folder: string }>),
+  message: (id: string, text: string) => post(`${session(id)}/messages`, { text }),
+  decide: (id: string, callId: string, decision: Decision) => post(`${session(id)}/approvals/${encodeURIComponent(callId)}`, { decision }),
+  stop: (id: string) => call(`${session(id)}/stop`, { method: 'POST' }),
+  files: (folder: string, q: string) =>
+    json<{ files: string[]; truncated: boolean }>(`/v1/agent/files?${new URLSearchParams({ folder, q }).toString()}`),
+};
+
+/** Whether the desktop has the agent on: the door answers 403 agent.disabled when it is off. */
+export async function agentAvailable(): Promise<{ on: boolean; message: string }> {
+  try {
+    await agentApi.folders();
+    return { on: true, message: '' };
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'agent.disabled') return { on: false, message: err.message };
+    // A relay older than the agent door answers 404 with no error body of ours: off as well.
+    if (err instanceof ApiError && (err.status === 404 || err.code === 'wrong_service')) return { on: false, message: '' };
+    throw err;
+  }
+}

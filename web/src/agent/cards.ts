@@ -1,0 +1,166 @@
+/**
+ * The agent's transcript items: a tool call as a compact card (icon, tool, path or query; tap to
+ * see its input and output, long output folded) and an approval as a card that cannot be missed
+ * (the diff or the exact command, Allow / Deny / Allow for this session, the decision kept on
+ * it). Everything the model or a tool said goes in as text (textContent), never as markup.
+ */
+import { el } from '../dom';
+import { icon, type IconName } from '../ui/icons';
+import type { Decision } from './api';
+import { diffPath, diffView } from './diff';
+
+const FOLD_LINES = 12;
+
+const TOOL_ICONS: Record<string, IconName> = {
+  read_file: 'file',
+  list_files: 'folder',
+  search: 'search',
+  git_diff: 'file',
+  diagnostics: 'search',
+  edit_file: 'edit',
+  write_file: 'edit',
+  run_command: 'terminal',
+};
+
+/** What a call is about, in a few words: its path, query or command. */
+export function subjectOf(input: Record<string, unknown>): string {
+  for (const key of ['command', 'path', 'query', 'pattern']) {
+    const v = input[key];
+    if (typeof v === 'string' && v) return v;
+  }
+  return '';
+}
+
+/** Text in a <pre>, its first lines shown and the rest behind "Show all N lines". */
+function folded(text: string, className: string): HTMLElement {
+  const box = el('div', className);
+  const lines = text.split('\n');
+  const pre = el('pre', '', lines.length > FOLD_LINES ? lines.slice(0, FOLD_LINES).join('\n') : text);
+  box.append(pre);
+  if (lines.length > FOLD_LINES) {
+    const more = el('button', 'link more', `Show all ${lines.length} lines`);
+    more.type = 'button';
+    more.addEventListener('click', () => {
+      pre.textContent = text;
+      more.remove();
+    });
+    box.append(more);
+  }
+  return box;
+}
+
+export interface ToolCard {
+  li: HTMLLIElement;
+  result(ok: boolean, output: string, denied: boolean): void;
+}
+
+export function toolCard(callId: string, tool: string, input: Record<string, unknown>): ToolCard {
+  const li = el('li', 'tool-card');
+  li.dataset.callId = callId;
+  const details = el('details');
+  const summary = el('summary');
+  const subject = subjectOf(input);
+  summary.append(icon(TOOL_ICONS[tool] ?? 'tool'), el('span', 'tool-name', tool), el('span', 'tool-subject', subject));
+  const state = el('span', 'tool-state', '…');
+  state.setAttribute('aria-label', 'running');
+  summary.append(state);
+  details.append(summary, el('p', 'tool-label', 'Input'), folded(JSON.stringify(input, null, 2), 'tool-io'));
+  li.append(details);
+  return {
+    li,
+    result(ok, output, denied) {
+      state.textContent = denied ? 'denied' : ok ? '✓' : 'failed';
+      state.setAttribute('aria-label', denied ? 'denied' : ok ? 'done' : 'failed');
+      li.classList.add(denied ? 'denied' : ok ? 'ok' : 'failed');
+      details.append(el('p', 'tool-label', 'Output'), folded(output, 'tool-io'));
+    },
+  };
+}
+
+const DECIDED: Record<Decision, string> = {
+  allow: 'Allowed',
+  deny: 'Denied',
+  allow_session: 'Allowed for this session',
+};
+
+export interface ApprovalCard {
+  li: HTMLLIElement;
+  decided(decision: Decision): void;
+  /** True until a decision is shown. */
+  readonly open: boolean;
+  focus(): void;
+}
+
+export interface ApprovalData {
+  callId: string;
+  tool: string;
+  input: Record<string, unknown>;
+  diff?: string;
+  command?: string;
+}
+
+export function approvalCard(a: ApprovalData, folder: string, decide: (d: Decision) => Promise<void>): ApprovalCard {
+  // A list item holding the group: a list's items must stay list items for screen readers.
+  const li = el('li', 'approval-item');
+  li.dataset.callId = a.callId;
+  const box = el('div', 'approval');
+  li.append(box);
+  const headingId = `approval-${a.callId.replace(/[^\w-]/g, '_')}`;
+  box.setAttribute('role', 'group');
+  box.setAttribute('aria-labelledby', headingId);
+  const heading = el('h3', 'approval-title');
+  heading.id = headingId;
+  if (a.command !== undefined) {
+    heading.textContent = 'Run this command?';
+    box.append(heading, el('pre', 'command', a.command));
+    const where = el('p', 'approval-where');
+    where.append(icon('folder'), el('span', '', `in ${folder}`));
+    box.append(where);
+  } else if (a.diff !== undefined) {
+    const path = diffPath(a.diff) || subjectOf(a.input);
+    heading.textContent = a.tool === 'write_file' ? 'Write this file?' : 'Make this edit?';
+    box.append(heading, el('p', 'approval-path', path), diffView(a.diff));
+  } else {
+    heading.textContent = `Use ${a.tool}?`;
+    box.append(heading, el('pre', 'command', JSON.stringify(a.input, null, 2)));
+  }
+  const buttons = el('div', 'approval-buttons');
+  const outcome = el('p', 'approval-outcome');
+  outcome.setAttribute('role', 'status');
+  outcome.hidden = true;
+  const make = (decision: Decision, label: string, cls: string) => {
+    const b = el('button', cls, label);
+    b.type = 'button';
+    b.addEventListener('click', () => {
+      for (const x of buttons.querySelectorAll('button')) x.disabled = true;
+      decide(decision).catch((err: unknown) => {
+        for (const x of buttons.querySelectorAll('button')) x.disabled = false;
+        outcome.hidden = false;
+        outcome.className = 'approval-outcome error';
+        outcome.textContent = err instanceof Error ? err.message : String(err);
+      });
+    });
+    return b;
+  };
+  buttons.append(make('allow', 'Allow', 'primary'), make('deny', 'Deny', 'danger'), make('allow_session', 'Allow for this session', 'ghost'));
+  box.append(buttons, outcome);
+  let open = true;
+  return {
+    li,
+    get open() {
+      return open;
+    },
+    decided(decision) {
+      open = false;
+      buttons.remove();
+      box.classList.add('decided', decision === 'deny' ? 'denied' : 'allowed');
+      outcome.hidden = false;
+      outcome.className = 'approval-outcome';
+      outcome.textContent = DECIDED[decision];
+    },
+    focus() {
+      box.scrollIntoView({ block: 'center' });
+      buttons.querySelector('button')?.focus({ preventScroll: true });
+    },
+  };
+}

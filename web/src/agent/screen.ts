@@ -1,0 +1,464 @@
+/**
+ * The agent on the phone (issue 25): a Chat | Agent switch under the header (Agent only when the
+ * desktop has the agent on, else a one-line hint on the empty chat saying where to turn it on),
+ * the session list, a new session (folder and prompt, in a sheet), and a session's live view with
+ * its composer (the next turn, queued while one runs), Stop and `@` file suggestions.
+ * Its elements are built here (not looked up by id): model output shares the document.
+ */
+import type { AgentEvent } from '../../../server/src/protocol';
+import { ApiError } from '../api';
+import { app } from '../app';
+import { el, ui } from '../dom';
+import { autoGrow, fitToText } from '../ui/composer';
+import { icon, iconButton } from '../ui/icons';
+import { closeLayer, openLayer } from '../ui/layer';
+import { showToast } from '../ui/toast';
+import { agentApi, agentAvailable, type AgentFolder, type AgentSessionSummary } from './api';
+import { followSession, type Follow } from './stream';
+import { STATUS_WORDS, Transcript } from './transcript';
+import { attachMentions } from './mentions';
+
+type Mode = 'chat' | 'agent';
+
+const MODE_KEY = 'deskrelay.mode';
+
+// --- The switch and the screen ----------------------------------------------------------------
+
+const modes = el('div', 'modes');
+modes.setAttribute('role', 'tablist');
+modes.setAttribute('aria-label', 'Mode');
+modes.hidden = true;
+const tab = (label: string, mode: Mode) => {
+  const b = el('button', 'mode', label);
+  b.type = 'button';
+  b.setAttribute('role', 'tab');
+  b.addEventListener('click', () => setMode(mode));
+  return b;
+};
+const chatTab = tab('Chat', 'chat');
+const agentTab = tab('Agent', 'agent');
+modes.append(chatTab, agentTab);
+
+const offHint = el('p', 'agent-off hint');
+offHint.hidden = true;
+
+const screen = el('section', 'agent-screen');
+screen.hidden = true;
+screen.setAttribute('aria-label', 'Agent');
+
+// The list view.
+const listView = el('div', 'agent-list-view');
+const listHead = el('div', 'agent-head');
+const listTitle = el('h2', 'agent-title', 'Agent sessions');
+const newButton = el('button', 'primary agent-new', 'New session');
+newButton.type = 'button';
+listHead.append(listTitle, newButton);
+const listEmpty = el('p', 'hint', 'No sessions yet. Start one: the desktop\u2019s model works in a folder there, and asks you before every edit and command.');
+const list = el('ul', 'agent-sessions');
+list.setAttribute('aria-label', 'Sessions');
+const listError = el('p', 'error');
+listError.setAttribute('role', 'alert');
+listView.append(listHead, listError, listEmpty, list);
+
+// The session view.
+const sessionView = el('div', 'agent-session-view');
+sessionView.hidden = true;
+const sessionHead = el('div', 'agent-head');
+const back = iconButton('back', 'All sessions', 'agent-back', () => void showList());
+const sessionTitles = el('div', 'agent-titles');
+const sessionTitle = el('h2', 'agent-title');
+const sessionMeta = el('p', 'agent-meta');
+sessionMeta.setAttribute('role', 'status');
+sessionMeta.setAttribute('aria-live', 'polite');
+sessionTitles.append(sessionTitle, sessionMeta);
+const stopButton = el('button', 'danger agent-stop', 'Stop');
+stopButton.type = 'button';
+sessionHead.append(back, sessionTitles, stopButton);
+const transcriptBox = el('div', 'agent-transcript');
+const outcome = el('p', 'agent-outcome');
+outcome.setAttribute('role', 'status');
+// Not "compose": that class names the chat's composer form, which tests and styles find by it.
+const composeForm = el('form', 'agent-compose');
+const mentionList = el('ul', 'mentions');
+mentionList.setAttribute('role', 'listbox');
+mentionList.setAttribute('aria-label', 'Files');
+mentionList.hidden = true;
+const composer = el('div', 'composer');
+const messageLabel = el('label', 'visually-hidden', 'Message to the agent');
+const message = el('textarea');
+message.rows = 1;
+message.placeholder = 'Message the agent (@ for a file)';
+message.enterKeyHint = 'enter';
+const messageId = 'agent-message';
+message.id = messageId;
+messageLabel.htmlFor = messageId;
+const sendButton = el('button', 'icon round send');
+sendButton.type = 'submit';
+sendButton.setAttribute('aria-label', 'Send');
+sendButton.title = 'Send';
+sendButton.append(arrowIcon());
+composer.append(messageLabel, message, sendButton);
+const composeNote = el('p', 'hint agent-queued');
+composeNote.setAttribute('aria-live', 'polite');
+composeForm.append(mentionList, composeNote, composer);
+sessionView.append(sessionHead, transcriptBox, outcome, composeForm);
+
+screen.append(listView, sessionView);
+
+// The new-session sheet.
+const sheet = el('section', 'sheet agent-sheet');
+sheet.hidden = true;
+sheet.setAttribute('role', 'dialog');
+sheet.setAttribute('aria-modal', 'true');
+const sheetHead = el('div', 'sheet-head');
+const sheetTitle = el('h2', '', 'New agent session');
+sheetTitle.id = 'agent-new-title';
+sheet.setAttribute('aria-labelledby', sheetTitle.id);
+const sheetClose = iconButton('trash', 'Close', '', closeLayer);
+sheetClose.replaceChildren(closeIcon());
+sheetHead.append(sheetTitle, sheetClose);
+const newForm = el('form', 'group agent-new-form');
+const folderLabel = el('label', 'group-title', 'Folder');
+const folderSelect = el('select');
+folderSelect.id = 'agent-folder';
+folderLabel.htmlFor = folderSelect.id;
+const folderPath = el('p', 'hint agent-folder-path');
+const promptLabel = el('label', 'group-title', 'What should it do?');
+const prompt = el('textarea');
+prompt.id = 'agent-prompt';
+prompt.rows = 4;
+prompt.required = true;
+prompt.placeholder = 'e.g. Fix the failing test in src/math.js';
+promptLabel.htmlFor = prompt.id;
+const newError = el('p', 'error');
+newError.setAttribute('role', 'alert');
+const start = el('button', 'primary', 'Start');
+start.type = 'submit';
+newForm.append(folderLabel, folderSelect, folderPath, promptLabel, prompt, newError, start);
+sheet.append(sheetHead, newForm);
+
+function arrowIcon(): SVGSVGElement {
+  const svg = icon('back');
+  svg.firstElementChild!.setAttribute('d', 'M12 19V5M5 12l7-7 7 7');
+  return svg;
+}
+function closeIcon(): SVGSVGElement {
+  const svg = icon('back');
+  svg.firstElementChild!.setAttribute('d', 'M6 6l12 12M18 6 6 18');
+  return svg;
+}
+
+// --- State --------------------------------------------------------------------------------------
+
+let mode: Mode = sessionStorage.getItem(MODE_KEY) === 'agent' ? 'agent' : 'chat';
+let available = false;
+let folders: AgentFolder[] = [];
+let current: { id: string; folder: string; transcript: Transcript; follow: Follow; focusCall?: string } | null = null;
+let listTimer: ReturnType<typeof setInterval> | undefined;
+/** Read as the page loads: taking the pairing token out of the address bar also drops the query. */
+let launchQuery = new URLSearchParams(location.search);
+/** The chat's own heading, back when the switch goes back to Chat. */
+let chatHeadingText = '';
+
+function setMode(next: Mode): void {
+  mode = next === 'agent' && available ? 'agent' : 'chat';
+  sessionStorage.setItem(MODE_KEY, mode);
+  chatTab.setAttribute('aria-selected', String(mode === 'chat'));
+  agentTab.setAttribute('aria-selected', String(mode === 'agent'));
+  const agent = mode === 'agent';
+  screen.hidden = !agent;
+  ui.chat.hidden = agent || !ui.pair.hidden;
+  if (agent && !document.body.classList.contains('agent-mode')) {
+    chatHeadingText = ui.chatHeading.textContent ?? '';
+    ui.chatHeading.textContent = 'Agent';
+  } else if (!agent && document.body.classList.contains('agent-mode')) ui.chatHeading.textContent = chatHeadingText;
+  document.body.classList.toggle('agent-mode', agent);
+  if (agent) {
+    if (!current) void showList();
+  } else {
+    clearInterval(listTimer);
+  }
+}
+
+/** After each connection: is the agent on at the desk? Shows the switch or the hint. */
+export async function refreshAgent(): Promise<void> {
+  if (!app.pairing) return hideAgent();
+  let state: { on: boolean; message: string };
+  try {
+    state = await agentAvailable();
+  } catch {
+    return; // unreachable: the connection line says so; keep what is shown
+  }
+  available = state.on;
+  modes.hidden = !available;
+  agentTab.hidden = !available;
+  offHint.hidden = available;
+  offHint.textContent = available ? '' : offLine(state.message);
+  if (!offHint.textContent) offHint.hidden = true;
+  setMode(mode);
+  if (available) openFromAddress();
+}
+
+/** The desk's "how to turn it on" (the door's agent.disabled message), in one short line. */
+function offLine(message: string): string {
+  const how = message.replace(/^The workspace agent is off on the desktop\.\s*/, '').replace(/ \(or .*\)\.?$/, '').replace(/`/g, '').replace(/\.$/, '');
+  return how ? `Agent is off. ${how}.` : '';
+}
+
+function hideAgent(): void {
+  available = false;
+  modes.hidden = true;
+  offHint.hidden = true;
+  screen.hidden = true;
+  current?.follow.close();
+  current = null;
+  document.body.classList.remove('agent-mode');
+}
+
+// --- The list -----------------------------------------------------------------------------------
+
+function when(iso: string): string {
+  const d = new Date(iso);
+  return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+}
+
+function sessionItem(s: AgentSessionSummary): HTMLLIElement {
+  const li = el('li', `agent-item status-${s.status}`);
+  const open = el('button', 'agent-open');
+  open.type = 'button';
+  const top = el('span', 'agent-item-top');
+  top.append(el('span', 'agent-item-title', s.title || 'Untitled'));
+  if (s.pending > 0) {
+    const badge = el('span', 'badge', String(s.pending));
+    badge.setAttribute('aria-label', `${s.pending} approval${s.pending === 1 ? '' : 's'} waiting`);
+    top.append(badge);
+  }
+  const meta = el('span', 'agent-item-meta');
+  meta.append(icon('folder'), el('span', '', s.folder), el('span', `agent-status ${s.status}`, STATUS_WORDS[s.status]), el('span', '', when(s.updatedAt)));
+  open.append(top, meta);
+  open.addEventListener('click', () => openSession(s.id, s.folder, s.title));
+  li.append(open);
+  return li;
+}
+
+async function loadList(): Promise<void> {
+  try {
+    const sessions = await agentApi.sessions();
+    listError.textContent = '';
+    list.replaceChildren(...sessions.map(sessionItem));
+    listEmpty.hidden = sessions.length > 0;
+  } catch (err) {
+    listError.textContent = err instanceof Error ? err.message : String(err);
+    if (err instanceof ApiError && err.code === 'agent.disabled') void refreshAgent();
+  }
+}
+
+async function showList(): Promise<void> {
+  current?.follow.close();
+  current = null;
+  sessionView.hidden = true;
+  listView.hidden = false;
+  history.replaceState(null, '', location.pathname);
+  await loadList();
+  clearInterval(listTimer);
+  // The list's statuses and badges change on the desk too; a light poll while it is on screen.
+  listTimer = setInterval(() => {
+    if (!listView.hidden && !screen.hidden && document.visibilityState === 'visible') void loadList();
+  }, 5000);
+}
+
+// --- A session ----------------------------------------------------------------------------------
+
+function showStatus(t: Transcript): void {
+  const busy = t.status === 'running' || t.status === 'waiting';
+  stopButton.hidden = !busy;
+  sessionMeta.replaceChildren(el('span', `agent-status ${t.status}`, STATUS_WORDS[t.status]), el('span', '', ` · ${current?.folder ?? ''}`));
+  outcome.textContent = t.status === 'idle' ? 'The agent finished this turn. Send a message to go on.' : t.status === 'stopped' ? 'Stopped. A new message starts a new turn.' : t.status === 'failed' ? 'The turn failed (see above). Send a message to try again.' : '';
+  outcome.className = `agent-outcome ${t.status}`;
+  outcome.hidden = !outcome.textContent;
+  composeNote.textContent = busy ? 'A message now waits until the agent next stops.' : '';
+}
+
+function openSession(id: string, folder: string, title = '', focusCall?: string): void {
+  clearInterval(listTimer);
+  current?.follow.close();
+  listView.hidden = true;
+  sessionView.hidden = false;
+  sessionTitle.textContent = title || 'Session';
+  history.replaceState(null, '', `?agent=${encodeURIComponent(id)}`);
+  const transcript = new Transcript(folder, (callId, d) => agentApi.decide(id, callId, d).then(() => undefined, (err: unknown) => {
+    // Someone answered first (the desk): the card shows the decision from the stream.
+    if (err instanceof ApiError && err.code === 'agent.not_pending') return;
+    throw err;
+  }));
+  transcriptBox.replaceChildren(transcript.log);
+  const onEvent = (e: AgentEvent) => {
+    if (e.type === 'user' && sessionTitle.textContent === 'Session') sessionTitle.textContent = e.text.split('\n')[0]!.slice(0, 80);
+    transcript.apply(e);
+    if (e.type === 'status' || e.type === 'user') showStatus(transcript);
+    if (current?.focusCall && e.type === 'approval' && e.callId === current.focusCall) {
+      current.focusCall = undefined;
+      requestAnimationFrame(() => transcript.approvals.get(e.callId)?.focus());
+    } else if (atBottom()) requestAnimationFrame(() => window.scrollTo(0, document.documentElement.scrollHeight));
+  };
+  const follow = followSession(id, onEvent, (reach, why) => {
+    if (reach === 'reconnecting') sessionMeta.textContent = 'Reconnecting…';
+    else if (reach === 'live') showStatus(transcript);
+    else if (reach === 'ended') {
+      outcome.textContent = why ?? '';
+      outcome.hidden = false;
+      stopButton.hidden = true;
+    }
+  });
+  current = { id, folder, transcript, follow, focusCall };
+  showStatus(transcript);
+  // A pending card already on screen (the push came while the page was open).
+  if (focusCall) transcript.approvals.get(focusCall)?.focus();
+  fitToText(message);
+}
+
+const atBottom = () => document.documentElement.scrollHeight - window.scrollY - window.innerHeight < 120;
+
+/** `?agent=<id>&call=<callId>` (a notification opened a new page) or the service worker's message. */
+function openFromAddress(): void {
+  const q = launchQuery;
+  launchQuery = new URLSearchParams();
+  const id = q.get('agent');
+  if (!id) return;
+  void openById(id, q.get('call') ?? undefined);
+}
+
+async function openById(id: string, callId?: string): Promise<void> {
+  if (!available) return;
+  setMode('agent');
+  let folder = '';
+  let title = '';
+  try {
+    const s = (await agentApi.sessions()).find((x) => x.id === id);
+    folder = s?.folder ?? '';
+    title = s?.title ?? '';
+  } catch {
+    /* the stream says what is wrong */
+  }
+  if (current?.id === id) {
+    const card = callId ? current.transcript.approvals.get(callId) : current.transcript.pendingCard();
+    if (card) card.focus();
+    else current.focusCall = callId;
+    return;
+  }
+  openSession(id, folder, title, callId);
+}
+
+// --- New session ----------------------------------------------------------------------------------
+
+async function openNew(): Promise<void> {
+  newError.textContent = '';
+  try {
+    folders = await agentApi.folders();
+  } catch (err) {
+    listError.textContent = err instanceof Error ? err.message : String(err);
+    return;
+  }
+  folderSelect.replaceChildren(...folders.map((f) => {
+    const o = el('option', '', f.name);
+    o.value = f.name;
+    return o;
+  }));
+  const showPath = () => (folderPath.textContent = folders.find((f) => f.name === folderSelect.value)?.path ?? '');
+  folderSelect.onchange = showPath;
+  showPath();
+  openLayer(sheet, newButton);
+  prompt.focus();
+}
+
+async function startSession(): Promise<void> {
+  const text = prompt.value.trim();
+  if (!text) {
+    newError.textContent = 'Say what the agent should do.';
+    prompt.focus();
+    return;
+  }
+  start.disabled = true;
+  try {
+    const created = await agentApi.create(text, folderSelect.value);
+    prompt.value = '';
+    closeLayer();
+    openSession(created.id, created.folder, text.split('\n')[0]!.slice(0, 80));
+  } catch (err) {
+    newError.textContent = err instanceof Error ? err.message : String(err);
+  } finally {
+    start.disabled = false;
+  }
+}
+
+// --- The composer ---------------------------------------------------------------------------------
+
+async function sendMessage(): Promise<void> {
+  const text = message.value.trim();
+  if (!text || !current) return;
+  const { id } = current;
+  sendButton.disabled = true;
+  try {
+    await agentApi.message(id, text);
+    message.value = '';
+    fitToText(message);
+  } catch (err) {
+    showToast(err instanceof Error ? err.message : String(err));
+  } finally {
+    sendButton.disabled = false;
+  }
+}
+
+async function stopSession(): Promise<void> {
+  if (!current) return;
+  stopButton.disabled = true;
+  try {
+    await agentApi.stop(current.id);
+  } catch (err) {
+    showToast(err instanceof Error ? err.message : String(err));
+  } finally {
+    stopButton.disabled = false;
+  }
+}
+
+// --- Wiring -----------------------------------------------------------------------------------------
+
+export function initAgent(): void {
+  document.querySelector('main')!.prepend(modes);
+  ui.empty.append(offHint);
+  ui.chat.after(screen);
+  document.body.append(sheet);
+  newButton.addEventListener('click', () => void openNew());
+  newForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    void startSession();
+  });
+  composeForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    void sendMessage();
+  });
+  message.addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter' || e.isComposing || !mentionList.hidden) return;
+    if (e.ctrlKey || e.metaKey || (!matchMedia('(pointer: coarse)').matches && !e.shiftKey && !e.altKey)) {
+      e.preventDefault();
+      composeForm.requestSubmit();
+    }
+  });
+  autoGrow(message);
+  attachMentions(message, mentionList, () => current?.folder ?? '');
+  stopButton.addEventListener('click', () => void stopSession());
+  // Back from sleep, online again, the page shown again: resume the stream (Last-Event-ID).
+  const wake = () => {
+    if (document.visibilityState === 'visible') current?.follow.wake();
+  };
+  document.addEventListener('visibilitychange', wake);
+  window.addEventListener('online', wake);
+  window.addEventListener('pageshow', wake);
+  // A notification opened while this page was there (web/sw: agent_needs_you, agent_idle).
+  navigator.serviceWorker?.addEventListener('message', (e: MessageEvent) => {
+    const data = e.data as { type?: unknown; session?: unknown; callId?: unknown } | null;
+    if ((data?.type === 'agent_needs_you' || data?.type === 'agent_idle') && typeof data.session === 'string') {
+      void openById(data.session, typeof data.callId === 'string' ? data.callId : undefined);
+    }
+  });
+}

@@ -89,6 +89,8 @@ export interface RequestState {
   provider?: string;
   /** The device whose token admitted the request; undefined for the pairing token. */
   device?: string;
+  /** The SSE stream answering it, once open: a failure after the headers ends it with its terminal event. */
+  stream?: { error(message: string): void };
 }
 
 export interface RelayContext {

@@ -3,13 +3,12 @@ import type { Duplex } from 'node:stream';
 import polka from 'polka';
 import type { Request as PolkaRequest } from 'polka';
 import { authenticate } from './auth';
-import type { RelayContext, RequestState } from './context';
+import type { RelayContext } from './context';
 import { contractDialect, HttpError, hostNotAllowed, internalError, methodNotAllowed, notFound, serverStopping } from './errors';
 import type { HostPolicy } from './host';
-import { newRequestId } from './requestId';
+import { freshState, requestState } from './requestState';
 import type { RequestLog } from './requestLog';
-import { isPattern, pathParams, type Dialect, type Route } from './route';
-import { sseStreamOf } from './sse';
+import { isPattern, pathParams, type Route } from './route';
 import { webClient } from './static';
 import { declineUpgrade, refuseUpgrade } from './upgrade';
 
@@ -26,25 +25,7 @@ export interface FunnelParts {
   log: RequestLog;
 }
 
-/** What the funnel keeps per request beside the state doors see: how it was admitted and how to word a failure. */
-interface FunnelState extends RequestState {
-  dialect: Dialect;
-  authenticated: boolean;
-  expectsContinue: boolean;
-}
-
-const requestStates = new WeakMap<IncomingMessage, FunnelState>();
-
-export function requestState(req: IncomingMessage): RequestState {
-  return requestStates.get(req) ?? freshState(req);
-}
-
-/** A new id per request, fixed before anything can fail, so every answer carries it. */
-function freshState(req: IncomingMessage, expectsContinue = false): FunnelState {
-  const state: FunnelState = { id: newRequestId(), startedAt: Date.now(), dialect: contractDialect, authenticated: false, expectsContinue };
-  requestStates.set(req, state);
-  return state;
-}
+export { requestState };
 
 /**
  * The one admission funnel. Every request and every WebSocket upgrade goes through the same
@@ -108,7 +89,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       if (req.method === 'HEAD' && !headAsGet) return next();
       if (pattern && (byPath.has(req.path) || !pathParams(route.path, req.path))) return next();
       if (route.accepts && !route.accepts(req)) return next();
-      const state = requestStates.get(req)!;
+      const state = requestState(req);
       state.dialect = route.dialect ?? contractDialect;
       state.authenticated = admit(req, route);
       // Only an admitted request is invited to send its body.
@@ -140,13 +121,12 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
   }
 
   function fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
-    const { id, dialect } = requestStates.get(req) ?? freshState(req);
+    const { id, dialect, stream } = requestState(req);
     if (!(err instanceof HttpError)) {
       ctx.options.logger.error(`request ${id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
     }
     if (res.headersSent && dialect === contractDialect) {
       // A stream already under way can only end with its one terminal event, never a stack trace.
-      const stream = sseStreamOf(res);
       if (stream) stream.error(err instanceof HttpError ? err.message : internalError().message);
       else res.end();
       return;

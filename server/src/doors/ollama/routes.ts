@@ -9,7 +9,7 @@ import type { DoorFactory } from '../door';
 import { chatProvider, limitTextOnly, readJsonBody } from '../read';
 import { collect, runChat, type ChatAsk } from '../runChat';
 import { ollamaDialect, sendOllamaError } from './errors';
-import { NdjsonStream } from './ndjson';
+import { BatchedStream, NDJSON } from '../../http/stream';
 import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './request';
 import { errorLine, goTime, OllamaReply, type Shape } from './wire';
 
@@ -112,7 +112,7 @@ async function reply(shape: Shape, parse: (body: unknown) => OllamaRequest, req:
 
 /** Streamed (Ollama's default): one line per piece, then the `done` line, or an `{"error"}` line. */
 async function streamReply(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, answer: OllamaReply): Promise<void> {
-  const stream = new NdjsonStream(res);
+  const stream = new BatchedStream(res, NDJSON);
   const sink: ReplySink = {
     piece: (kind, text) => stream.write(answer.pieceLine(kind, text)),
     toolCall: (call) => stream.write(answer.toolCallLine(call)),

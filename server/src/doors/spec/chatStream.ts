@@ -4,7 +4,6 @@ import type { Route } from '../../http/route';
 import { SseStream } from '../../http/sse';
 import { chatProvider, limitTextOnly, readJsonBody } from '../read';
 import { runChat } from '../runChat';
-import { sseWriter } from './sseReply';
 
 /** SPEC's `POST /v1/chat/stream`: a chat request in, SPEC events out as SSE. */
 export const chatStreamRoute: Route = {
@@ -17,6 +16,6 @@ export const chatStreamRoute: Route = {
     limitTextOnly(raw.length, messages);
     const provider = chatProvider(req, ctx);
     const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
-    await runChat(res, ctx, { provider, messages }, new SpecReply(sseWriter(sse)), () => sse.open());
+    await runChat(res, ctx, { provider, messages }, new SpecReply(sse), () => sse.open());
   },
 };

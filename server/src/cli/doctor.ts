@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { describeProvider } from '../providers';
-import { listModels } from '../providers/listModels';
+import { listModels } from '../providers';
 import type { KeySource, ProviderConfig } from '../providers/types';
 import { configDir as defaultConfigDir, standaloneConfigPath, tokenPath } from '../session/paths';
 import { devicesPath } from '../store/devices';

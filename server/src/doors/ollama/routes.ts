@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RelayContext, Route } from '../../http/context';
 import { sendJson } from '../../http/json';
 import { ProviderError } from '../../providers';
-import { listModels } from '../../providers/listModels';
+import { listModels } from '../../providers';
 import type { ReplySink } from '../../chat/service';
 import type { ProviderConfig } from '../../providers/types';
 import type { DoorFactory } from '../door';

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { commandEnv, type AgentHost, type Workspace } from '../../server/src';
-import { configDir } from '../../server/src/session/paths';
+import { configDir } from '../../server/src';
 import { AgentTerminals, lmTools, VsCodeWorkspace } from './agentWorkspace';
 
 /** The tools of other extensions, each asking first unless in `deskrelay.agent.autoApproveTools` (the user's value only). */

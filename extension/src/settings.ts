@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { validateProviderConfig, type ActiveProvider, type Logger, type ProviderConfig, type ProviderSource } from '../../server/src';
-import { isTunnelKind, type TunnelKind } from '../../server/src/tunnel';
+import { isTunnelKind, type TunnelKind } from '../../server/src';
 
 export const SECTION = 'deskrelay';
 

@@ -41,10 +41,15 @@ export {
   forwardUrl,
   installCloudflared,
   QuickTunnel,
+  isTunnelKind,
   stopAllTunnelsSync,
   TunnelError,
+  tunnelAgentFor,
+  tunnelKindInfo,
+  tunnelSecretName,
+  TUNNEL_KINDS,
 } from './tunnel';
-export type { ProbeOptions, Tunnel, TunnelAgent, TunnelErrorCode, TunnelHealth, TunnelKind, TunnelOptions, TunnelState } from './tunnel';
+export type { ProbeOptions, Tunnel, TunnelAgent, TunnelErrorCode, TunnelHealth, TunnelKind, TunnelKindInfo, TunnelOptions, TunnelSettings, TunnelState } from './tunnel';
 export {
   commandEnv,
   DEFAULT_LIMITS as AGENT_DEFAULT_LIMITS,

@@ -6,7 +6,7 @@ import { describeProvider } from '../providers';
 import { DEFAULT_HOST, DEFAULT_PORT, RelayStartError } from '../session/relay';
 import { RelaySession, type Pairing } from '../session/relaySession';
 import { ConfigError, ConfigFile, envKeySource, noProviderNotice } from './config';
-import { TunnelError, tunnelAgentFor, type TunnelKind } from '../tunnel';
+import { TunnelError, tunnelAgentFor, tunnelKindInfo, type TunnelKind } from '../tunnel';
 import { parseCommand, type DoctorArgs, type ServeArgs, USAGE, UsageError } from './args';
 import { detectDefaultRunner, DetectedDefaultSource } from './detect';
 import { formatCheck, runDoctor } from './doctor';
@@ -196,8 +196,10 @@ function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): Age
 
 /** The secret a tunnel kind takes, from the environment: DESKRELAY_TUNNEL_TOKEN (or TUNNEL_TOKEN) for a named tunnel, NGROK_AUTHTOKEN for ngrok. */
 function tunnelToken(kind: TunnelKind | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (kind === 'cloudflare-named') return env.DESKRELAY_TUNNEL_TOKEN?.trim() || env.TUNNEL_TOKEN?.trim() || undefined;
-  if (kind === 'ngrok') return env.NGROK_AUTHTOKEN?.trim() || undefined;
+  for (const name of kind ? (tunnelKindInfo(kind).secret?.env ?? []) : []) {
+    const value = env[name]?.trim();
+    if (value) return value;
+  }
   return undefined;
 }
 

@@ -79,8 +79,11 @@ export interface RelayOptions {
   agent?: AgentHost;
 }
 
-export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange' | 'agent'>> &
-  Pick<RelayOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange' | 'agent'> & { configDir: string };
+/** Options each door reads and defaults itself (a new door's options need no line here or in the relay). */
+type DoorOptions = 'resumeTtlMs' | 'resumeErrorTtlMs' | 'resumeBufferBytes' | 'pushNotifications' | 'pushHosts' | 'pushTimeoutMs';
+
+export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange' | 'agent' | DoorOptions>> &
+  Pick<RelayOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange' | 'agent' | DoorOptions> & { configDir: string };
 
 /** Per-request facts the request log and the error handler need. */
 export interface RequestState {
@@ -107,6 +110,8 @@ export interface RelayContext {
   /** Request body bytes being read, shared by every request of this relay. */
   readonly bodies: BodyBudget;
   state(req: IncomingMessage): RequestState;
+  /** Writes a request's line in the funnel's request log, for a door that answers outside the HTTP response (the WebSocket, when it closes). */
+  logRequest(req: IncomingMessage, path: string, status: number): void;
 }
 
 export type { Route } from './route';

@@ -5,7 +5,6 @@ import { ProviderError } from '../../providers';
 import { listModels } from '../../providers';
 import type { ReplySink } from '../../chat/service';
 import type { ProviderConfig } from '../../providers/types';
-import type { DoorFactory } from '../door';
 import { chatProvider, limitTextOnly, readJsonBody } from '../read';
 import { collect, runChat, type ChatAsk } from '../runChat';
 import { ollamaDialect, sendOllamaError } from './errors';
@@ -58,8 +57,6 @@ const runningRoute: Route = {
 };
 
 export const OLLAMA_ROUTES: readonly Route[] = [...routesUnder(''), ...routesUnder(OLLAMA_PREFIX), runningRoute];
-
-export const ollamaDoor: DoorFactory = () => ({ routes: OLLAMA_ROUTES });
 
 /**
  * `GET /api/tags`: the active provider's models as it lists them, the model in use first. What

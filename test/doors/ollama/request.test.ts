@@ -42,7 +42,7 @@ describe('parseOllamaChat', () => {
       ],
       tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object' } } }],
     });
-    expect(parsed.tools?.tools.map((t) => t.name)).toEqual(['weather']);
+    expect(parsed.tools?.tools?.map((t) => t.name)).toEqual(['weather']);
     expect(parsed.messages[1]!.toolCalls).toEqual([{ id: 'call_1_0', name: 'weather', arguments: { city: 'Oslo' } }]);
     expect(parsed.messages[2]).toMatchObject({ role: 'tool', name: 'weather', content: 'Rain' });
   });

@@ -40,7 +40,7 @@ describe('parseCompletionRequest', () => {
       ],
       tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object' } } }],
     });
-    expect(parsed.tools?.tools.map((t) => t.name)).toEqual(['weather']);
+    expect(parsed.tools?.tools?.map((t) => t.name)).toEqual(['weather']);
     expect(parsed.messages[1]!.toolCalls).toEqual([{ id: 'call_1', name: 'weather', arguments: { city: 'Oslo' } }]);
     expect(parsed.messages[2]).toMatchObject({ role: 'tool', content: 'Rain', toolCallId: 'call_1' });
   });

@@ -74,6 +74,9 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     if (auto.detected) providers = new DetectedDefaultSource(config, auto.detected.config);
   }
   const host = args.host ?? DEFAULT_HOST;
+  // The tunnel: --tunnel and --hostname, else the config file's "tunnel" (read at start).
+  const tunnelKind = args.tunnel ?? config.current().tunnel?.kind;
+  const hostname = args.hostname ?? config.current().tunnel?.hostname;
   const agent = agentHost(args, config, path);
   // The same session the extension runs: relay, tunnel (always to loopback) and pairing.
   const session = new RelaySession({
@@ -99,19 +102,19 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     // Read at every tunnel start. Tokens come from the environment only, never from argv.
     tunnel: () =>
       tunnelAgentFor({
-        kind: args.tunnel ?? 'cloudflare-quick',
+        kind: tunnelKind ?? 'cloudflare-quick',
         cloudflaredPath: args.cloudflared,
         tailscalePath: args.tailscale,
         ngrokPath: args.ngrok,
-        hostname: args.hostname,
-        token: tunnelToken(args.tunnel),
+        hostname,
+        token: tunnelToken(tunnelKind),
       }),
     logger,
   });
 
   // --tunnel without its program: stop here with the install steps, before any pairing is
   // printed that a phone could not use.
-  if (args.tunnel !== undefined) {
+  if (tunnelKind !== undefined) {
     try {
       session.locateTunnelAgent();
     } catch (err) {
@@ -149,7 +152,7 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     out(`Warning: listening on ${host}: traffic on your network is plain HTTP, readable by anyone on it. Prefer the tunnel.`);
   }
   // With --tunnel, the first pairing printed is the tunnel's (the loopback one only if it fails).
-  if (args.tunnel !== undefined) await startTunnel(session);
+  if (tunnelKind !== undefined) await startTunnel(session);
   else await printPairing(session.pairing()!, false);
 }
 

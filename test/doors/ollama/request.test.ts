@@ -1,17 +1,7 @@
 /** The Ollama door's request parsers on their own: Ollama's /api/chat and /api/generate bodies as DeskRelay chat requests (ollama/ollama api/types.go). */
 import { describe, expect, it } from 'vitest';
 import { parseOllamaChat, parseOllamaGenerate } from '../../../server/src/doors/ollama/request';
-import { HttpError } from '../../../server/src/http/errors';
-
-const refusal = (parse: (b: unknown) => unknown, body: unknown): HttpError => {
-  try {
-    parse(body);
-  } catch (err) {
-    if (err instanceof HttpError) return err;
-    throw err;
-  }
-  throw new Error('accepted');
-};
+import { refusal } from '../helpers';
 
 describe('parseOllamaChat', () => {
   it('streams unless stream is false, reads roles case-insensitively, and takes a missing content as empty', () => {

@@ -1,17 +1,7 @@
 /** The OpenAI door's request parser on its own: what an OpenAI SDK sends becomes DeskRelay's chat request, or a 400 that says why. */
 import { describe, expect, it } from 'vitest';
 import { parseCompletionRequest } from '../../../server/src/doors/openai/request';
-import { HttpError } from '../../../server/src/http/errors';
-
-const refusal = (body: unknown): HttpError => {
-  try {
-    parseCompletionRequest(body);
-  } catch (err) {
-    if (err instanceof HttpError) return err;
-    throw err;
-  }
-  throw new Error('accepted');
-};
+import { refusal } from '../helpers';
 
 describe('parseCompletionRequest', () => {
   it('maps developer to system, joins text parts, and streams only when stream is true', () => {
@@ -46,10 +36,10 @@ describe('parseCompletionRequest', () => {
   });
 
   it('refuses what it cannot carry, naming the field', () => {
-    expect(refusal([]).message).toMatch(/JSON object/);
-    expect(refusal({ messages: [{ role: 'user', content: 'x' }], stream: 'yes' }).message).toBe('stream must be a boolean.');
-    expect(refusal({ messages: [{ role: 'function', content: 'x' }] }).message).toMatch(/deprecated functions API/);
-    expect(refusal({ messages: [{ role: 'tool', content: 'x' }] }).message).toMatch(/messages\[0\]\.tool_call_id/);
-    expect(refusal({ messages: [{ role: 'robot', content: 'x' }] }).status).toBe(400);
+    expect(refusal(parseCompletionRequest, []).message).toMatch(/JSON object/);
+    expect(refusal(parseCompletionRequest, { messages: [{ role: 'user', content: 'x' }], stream: 'yes' }).message).toBe('stream must be a boolean.');
+    expect(refusal(parseCompletionRequest, { messages: [{ role: 'function', content: 'x' }] }).message).toMatch(/deprecated functions API/);
+    expect(refusal(parseCompletionRequest, { messages: [{ role: 'tool', content: 'x' }] }).message).toMatch(/messages\[0\]\.tool_call_id/);
+    expect(refusal(parseCompletionRequest, { messages: [{ role: 'robot', content: 'x' }] }).status).toBe(400);
   });
 });

@@ -65,4 +65,13 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    files: ['extension/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(\\.\\./)+server/src/.+', message: 'extension/ reaches the relay only through server/src/index.ts: import from "../../server/src" (export what you need there).' }] },
+      ],
+    },
+  },
 );

@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
-import { installCloudflared, isLoopbackHost, isLoopbackUrl, LOOPBACK_WARNING, RelayStartError } from '../../server/src';
+import { installCloudflared, isLoopbackHost, isLoopbackUrl, LOOPBACK_WARNING, RelayStartError, tunnelKindInfo, tunnelSecretName, TUNNEL_KINDS, type TunnelKind } from '../../server/src';
 import type { OutputLog } from './log';
 import { PairingPanel } from './pairingPanel';
-import { tunnelSecretName, TUNNEL_KINDS, type TunnelKind } from '../../server/src/tunnel';
+
 import { TunnelAgentNotFound, type DeviceChange, type RemoteChat, type Status } from './remoteChat';
 import type { SecretKeySource, TunnelSecrets } from './secrets';
 import { activeProviderId, providerEntries, relaySettings, rememberDevicesOn, setActiveProviderId, tunnelSettings } from './settings';
@@ -121,13 +121,14 @@ export class Commands {
       throw err;
     }
     const kind = this.chat.tunnelKind();
-    if (kind === 'cloudflare-named' && !tunnelSettings().hostname) {
+    const needs = tunnelKindInfo(kind);
+    if (needs.needsHostname && !tunnelSettings().hostname) {
       void vscode.window
         .showErrorMessage(t('DeskRelay: the named Cloudflare tunnel needs its public hostname (deskrelay.tunnel.hostname).'), t('Open Settings'))
         .then((choice) => choice && void vscode.commands.executeCommand('workbench.action.openSettings', 'deskrelay.tunnel.hostname'));
       return undefined;
     }
-    if (kind === 'cloudflare-named' && !(await this.tunnelSecrets.get(kind))) {
+    if (needs.secret?.required && !(await this.tunnelSecrets.get(kind))) {
       void vscode.window
         .showErrorMessage(t('DeskRelay: the named Cloudflare tunnel needs its tunnel token from the Cloudflare dashboard.'), SET_TUNNEL_TOKEN())
         .then((choice) => choice && void vscode.commands.executeCommand('deskrelay.setTunnelToken', kind));
@@ -210,7 +211,7 @@ export class Commands {
       token = await vscode.window.showInputBox({
         title: t('DeskRelay: {0}', name),
         prompt:
-          chosen === 'ngrok'
+          !tunnelKindInfo(chosen).secret?.required
             ? t("Optional: ngrok uses the authtoken in its own config otherwise. Stored in VS Code's secret storage, never in settings. Leave empty to remove it.")
             : t("From the Cloudflare dashboard (Networks → Tunnels → your tunnel → the install command's token). Stored in VS Code's secret storage, never in settings. Leave empty to remove it."),
         password: true,

@@ -5,6 +5,8 @@ import {
   forgetRememberedDevices,
   RelaySession,
   TunnelError,
+  tunnelAgentFor,
+  tunnelKindInfo,
   type AdapterFactories,
   type AgentHost,
   type DeviceChange,
@@ -12,8 +14,9 @@ import {
   type Pairing,
   type ProbeOptions,
   type SessionStatus,
+  type TunnelKind,
 } from '../../server/src';
-import { tunnelAgentFor, type TunnelKind } from '../../server/src/tunnel';
+
 import { Disposable } from './dispose';
 import type { OutputLog } from './log';
 import type { SecretKeySource, TunnelSecrets } from './secrets';
@@ -226,8 +229,7 @@ export class RemoteChat extends Disposable {
   }
 
   private programOf(): string {
-    const kind = tunnelSettings().kind;
-    return kind.startsWith('tailscale') ? 'tailscale' : kind === 'ngrok' ? 'ngrok' : 'cloudflared';
+    return tunnelKindInfo(tunnelSettings().kind).program;
   }
 
   /** Everything off, for deactivate. */

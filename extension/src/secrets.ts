@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { KeySource, ProviderConfig } from '../../server/src';
-import type { TunnelKind } from '../../server/src/tunnel';
+import type { TunnelKind } from '../../server/src';
 
 const secretName = (providerId: string) => `deskrelay.apiKey.${providerId}`;
 

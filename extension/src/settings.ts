@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
-import { validateProviderConfig, type ActiveProvider, type Logger, type ProviderConfig, type ProviderSource, type TranscriptionChoice } from '../../server/src';
-import { isTunnelKind, type TunnelKind } from '../../server/src/tunnel';
+import { isTunnelKind, validateProviderConfig, type ActiveProvider, type Logger, type ProviderConfig, type ProviderSource, type TranscriptionChoice, type TunnelKind } from '../../server/src';
 
 export const SECTION = 'deskrelay';
 

@@ -29,7 +29,7 @@ export type {
 } from './providers/types';
 export { isAbortError, ProviderError } from './providers';
 export { MAX_TOOL_ARGUMENT_CHARS } from './providers/tools';
-export { listModels } from './providers/listModels';
+export { listModels } from './providers';
 export { detectRunners, LOCAL_RUNNERS, RUNNER_PORTS_VARIABLE, runnerConfig, runnersToProbe, runnerUrl, type DetectedRunner, type LocalRunner } from './providers/detect';
 export { RelaySession } from './session/relaySession';
 export { configDir } from './session/paths';
@@ -42,10 +42,15 @@ export {
   forwardUrl,
   installCloudflared,
   QuickTunnel,
+  isTunnelKind,
   stopAllTunnelsSync,
   TunnelError,
+  tunnelAgentFor,
+  tunnelKindInfo,
+  tunnelSecretName,
+  TUNNEL_KINDS,
 } from './tunnel';
-export type { ProbeOptions, Tunnel, TunnelAgent, TunnelErrorCode, TunnelHealth, TunnelKind, TunnelOptions, TunnelState } from './tunnel';
+export type { ProbeOptions, Tunnel, TunnelAgent, TunnelErrorCode, TunnelHealth, TunnelKind, TunnelKindInfo, TunnelOptions, TunnelSettings, TunnelState } from './tunnel';
 export {
   commandEnv,
   DEFAULT_LIMITS as AGENT_DEFAULT_LIMITS,

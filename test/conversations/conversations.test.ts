@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { OLLAMA_DEFAULT_REPLY, startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { bearer, chatBody, chatHeaders, send } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
-import { completeBlocks, parseNumbered, type NumberedEvent } from '../beyond/helpers';
+import { completeBlocks, parseNumbered, type NumberedEvent } from '../doors/helpers';
 import { NodeWorkspace } from '../../server/src/agent';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';

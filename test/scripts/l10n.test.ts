@@ -30,4 +30,14 @@ describe('extension strings are localized', () => {
       }
     }
   });
+
+  it('ships the l10n bundle VS Code loads, holding every string the extension passes to vscode.l10n.t', async () => {
+    const pkg = JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8'));
+    expect(pkg.l10n).toBe('./l10n');
+    // @ts-expect-error: a plain .mjs script, no types
+    const { bundleText, BUNDLE } = await import('../../scripts/l10n-bundle.mjs');
+    const bundle = JSON.parse(readFileSync(BUNDLE, 'utf8')) as Record<string, string>;
+    expect(readFileSync(BUNDLE, 'utf8'), 'stale: run node scripts/l10n-bundle.mjs').toBe(bundleText());
+    for (const s of ['DeskRelay tunnel is up at {0}. Pair the phone with the tunnel URL.', 'Which tunnel?']) expect(bundle[s]).toBe(s);
+  });
 });

@@ -115,9 +115,10 @@ describe('the package', () => {
     expect(files).toContain('media/icon.png');
     expect(files).toContain('package.nls.json');
     expect(files).toContain('CHANGELOG.md');
+    expect(files).toContain('l10n/bundle.l10n.json');
     for (const f of ['media/walkthrough/start.md', 'media/walkthrough/provider.md', 'media/walkthrough/tunnel.md', 'media/walkthrough/scan.md']) expect(files).toContain(f);
     for (const f of files) {
-      expect(f).toMatch(/^(dist\/(extension|undici|web-push)\.js|media\/.+|package\.json|package\.nls\.json|README\.md|CHANGELOG\.md|LICENSE)$/);
+      expect(f).toMatch(/^(dist\/(extension|undici|web-push)\.js|media\/.+|l10n\/bundle\.l10n\.json|package\.json|package\.nls\.json|README\.md|CHANGELOG\.md|LICENSE)$/);
       expect(f).not.toMatch(/\.(map|ts|mts)$|^test\/|^node_modules\/|^scripts\/|^docs\//);
     }
   }, 60_000);

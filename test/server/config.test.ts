@@ -182,3 +182,14 @@ describe('a running relay re-reads its config file', () => {
     expect(await reply()).toEqual({ type: 'done', content: 'from A' });
   });
 });
+
+describe('parseConfig: "tunnel"', () => {
+  it('names the tunnel kind and hostname serve starts; a named tunnel needs its hostname; a wrong kind is named', () => {
+    expect(parseConfig('{}').tunnel).toBeUndefined();
+    expect(parseConfig(JSON.stringify({ tunnel: { kind: 'ngrok' } })).tunnel).toEqual({ kind: 'ngrok' });
+    expect(parseConfig(JSON.stringify({ tunnel: { kind: 'cloudflare-named', hostname: ' relay.example.com ' } })).tunnel).toEqual({ kind: 'cloudflare-named', hostname: 'relay.example.com' });
+    expect(() => parseConfig(JSON.stringify({ tunnel: { kind: 'cloudflare-named' } }))).toThrow('"tunnel" of kind cloudflare-named needs "hostname" (its public hostname)');
+    expect(() => parseConfig(JSON.stringify({ tunnel: { kind: 'frp' } }))).toThrow(/"tunnel" must be \{"kind": one of cloudflare-quick, cloudflare-named/);
+    expect(() => parseConfig(JSON.stringify({ tunnel: { kind: 'ngrok', hostname: 3 } }))).toThrow('"tunnel.hostname" must be a non-empty string (the public hostname)');
+  });
+});

@@ -144,7 +144,7 @@ describe('request body checks on POST /v1/chat/stream', () => {
 
   // A request carrying images may be up to 10 MiB (issue 13), so only a length past that is
   // refused before a byte is read; a text-only body past 1 MiB is refused once its first MiB
-  // arrived (test/beyond/photos.test.ts).
+  // arrived (test/doors/photos/photos.test.ts).
   it('answers 413 to an announced body past 10 MiB at once, without reading it, and closes the connection', async () => {
     const socket = connect(Number(new URL(t.url).port), '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));

@@ -10,7 +10,7 @@ import WebSocket from 'ws';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { bearer, chatBody, chatHeaders, parseEvents, send, type Reply } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
-import { completeBlocks, newKey, parseNumbered, resumable } from '../beyond/helpers';
+import { completeBlocks, newKey, parseNumbered, resumable } from '../doors/helpers';
 import { DEVICE_REMOVED_MESSAGE } from '../../server/src/protocol';
 import { devicesPath } from '../../server/src/store/devices';
 import { RelayServer } from '../../server/src/session/relay';

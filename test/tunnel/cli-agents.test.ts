@@ -98,6 +98,29 @@ describe('deskrelay serve --tunnel cloudflare-named', () => {
     await expect.poll(() => isAlive(info.pid), { timeout: 10_000 }).toBe(false);
   });
 
+  it('the config file can name the tunnel and its hostname: serve starts it without --tunnel or --hostname', async () => {
+    const infoFile = tmpFile('named-config');
+    const token = fakeTunnelToken();
+    const port = String(await closedPort());
+    const own = {
+      STANDIN_CLOUDFLARED_INFO: infoFile,
+      STANDIN_CLOUDFLARED_TLS_KEY: cert.keyFile,
+      STANDIN_CLOUDFLARED_TLS_CERT: cert.certFile,
+      STANDIN_CLOUDFLARED_NAMED_HOSTNAME: NAMED_HOSTNAME,
+      STANDIN_CLOUDFLARED_NAMED_SERVICE: `http://localhost:${port}`,
+    };
+    const config = tmpFile('config.json');
+    writeFileSync(config, JSON.stringify({ tunnel: { kind: 'cloudflare-named', hostname: NAMED_HOSTNAME } }));
+    const run = serve(['--port', port, '--config', config, '--cloudflared', STANDIN], infoFile, own, { DESKRELAY_TUNNEL_TOKEN: token });
+    const url = `https://${NAMED_HOSTNAME}`;
+    await expect.poll(() => run.stdout(), { timeout: 20_000 }).toMatch(payloadFor(url)).catch((err: Error) => {
+      throw new Error(`${err.message}\nstderr: ${run.stderr()}`);
+    });
+    expect(run.stdout()).toContain(`Tunnel up: ${url}`);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
   it('without --hostname: a usage error naming it', async () => {
     const run = serve(['--tunnel', 'cloudflare-named'], tmpFile('none'), {});
     expect(await run.exited).toBe(1);

@@ -8,7 +8,7 @@
  * The browser's own push service (FCM for Chromium) cannot be reached here, so PushManager's
  * subscribe/getSubscription are replaced in the page by a stand-in that records the options and
  * returns a subscription shaped like Chromium's (its endpoint on a host the test relay allows).
- * The relay's side of a real push (VAPID, encryption, delivery) is tested in test/beyond/push.test.ts.
+ * The relay's side of a real push (VAPID, encryption, delivery) is tested in test/doors/push/push.test.ts.
  */
 import { createECDH, randomBytes } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';

@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors';
+import { HttpError } from '../errors';
 import { imageTypeOf, NOT_AN_IMAGE } from './imageType';
 import { IMAGE_MEDIA_TYPES, type ChatImage, type ChatMessage, type Role } from '../providers/types';
 

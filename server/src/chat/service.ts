@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors';
+import { HttpError } from '../errors';
 import type { Logger } from '../logger';
 import { createAdapter, isAbortError, ProviderError } from '../providers';
 import type { ActiveProvider, AdapterFactories, ChatMessage, FinishReason, KeySource, PieceKind, PieceSink, ProviderConfig, ProviderSource, ToolCall, ToolOptions } from '../providers/types';

@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors';
+import { HttpError } from '../errors';
 import type { ChatMessage, ToolCall, ToolChoice, ToolSpec } from '../providers/types';
 
 /** Tools one request may offer at most (issue 22). */

@@ -1,4 +1,6 @@
 import { chmodSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tunnelKindInfo } from '../tunnel/agents';
+import { isTunnelKind, TUNNEL_KINDS, type TunnelKind } from '../tunnel/tunnel';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger';
 import { validateProviderConfig } from '../providers';
@@ -24,6 +26,8 @@ export interface StandaloneConfig {
   keepConversations: boolean;
   /** The workspace agent (issue 23): folders it may work in (none: off) and extra globs it may never touch. Read at start. */
   agent: { folders: string[]; denyPaths: string[] };
+  /** The tunnel `deskrelay serve` starts without --tunnel, and its public hostname (--tunnel and --hostname win). Read at start. */
+  tunnel?: { kind: TunnelKind; hostname?: string };
 }
 
 export const DEFAULT_MAX_STREAMS = 8;
@@ -98,6 +102,7 @@ export function parseConfig(text: string): StandaloneConfig {
   if (typeof keepConversations !== 'boolean') throw new ConfigError('"keepConversations" must be true or false');
   const agent = parseAgent(raw.agent);
   const transcription = parseTranscription(raw.transcription, providers);
+  const tunnel = parseTunnel(raw.tunnel);
   return {
     activeProvider,
     workspaces,
@@ -110,7 +115,18 @@ export function parseConfig(text: string): StandaloneConfig {
     keepConversations,
     agent,
     ...(transcription ? { transcription } : {}),
+    ...(tunnel ? { tunnel } : {}),
   };
+}
+
+/** `"tunnel": {"kind": "cloudflare-named", "hostname": "relay.example.com"}`; its secret still comes from the environment only. */
+function parseTunnel(raw: unknown): StandaloneConfig['tunnel'] {
+  if (raw === undefined || raw === null) return undefined;
+  const shape = `{"kind": one of ${TUNNEL_KINDS.join(', ')}, "hostname"?: "relay.example.com"}`;
+  if (!isObject(raw) || !isTunnelKind(raw.kind)) throw new ConfigError(`"tunnel" must be ${shape}`);
+  if (raw.hostname !== undefined && (typeof raw.hostname !== 'string' || raw.hostname.trim() === '')) throw new ConfigError('"tunnel.hostname" must be a non-empty string (the public hostname)');
+  if (raw.hostname === undefined && tunnelKindInfo(raw.kind).needsHostname) throw new ConfigError(`"tunnel" of kind ${raw.kind} needs "hostname" (its public hostname)`);
+  return { kind: raw.kind, ...(raw.hostname === undefined ? {} : { hostname: raw.hostname.trim() }) };
 }
 
 function parseAgent(raw: unknown): StandaloneConfig['agent'] {

@@ -1,12 +1,13 @@
 /**
  * `deskrelay doctor`: one line per check, each saying what to do when it fails. Checks the
  * config file, every configured provider (key set, reachable and key accepted, model present),
- * cloudflared (found, version) and the token file's mode. Exit code 1 when any check fails.
+ * cloudflared (found, version) and the modes of the token, devices and push key files. Exit code 1 when any check fails.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { describeProvider } from '../providers';
-import { listModels } from '../providers/listModels';
+import { vapidPath } from '../doors/push/vapid';
+import { listModels } from '../providers';
 import type { KeySource, ProviderConfig } from '../providers/types';
 import { configDir as defaultConfigDir, standaloneConfigPath, tokenPath } from '../session/paths';
 import { devicesPath } from '../store/devices';
@@ -95,12 +96,16 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<Check[]> {
     else add('ok', 'token file', `${token} has mode ${mode.toString(8)} (yours alone)`);
   }
 
-  // Remembered devices ("rememberDevices"): token hashes, yours alone too. Said only when there are some.
-  const devices = devicesPath(dir);
-  if (existsSync(devices) && process.platform !== 'win32') {
-    const mode = statSync(devices).mode & 0o777;
-    if (mode & 0o077) add('fail', 'devices file', `${devices} has mode ${mode.toString(8)}, readable by others; run: chmod 600 ${devices}`);
-    else add('ok', 'devices file', `${devices} has mode ${mode.toString(8)} (yours alone)`);
+  // Files that must be yours alone, said only when they exist: remembered devices ("rememberDevices",
+  // token hashes) and the Web Push key pair (its private key signs every push the relay sends).
+  for (const [what, path] of [
+    ['devices file', devicesPath(dir)],
+    ['push key file', vapidPath(dir)],
+  ] as const) {
+    if (!existsSync(path) || process.platform === 'win32') continue;
+    const mode = statSync(path).mode & 0o777;
+    if (mode & 0o077) add('fail', what, `${path} has mode ${mode.toString(8)}, readable by others; run: chmod 600 ${path}`);
+    else add('ok', what, `${path} has mode ${mode.toString(8)} (yours alone)`);
   }
   return checks;
 }

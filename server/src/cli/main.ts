@@ -6,7 +6,7 @@ import { describeProvider } from '../providers';
 import { DEFAULT_HOST, DEFAULT_PORT, RelayStartError } from '../session/relay';
 import { RelaySession, type Pairing } from '../session/relaySession';
 import { ConfigError, ConfigFile, envKeySource, noProviderNotice } from './config';
-import { TunnelError, tunnelAgentFor, type TunnelKind } from '../tunnel';
+import { TunnelError, tunnelAgentFor, tunnelKindInfo, type TunnelKind } from '../tunnel';
 import { parseCommand, type DoctorArgs, type ServeArgs, USAGE, UsageError } from './args';
 import { detectDefaultRunner, DetectedDefaultSource } from './detect';
 import { formatCheck, runDoctor } from './doctor';
@@ -74,6 +74,9 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     if (auto.detected) providers = new DetectedDefaultSource(config, auto.detected.config);
   }
   const host = args.host ?? DEFAULT_HOST;
+  // The tunnel: --tunnel and --hostname, else the config file's "tunnel" (read at start).
+  const tunnelKind = args.tunnel ?? config.current().tunnel?.kind;
+  const hostname = args.hostname ?? config.current().tunnel?.hostname;
   const agent = agentHost(args, config, path);
   // The same session the extension runs: relay, tunnel (always to loopback) and pairing.
   const session = new RelaySession({
@@ -101,19 +104,19 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     // Read at every tunnel start. Tokens come from the environment only, never from argv.
     tunnel: () =>
       tunnelAgentFor({
-        kind: args.tunnel ?? 'cloudflare-quick',
+        kind: tunnelKind ?? 'cloudflare-quick',
         cloudflaredPath: args.cloudflared,
         tailscalePath: args.tailscale,
         ngrokPath: args.ngrok,
-        hostname: args.hostname,
-        token: tunnelToken(args.tunnel),
+        hostname,
+        token: tunnelToken(tunnelKind),
       }),
     logger,
   });
 
   // --tunnel without its program: stop here with the install steps, before any pairing is
   // printed that a phone could not use.
-  if (args.tunnel !== undefined) {
+  if (tunnelKind !== undefined) {
     try {
       session.locateTunnelAgent();
     } catch (err) {
@@ -151,7 +154,7 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
     out(`Warning: listening on ${host}: traffic on your network is plain HTTP, readable by anyone on it. Prefer the tunnel.`);
   }
   // With --tunnel, the first pairing printed is the tunnel's (the loopback one only if it fails).
-  if (args.tunnel !== undefined) await startTunnel(session);
+  if (tunnelKind !== undefined) await startTunnel(session);
   else await printPairing(session.pairing()!, false);
 }
 
@@ -198,8 +201,10 @@ function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): Age
 
 /** The secret a tunnel kind takes, from the environment: DESKRELAY_TUNNEL_TOKEN (or TUNNEL_TOKEN) for a named tunnel, NGROK_AUTHTOKEN for ngrok. */
 function tunnelToken(kind: TunnelKind | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (kind === 'cloudflare-named') return env.DESKRELAY_TUNNEL_TOKEN?.trim() || env.TUNNEL_TOKEN?.trim() || undefined;
-  if (kind === 'ngrok') return env.NGROK_AUTHTOKEN?.trim() || undefined;
+  for (const name of kind ? (tunnelKindInfo(kind).secret?.env ?? []) : []) {
+    const value = env[name]?.trim();
+    if (value) return value;
+  }
   return undefined;
 }
 

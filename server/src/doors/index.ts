@@ -2,7 +2,7 @@ import { agentDoor } from './agent';
 import { conversationsDoor } from './conversations';
 import type { DoorFactory } from './door';
 import { devicesDoor } from './devices';
-import { ollamaDoor } from './ollama/routes';
+import { ollamaDoor } from './ollama';
 import { openAiDoor } from './openai';
 import { providersDoor } from './providers';
 import { pushDoor } from './push';

@@ -8,6 +8,8 @@ export interface ReplyFinished {
   /** Ended on purpose before the provider finished: the client's cancel, nobody resuming it in time, the relay stopping. */
   stopped: boolean;
   attached: number;
+  /** How long the finished reply can still be fetched (a push about it is useless after that). */
+  replayableMs: number;
 }
 
 /** An agent session in a list of conversations. */

@@ -93,9 +93,11 @@ export interface RelayOptions {
 }
 
 type ConversationOptionNames = 'keepConversations' | 'conversationsDir' | 'conversationBounds' | 'conversationsHowToEnable';
+/** Options each door reads and defaults itself (a new door's options need no line here or in the relay). */
+type DoorOptions = 'resumeTtlMs' | 'resumeErrorTtlMs' | 'resumeBufferBytes' | 'pushNotifications' | 'pushHosts' | 'pushTimeoutMs';
 
-export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange' | 'agent' | ConversationOptionNames>> &
-  Pick<RelayOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange' | 'agent' | ConversationOptionNames> & { configDir: string };
+export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange' | 'agent' | ConversationOptionNames | DoorOptions>> &
+  Pick<RelayOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange' | 'agent' | ConversationOptionNames | DoorOptions> & { configDir: string };
 
 /** Per-request facts the request log and the error handler need. */
 export interface RequestState {
@@ -104,6 +106,8 @@ export interface RequestState {
   provider?: string;
   /** The device whose token admitted the request; undefined for the pairing token. */
   device?: string;
+  /** The SSE stream answering it, once open: a failure after the headers ends it with its terminal event. */
+  stream?: { error(message: string): void };
 }
 
 export interface RelayContext {
@@ -120,6 +124,8 @@ export interface RelayContext {
   /** Request body bytes being read, shared by every request of this relay. */
   readonly bodies: BodyBudget;
   state(req: IncomingMessage): RequestState;
+  /** Writes a request's line in the funnel's request log, for a door that answers outside the HTTP response (the WebSocket, when it closes). */
+  logRequest(req: IncomingMessage, path: string, status: number): void;
 }
 
 export type { Route } from './route';

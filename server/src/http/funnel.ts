@@ -1,13 +1,14 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import polka from 'polka';
+import type { Request as PolkaRequest } from 'polka';
 import { authenticate } from './auth';
-import type { RelayContext, RequestState } from './context';
+import type { RelayContext } from './context';
 import { contractDialect, HttpError, hostNotAllowed, internalError, methodNotAllowed, notFound, serverStopping } from './errors';
 import type { HostPolicy } from './host';
-import { newRequestId } from './requestId';
+import { freshState, requestState } from './requestState';
 import type { RequestLog } from './requestLog';
-import { isPattern, pathParams, type Dialect, type Route } from './route';
-import { sseStreamOf } from './sse';
+import { isPattern, pathParams, type Route } from './route';
 import { webClient } from './static';
 import { declineUpgrade, refuseUpgrade } from './upgrade';
 
@@ -24,23 +25,7 @@ export interface FunnelParts {
   log: RequestLog;
 }
 
-const requestStates = new WeakMap<IncomingMessage, RequestState>();
-
-export function requestState(req: IncomingMessage): RequestState {
-  let state = requestStates.get(req);
-  if (!state) {
-    state = { id: newRequestId(), startedAt: Date.now() };
-    requestStates.set(req, state);
-  }
-  return state;
-}
-
-/** A new id per request, fixed before anything can fail, so every answer carries it. */
-function freshState(req: IncomingMessage): RequestState {
-  const state = { id: newRequestId(), startedAt: Date.now() };
-  requestStates.set(req, state);
-  return state;
-}
+export { requestState };
 
 /**
  * The one admission funnel. Every request and every WebSocket upgrade goes through the same
@@ -48,6 +33,17 @@ function freshState(req: IncomingMessage): RequestState {
  * failure is rendered by one function in the route's dialect, so no door admits a request its
  * own way. Routes match their path exactly (no case folding, no trailing slash), so a path that
  * is not one of ours is a 404 rather than a guess.
+ *
+ * polka is the front: its router finds the route, its `onNoMatch` and `onError` feed `fail`.
+ * Where polka's own order differs from ours, the funnel keeps ours:
+ * - request id and Host come before polka sees the request (polka has no step before routing,
+ *   and an absolute-form target must be rewritten before polka parses the path);
+ * - stopping and auth run inside each route's polka handler, after the route matched, because
+ *   a 404/405 is answered without a token (polka's middleware would run before routing);
+ * - polka has no 405: a path whose routes all declined is answered in `onNoMatch` from our own
+ *   table of paths (405 with Allow, or the 404 of a route whose `accepts` refused);
+ * - polka's patterns allow a trailing slash and lose to nothing: each route is registered as an
+ *   anchored RegExp, and a `{name}` route declines a path that has an exact route.
  */
 export function createFunnel(ctx: RelayContext, routes: readonly Route[], { server, hosts, log }: FunnelParts): Funnel {
   const byPath = new Map<string, Route[]>();
@@ -66,6 +62,41 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     return undefined;
   };
   const web = webClient();
+
+  const app = polka<PolkaRequest>({
+    server,
+    onNoMatch(req, res) {
+      const candidates = routesFor(req.path);
+      // The phone web client at `/` (GET/HEAD outside /v1 only; what it lacks is the 404).
+      if (!candidates) {
+        if (web) return web(req, res, () => fail(req, res, notFound()));
+        throw notFound();
+      }
+      // Every route of this path declined: the 405, or the 404 of a refused `accepts`.
+      match(candidates, req);
+      throw notFound();
+    },
+    onError: (err, req, res) => fail(req, res, err),
+  });
+  // Exact paths first: polka runs every route that fits, in order, and an exact path wins.
+  for (const table of [byPath, patterns]) for (const list of table.values()) for (const route of list) register(route, list);
+
+  function register(route: Route, samePath: readonly Route[]): void {
+    const pattern = isPattern(route.path);
+    // A HEAD is answered like GET only on a path with a GET that needs no token (the health probe).
+    const headAsGet = samePath.some((r) => r.method === 'GET' && r.auth === false);
+    app.add(route.method, routeRegExp(route.path), async (req, res, next) => {
+      if (req.method === 'HEAD' && !headAsGet) return next();
+      if (pattern && (byPath.has(req.path) || !pathParams(route.path, req.path))) return next();
+      if (route.accepts && !route.accepts(req)) return next();
+      const state = requestState(req);
+      state.dialect = route.dialect ?? contractDialect;
+      state.authenticated = admit(req, route);
+      // Only an admitted request is invited to send its body.
+      if (state.expectsContinue) res.writeContinue();
+      await route.handle(req, res, contextFor(ctx, state.device));
+    });
+  }
 
   /**
    * Responses not yet finished, per connection. Node queues a pipelined request's response on
@@ -89,14 +120,13 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     entry.waiting.push(run);
   }
 
-  function fail(req: IncomingMessage, res: ServerResponse, dialect: Dialect, err: unknown): void {
-    const { id } = requestState(req);
+  function fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    const { id, dialect, stream } = requestState(req);
     if (!(err instanceof HttpError)) {
       ctx.options.logger.error(`request ${id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
     }
     if (res.headersSent && dialect === contractDialect) {
       // A stream already under way can only end with its one terminal event, never a stack trace.
-      const stream = sseStreamOf(res);
       if (stream) stream.error(err instanceof HttpError ? err.message : internalError().message);
       else res.end();
       return;
@@ -108,7 +138,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     dialect.sendError(res, id, httpError);
   }
 
-  /** Route, stopping and auth for one request; returns whether a token was checked. The device it names goes on the request state. */
+  /** Stopping and auth for one request; returns whether a token was checked. The device it names goes on the request state. */
   function admit(req: IncomingMessage, route: Route): boolean {
     if (ctx.stopping) throw serverStopping();
     if (!route.auth) return false;
@@ -120,11 +150,10 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
   }
 
   function serve(req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void {
-    const state = freshState(req);
+    const state = freshState(req, expectsContinue);
     track(req, res);
     res.setHeader('X-Request-Id', state.id);
     const target = targetOf(req);
-    let authenticated = false;
     res.once('close', () =>
       log.line(
         {
@@ -135,27 +164,16 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
           provider: state.provider,
           device: state.device,
         },
-        authenticated,
+        state.authenticated,
       ),
     );
-    let dialect: Dialect = contractDialect;
     try {
       checkHost(req, target, hosts);
-      const route = match(routesFor(target.path), req);
-      if (!route) {
-        // The phone web client at `/` (GET/HEAD outside /v1 only; what it lacks is the 404).
-        if (web) return web(req, res, () => fail(req, res, dialect, notFound()));
-        throw notFound();
-      }
-      dialect = route.dialect ?? contractDialect;
-      authenticated = admit(req, route);
-      // Only an admitted request is invited to send its body.
-      if (expectsContinue) res.writeContinue();
-      const handled = route.handle(req, res, contextFor(ctx, state.device));
-      if (handled) handled.then(undefined, (err: unknown) => fail(req, res, dialect, err));
     } catch (err) {
-      fail(req, res, dialect, err);
+      return fail(req, res, err);
     }
+    // polka routes it (synchronously: a handler runs before this returns) and answers every failure through `fail`.
+    void app.handler(req as PolkaRequest, res, undefined as never);
   }
 
   return {
@@ -170,19 +188,23 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
 
       const state = freshState(req);
       socket.on('error', () => socket.destroy());
-      let authenticated = false;
       try {
         checkHost(req, target, hosts);
-        authenticated = admit(req, route);
+        state.authenticated = admit(req, route);
         route.upgrade(req, socket, head, contextFor(ctx, state.device));
       } catch (err) {
         const refusal = err instanceof HttpError ? err : internalError();
         if (!(err instanceof HttpError)) ctx.options.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);
         refuseUpgrade(socket, state.id, refusal);
-        log.line({ method: 'GET', path: target.path, status: refusal.status, durationMs: Date.now() - state.startedAt }, authenticated);
+        log.line({ method: 'GET', path: target.path, status: refusal.status, durationMs: Date.now() - state.startedAt }, state.authenticated);
       }
     },
   };
+}
+
+/** A route path as polka's pattern: anchored, case-sensitive, no optional trailing slash, `{name}` one segment. */
+function routeRegExp(path: string): RegExp {
+  return new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{(\w+)\\?\}/g, '(?<$1>[^/]+)')}$`);
 }
 
 /**

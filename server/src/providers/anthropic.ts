@@ -4,12 +4,14 @@ import type { EventHandler } from './framing';
 import { keyedCall, requireKey } from './keys';
 import { forcedName, offered, ToolCallAssembler } from './tools';
 import { toConversation, type Turn } from './turns';
-import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ToolOptions } from './types';
+import { fetchNames, field, LIST_PAGE, pluck } from './models';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
 import { saidIn, statusText, type HttpFailure } from './wording';
 
 /** Anthropic requires max_tokens; this fits any current Claude model's output limit. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 8192;
-const API_VERSION = '2023-06-01';
+/** Every Anthropic request carries the key and the API version it was written against. */
+const anthropicHeaders = (key: string) => ({ 'x-api-key': key, 'anthropic-version': '2023-06-01' });
 
 interface AnthropicEvent {
   type?: unknown;
@@ -38,6 +40,16 @@ const STOP_REASONS: Record<string, FinishReason> = {
 };
 
 /** The Messages API with `stream: true`; the end marker is the `message_stop` event. */
+export const anthropicProvider: ProviderModule = {
+  adapter: anthropicAdapter,
+  async listModels(config, deps, signal) {
+    const label = describeProvider(config);
+    const key = await requireKey(config, deps, label);
+    const call = keyedCall(config, deps, label, signal, key, { model: 'auto', explain: (f) => anthropicOverloaded(label, f) });
+    return fetchNames(call, apiUrl(baseUrlOf(config), `/v1/models?limit=${LIST_PAGE}`), anthropicHeaders(key), (doc) => pluck(field(doc, 'data'), 'id'));
+  },
+};
+
 export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
@@ -52,7 +64,7 @@ export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): Cha
         sink.model?.(config.model ?? '');
         const res = await call.send(apiUrl(base, '/v1/messages'), {
           method: 'POST',
-          headers: { 'x-api-key': key, 'anthropic-version': API_VERSION, accept: 'text/event-stream' },
+          headers: { ...anthropicHeaders(key), accept: 'text/event-stream' },
           body: {
             model: config.model,
             max_tokens: config.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,

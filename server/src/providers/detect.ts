@@ -4,7 +4,7 @@
  * `deskrelay serve` without a config file, `deskrelay doctor` and the extension's Add Provider.
  * Probes go to 127.0.0.1 only, never anywhere else.
  */
-import { listModels } from './listModels';
+import { listModels } from './index';
 import type { KeySource, ProviderConfig, ProviderKind } from './types';
 
 export interface LocalRunner {

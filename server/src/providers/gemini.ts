@@ -5,7 +5,8 @@ import type { EventHandler } from './framing';
 import { keyedCall, requireKey } from './keys';
 import { argumentsObject, checkArgumentSize, forcedName, offered, toolRefusal } from './tools';
 import { toConversation, type Turn } from './turns';
-import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ToolCall, ToolOptions } from './types';
+import { fetchNames, field, LIST_PAGE } from './models';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolCall, ToolOptions } from './types';
 import { keyRefused, providerMessage, statusText, type HttpFailure, type WordingContext } from './wording';
 
 interface GeminiChunk {
@@ -36,6 +37,31 @@ export function geminiKeyRefusal(ctx: WordingContext, f: HttpFailure): string | 
 }
 
 /** `streamGenerateContent?alt=sse`; the end marker is a candidate carrying `finishReason`. */
+export const geminiProvider: ProviderModule = {
+  adapter: geminiAdapter,
+  async listModels(config, deps, signal) {
+    const label = describeProvider(config);
+    const key = await requireKey(config, deps, label);
+    const ctx: WordingContext = { label, keyed: true, keyHint: deps.keys.howToSet(config) };
+    const call = keyedCall(config, deps, label, signal, key, { model: 'auto', explain: (f) => geminiKeyRefusal(ctx, f) });
+    return fetchNames(call, apiUrl(baseUrlOf(config), `/v1beta/models?pageSize=${LIST_PAGE}`), { 'x-goog-api-key': key }, geminiNames);
+  },
+};
+
+/** Gemini lists embedding and other models too; only those that answer generateContent can chat. */
+function geminiNames(doc: unknown): string[] {
+  const models = field(doc, 'models');
+  if (!Array.isArray(models)) return [];
+  return models
+    .filter((m) => {
+      const methods = (m as { supportedGenerationMethods?: unknown } | null)?.supportedGenerationMethods;
+      return !Array.isArray(methods) || methods.includes('generateContent');
+    })
+    .map((m) => (m as { name?: unknown }).name)
+    .filter((n): n is string => typeof n === 'string' && n !== '')
+    .map((n) => n.replace(/^models\//, ''));
+}
+
 export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
   const base = baseUrlOf(config);
   const label = describeProvider(config);

@@ -1,15 +1,55 @@
-import { anthropicAdapter } from './anthropic';
-import { geminiAdapter } from './gemini';
-import { ollamaAdapter } from './ollama';
-import { openAiCompatibleAdapter } from './openai-compatible';
+import { anthropicProvider } from './anthropic';
+import { geminiProvider } from './gemini';
+import { ollamaProvider } from './ollama';
+import { openAiCompatibleProvider } from './openai-compatible';
 import { ProviderError } from './errors';
-import type { AdapterDeps, AdapterFactories, ChatAdapter, ProviderConfig } from './types';
+import type { AdapterDeps, AdapterFactories, ChatAdapter, ProviderConfig, ProviderKind, ProviderModule } from './types';
 
 import { describeProvider } from './config';
 
 export { describeProvider, validateProviderConfig } from './config';
 export { isAbortError, ProviderError } from './errors';
 export { clearModelCache } from './models';
+
+/**
+ * `vscode-lm` outside VS Code (deskrelay serve): every chat ends with one error event that says
+ * why and what to do, rather than a 412 that would hide which provider is at fault.
+ */
+export const NEEDS_VSCODE_MESSAGE = (id: string) =>
+  `Provider "${id}" is VS Code's language models, which only the DeskRelay extension in VS Code can use; deskrelay serve cannot. Run the relay from VS Code, or make another provider active ("activeProvider" in config.json).`;
+
+/** VS Code's models: the extension brings the adapter (`hosted`); VS Code lists them itself, the server cannot see them. */
+const vscodeLmProvider: ProviderModule = {
+  adapter: (config) => ({
+    label: describeProvider(config),
+    run: () => Promise.reject(new ProviderError(NEEDS_VSCODE_MESSAGE(config.id))),
+  }),
+  listModels: () => Promise.resolve([]),
+};
+
+/** The DeskRelay cloud provider: the phone uses it directly; the core refuses it with 412 before any adapter. */
+const cloudProvider: ProviderModule = {
+  adapter: () => {
+    throw new Error('createAdapter: the cloud provider has no adapter; the core must answer 412 chat.no_provider');
+  },
+  listModels: () => Promise.resolve([]),
+};
+
+/** Every provider kind's module: a new kind is its file plus one line here. */
+const PROVIDERS: Record<ProviderKind, ProviderModule> = {
+  ollama: ollamaProvider,
+  'openai-compatible': openAiCompatibleProvider,
+  anthropic: anthropicProvider,
+  gemini: geminiProvider,
+  'vscode-lm': vscodeLmProvider,
+  cloud: cloudProvider,
+};
+
+function moduleOf(config: ProviderConfig): ProviderModule {
+  const found = Object.hasOwn(PROVIDERS, config.kind) ? PROVIDERS[config.kind] : undefined;
+  if (!found) throw new Error(`unknown provider kind "${(config as { kind: unknown }).kind}"`);
+  return found;
+}
 
 /**
  * The adapter for one provider record: the host's own (`hosted`, e.g. the extension's
@@ -19,34 +59,14 @@ export { clearModelCache } from './models';
 export function createAdapter(config: ProviderConfig, deps: AdapterDeps, hosted: AdapterFactories = {}): ChatAdapter {
   const own = hosted[config.kind];
   if (own) return own(config, deps);
-  switch (config.kind) {
-    case 'ollama':
-      return ollamaAdapter(config, deps);
-    case 'openai-compatible':
-      return openAiCompatibleAdapter(config, deps);
-    case 'anthropic':
-      return anthropicAdapter(config, deps);
-    case 'gemini':
-      return geminiAdapter(config, deps);
-    case 'vscode-lm':
-      return needsVsCode(config);
-    case 'cloud':
-      throw new Error('createAdapter: the cloud provider has no adapter; the core must answer 412 chat.no_provider');
-    default:
-      throw new Error(`createAdapter: unknown provider kind "${(config as { kind: unknown }).kind}"`);
-  }
+  return moduleOf(config).adapter(config, deps);
 }
 
 /**
- * `vscode-lm` outside VS Code (deskrelay serve): every chat ends with one error event that says
- * why and what to do, rather than a 412 that would hide which provider is at fault.
+ * The models a provider offers (what a client that lists models shows), through the same
+ * ProviderCall as a chat, so an unreachable provider, a refused key or a broken answer is worded
+ * exactly as on a stream. The `cloud` and `vscode-lm` kinds have no list the server can see (empty).
  */
-export const NEEDS_VSCODE_MESSAGE = (id: string) =>
-  `Provider "${id}" is VS Code's language models, which only the DeskRelay extension in VS Code can use; deskrelay serve cannot. Run the relay from VS Code, or make another provider active ("activeProvider" in config.json).`;
-
-function needsVsCode(config: ProviderConfig): ChatAdapter {
-  return {
-    label: describeProvider(config),
-    run: () => Promise.reject(new ProviderError(NEEDS_VSCODE_MESSAGE(config.id))),
-  };
+export function listModels(config: ProviderConfig, deps: AdapterDeps, signal: AbortSignal = new AbortController().signal): Promise<string[]> {
+  return moduleOf(config).listModels(config, deps, signal);
 }

@@ -43,3 +43,20 @@ export function pluck(list: unknown, field: string): string[] {
     .map((item) => (typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[field] : undefined))
     .filter((v): v is string => typeof v === 'string' && v !== '');
 }
+
+/** The most one list request asks for (Anthropic's `limit` and Gemini's `pageSize` maximum). */
+export const LIST_PAGE = 1000;
+
+/** One model-list request through a chat's ProviderCall (so failures are worded as on a stream); names deduplicated. */
+export async function fetchNames(call: ProviderCall, url: string, headers: Record<string, string>, names: (doc: unknown) => string[]): Promise<string[]> {
+  try {
+    return [...new Set(names(await call.getJson(url, headers)))];
+  } finally {
+    call.close();
+  }
+}
+
+/** The `name` field of a list document, or undefined. */
+export function field(doc: unknown, name: string): unknown {
+  return typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>)[name] : undefined;
+}

@@ -3,9 +3,9 @@ import type { ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider } from './config';
 import type { LineHandler } from './framing';
 import { keyedCall } from './keys';
-import { pluck, resolveModel } from './models';
+import { fetchNames, field, pluck, resolveModel } from './models';
 import { argumentsObject, checkArgumentSize, offered, parseArguments, toolNameOf, toolRefusal } from './tools';
-import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ToolOptions } from './types';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
 
 interface OllamaLine {
   message?: { content?: unknown; thinking?: unknown; tool_calls?: unknown };
@@ -15,6 +15,19 @@ interface OllamaLine {
 }
 
 /** Ollama's native `/api/chat`, NDJSON; the end marker is a line with `"done":true` and its `done_reason`. */
+/** Ollama's model list: `/api/tags` names. */
+const TAGS = '/api/tags';
+const tagNames = (doc: unknown) => pluck(field(doc, 'models'), 'name');
+
+export const ollamaProvider: ProviderModule = {
+  adapter: ollamaAdapter,
+  listModels(config, deps, signal) {
+    // Ollama takes no key; its router's plain-text 404 means a wrong base URL, worded as such.
+    const call = keyedCall(config, deps, describeProvider(config), signal, undefined, { keyHint: false, model: 'auto' });
+    return fetchNames(call, apiUrl(baseUrlOf(config), TAGS), {}, tagNames);
+  },
+};
+
 export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
@@ -37,9 +50,9 @@ export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
       });
       try {
         call.model = await resolveModel(call, config, {
-          url: apiUrl(base, '/api/tags'),
+          url: apiUrl(base, TAGS),
           headers: {},
-          names: (doc) => pluck((doc as { models?: unknown } | null)?.models, 'name'),
+          names: tagNames,
           emptyMessage: `no models are installed on ${label}; run "ollama pull <model>"`,
         });
         sink.model?.(call.model);

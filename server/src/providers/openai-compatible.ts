@@ -4,9 +4,9 @@ import { apiUrl, baseUrlOf, describeProvider } from './config';
 import type { EventHandler } from './framing';
 import { geminiKeyRefusal } from './gemini';
 import { keyedCall, readKey } from './keys';
-import { pluck, resolveModel } from './models';
+import { fetchNames, field, pluck, resolveModel } from './models';
 import { forcedName, offered, toolRefusal, ToolCallAssembler } from './tools';
-import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ToolOptions } from './types';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
 import { providerMessage, saidIn } from './wording';
 
 interface Chunk {
@@ -28,6 +28,21 @@ interface ToolCallDelta {
  * DeepSeek… The end marker is a chunk with a non-null `finish_reason` (`stop`, `length`,
  * `content_filter`, `tool_calls` or the server's own word), or `data: [DONE]`.
  */
+/** The server's key, when the user set one, as OpenAI's bearer header. */
+const bearer = (key: string | undefined): Record<string, string> => (key ? { authorization: `Bearer ${key}` } : {});
+const modelIds = (doc: unknown) => pluck(field(doc, 'data'), 'id');
+
+export const openAiCompatibleProvider: ProviderModule = {
+  adapter: openAiCompatibleAdapter,
+  async listModels(config, deps, signal) {
+    const label = describeProvider(config);
+    const key = await readKey(config, deps, label);
+    const ctx = { label, keyed: Boolean(key), keyHint: deps.keys.howToSet(config) };
+    const call = keyedCall(config, deps, label, signal, key, { model: 'auto', explain: (f) => geminiKeyRefusal(ctx, f) ?? anthropicOverloaded(label, f) });
+    return fetchNames(call, apiUrl(baseUrlOf(config), '/models'), bearer(key), modelIds);
+  },
+};
+
 export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
   const base = baseUrlOf(config);
   const label = describeProvider(config);
@@ -37,7 +52,7 @@ export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDep
     async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink, options?: ToolOptions): Promise<FinishReason> {
       // Local servers (LM Studio, llama.cpp) take no key; send one only when the user set one.
       const key = await readKey(config, deps, label);
-      const auth: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+      const auth = bearer(key);
       const ctx = { label, keyed: Boolean(key), keyHint: deps.keys.howToSet(config) };
       // Gateways speak for the providers behind them: Google's OpenAI-compatible endpoint refuses
       // a bad key the Gemini way, and a gateway in front of Anthropic passes its 529 on.
@@ -49,7 +64,7 @@ export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDep
         call.model = await resolveModel(call, config, {
           url: apiUrl(base, '/models'),
           headers: auth,
-          names: (doc) => pluck((doc as { data?: unknown } | null)?.data, 'id'),
+          names: modelIds,
           emptyMessage: `no models are loaded on ${label}; load or download one in the server first`,
         });
         sink.model?.(call.model);

@@ -171,6 +171,16 @@ export interface PieceSink {
 export type PieceKind = Piece['kind'];
 
 /** A provider adapter streams one reply. Errors it throws carry user-facing messages. */
+/**
+ * What one provider kind's module gives the relay: its chat adapter and its model list, each
+ * with the kind's own endpoints and headers (nothing outside the module switches on the kind).
+ */
+export interface ProviderModule {
+  adapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter;
+  /** The provider's model ids in the provider's order; rejects with a ProviderError worded for the user. */
+  listModels(config: ProviderConfig, deps: AdapterDeps, signal: AbortSignal): Promise<string[]>;
+}
+
 export interface ChatAdapter {
   /** Provider name and where it is, e.g. `Ollama at http://127.0.0.1:11434`. */
   readonly label: string;

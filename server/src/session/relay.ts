@@ -10,14 +10,10 @@ import type { RelayContext, RelayOptions, ResolvedOptions, Route } from '../http
 import { STOPPING_MESSAGE } from '../chat/events';
 import { silentLogger } from '../logger';
 import { configDir, tokenPath } from './paths';
-import { DEFAULT_RESUME_BUFFER_BYTES } from '../doors/resumable/eventLog';
-import { DEFAULT_RESUME_ERROR_TTL_MS, DEFAULT_RESUME_TTL_MS } from '../doors/resumable/registry';
 import { ChatService, MAX_REPLY_CHARS } from '../chat/service';
 import type { Door } from '../doors/door';
 import { DOORS } from '../doors';
 import { ReplyEvents } from '../doors/replyEvents';
-import { pushHostsFromEnv } from '../doors/push/endpoint';
-import { PUSH_TIMEOUT_MS } from '../doors/push/send';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
 import { DeviceRegistry, devicesPath, forgetRememberedDevices, type DeviceChange } from '../store/devices';
 import { DEVICE_REMOVED_MESSAGE, type DeviceInfo } from '../protocol';
@@ -45,15 +41,9 @@ function resolve(options: RelayOptions): ResolvedOptions {
     bodyTimeoutMs: 30_000,
     bodyBudgetBytes: DEFAULT_BODY_BUDGET_BYTES,
     maxConnections: 512,
-    resumeTtlMs: DEFAULT_RESUME_TTL_MS,
-    resumeErrorTtlMs: DEFAULT_RESUME_ERROR_TTL_MS,
-    resumeBufferBytes: DEFAULT_RESUME_BUFFER_BYTES,
     maxReplyChars: MAX_REPLY_CHARS,
     logger: silentLogger,
     ...options,
-    pushNotifications: options.pushNotifications ?? (() => true),
-    pushHosts: options.pushHosts ?? pushHostsFromEnv(),
-    pushTimeoutMs: options.pushTimeoutMs ?? PUSH_TIMEOUT_MS,
     rememberDevices: options.rememberDevices ?? false,
     // Past the body's own timeout, so a slow body gets that answer first; Node's check is the backstop.
     requestTimeoutMs: options.requestTimeoutMs ?? Math.max(60_000, (options.bodyTimeoutMs ?? 30_000) + 10_000),
@@ -180,6 +170,10 @@ export class RelayServer {
       replies: new ReplyEvents(this.options.logger),
       bodies: new BodyBudget(this.options.bodyBudgetBytes),
       state: requestState,
+      logRequest(req, path, status) {
+        const s = requestState(req);
+        self.requestLog?.line({ method: req.method ?? '', path, status, durationMs: Date.now() - s.startedAt, provider: s.provider, device: s.device }, s.authenticated);
+      },
     };
     this.doors = DOORS.map((open) => open(ctx));
     const routes = [...this.doors.flatMap((door) => door.routes), ...this.extraRoutes];

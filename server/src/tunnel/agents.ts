@@ -1,7 +1,7 @@
-import { cloudflareNamedTunnel, cloudflareQuickTunnel } from './cloudflared';
-import { ngrokTunnel } from './ngrok';
-import { tailscaleTunnel } from './tailscale';
-import type { TunnelAgent, TunnelKind } from './tunnel';
+import { CLOUDFLARE_NAMED_KIND, CLOUDFLARE_QUICK_KIND, cloudflareNamedTunnel, cloudflareQuickTunnel } from './cloudflared';
+import { NGROK_KIND, ngrokTunnel } from './ngrok';
+import { TAILSCALE_KIND, tailscaleTunnel } from './tailscale';
+import type { TunnelAgent, TunnelKind, TunnelKindInfo } from './tunnel';
 
 /** Everything a host knows about its tunnel, read at every start: settings (editor) or flags and env (CLI). */
 export interface TunnelSettings {
@@ -33,9 +33,21 @@ export function tunnelAgentFor(s: TunnelSettings): TunnelAgent {
   }
 }
 
+/** Each kind as its agent's folder describes it: a new kind is its folder plus one line here. */
+const KINDS: Record<TunnelKind, TunnelKindInfo> = {
+  'cloudflare-quick': CLOUDFLARE_QUICK_KIND,
+  'cloudflare-named': CLOUDFLARE_NAMED_KIND,
+  'tailscale-funnel': TAILSCALE_KIND,
+  'tailscale-serve': TAILSCALE_KIND,
+  ngrok: NGROK_KIND,
+};
+
+/** What the hosts need to know about a kind (program, path setting, secret, hostname, install hint). */
+export function tunnelKindInfo(kind: TunnelKind): TunnelKindInfo {
+  return KINDS[kind] ?? CLOUDFLARE_QUICK_KIND;
+}
+
 /** Which secret a kind takes, for hosts that ask for it: its name in messages, or undefined. */
 export function tunnelSecretName(kind: TunnelKind): string | undefined {
-  if (kind === 'cloudflare-named') return 'Cloudflare tunnel token';
-  if (kind === 'ngrok') return 'ngrok authtoken';
-  return undefined;
+  return tunnelKindInfo(kind).secret?.name;
 }

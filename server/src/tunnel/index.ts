@@ -3,9 +3,9 @@
  * watchdog-supervised process, the environment allow-list, the health probe, loopback, errors),
  * and one folder per agent: cloudflared/ (quick and named tunnels), tailscale/ (Funnel, Serve), ngrok/.
  */
-export type { Tunnel, TunnelAgent, TunnelEvents, TunnelHealth, TunnelKind, TunnelOptions, TunnelState } from './tunnel';
+export type { Tunnel, TunnelAgent, TunnelEvents, TunnelHealth, TunnelKind, TunnelKindInfo, TunnelOptions, TunnelState } from './tunnel';
 export { isTunnelKind, TUNNEL_KINDS } from './tunnel';
-export { tunnelAgentFor, tunnelSecretName, type TunnelSettings } from './agents';
+export { tunnelAgentFor, tunnelKindInfo, tunnelSecretName, type TunnelSettings } from './agents';
 export { findNgrok, NGROK_INSTALL_HELP, NgrokTunnel, ngrokTunnel } from './ngrok';
 export { findTailscale, TAILSCALE_INSTALL_HELP, TailscaleTunnel, tailscaleTunnel } from './tailscale';
 export { AgentTunnel, stopAllTunnelsSync } from './base';

@@ -124,3 +124,20 @@ export interface TunnelAgent {
   /** A tunnel run by `program` (from locate()). Nothing starts before start(). */
   create(program: string, opts: TunnelOptions): Tunnel;
 }
+
+/**
+ * What the hosts (the extension's commands, the CLI) need to know about a tunnel kind, from its
+ * agent's folder, so no host checks kinds itself.
+ */
+export interface TunnelKindInfo {
+  /** The program the host finds, installs or asks the path of. */
+  program: 'cloudflared' | 'tailscale' | 'ngrok';
+  /** The editor setting naming the program's path. */
+  pathSetting: string;
+  /** The secret the kind takes, if any: its name in messages, whether the tunnel cannot start without it, and the environment variables the CLI reads it from (first set wins). */
+  secret?: { name: string; required: boolean; env: readonly string[] };
+  /** True when the tunnel cannot start without a public hostname (`hostname` setting). */
+  needsHostname: boolean;
+  /** How to install the program, for a host that cannot install it itself. */
+  installHint: string;
+}

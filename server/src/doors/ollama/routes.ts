@@ -2,12 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RelayContext, Route } from '../../http/context';
 import { sendJson } from '../../http/json';
 import { ProviderError } from '../../providers';
-import { listModels } from '../../providers/listModels';
-import type { ChatMessage, ProviderConfig, ToolOptions } from '../../providers/types';
-import type { DoorFactory } from '../door';
+import { listModels } from '../../providers';
+import type { ReplySink } from '../../chat/service';
+import type { ProviderConfig } from '../../providers/types';
 import { chatProvider, limitTextOnly, readJsonBody } from '../read';
+import { collect, runChat, type ChatAsk } from '../runChat';
 import { ollamaDialect, sendOllamaError } from './errors';
-import { NdjsonStream } from './ndjson';
+import { BatchedStream, NDJSON } from '../../http/stream';
 import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './request';
 import { errorLine, goTime, OllamaReply, type Shape } from './wire';
 
@@ -57,8 +58,6 @@ const runningRoute: Route = {
 
 export const OLLAMA_ROUTES: readonly Route[] = [...routesUnder(''), ...routesUnder(OLLAMA_PREFIX), runningRoute];
 
-export const ollamaDoor: DoorFactory = () => ({ routes: OLLAMA_ROUTES });
-
 /**
  * `GET /api/tags`: the active provider's models as it lists them, the model in use first. What
  * only Ollama knows (size, digest, details) is empty; `modified_at` is the time of the answer.
@@ -103,55 +102,27 @@ async function reply(shape: Shape, parse: (body: unknown) => OllamaRequest, req:
   const answer = new OllamaReply(shape, modelName(provider));
   // Nothing to generate: Ollama loads the model and says so; the provider needs no warming.
   if (request.messages.length === 0) return sendJson(res, 200, answer.loaded(request.unload ? 'unload' : 'load'));
-  if (request.stream) await streamReply(res, ctx, provider, request.messages, answer, request.tools);
-  else await answerWhole(req, res, ctx, provider, request.messages, answer, request.tools);
+  const ask = { provider, messages: request.messages, tools: request.tools };
+  if (request.stream) await streamReply(res, ctx, ask, answer);
+  else await answerWhole(req, res, ctx, ask, answer);
 }
 
 /** Streamed (Ollama's default): one line per piece, then the `done` line, or an `{"error"}` line. */
-async function streamReply(
-  res: ServerResponse,
-  ctx: RelayContext,
-  provider: ProviderConfig,
-  messages: ChatMessage[],
-  answer: OllamaReply,
-  tools: ToolOptions | undefined,
-): Promise<void> {
-  const stream = new NdjsonStream(res);
-  const chat = ctx.chat.start(
-    provider,
-    messages,
-    {
-      piece: (kind, text) => stream.write(answer.pieceLine(kind, text)),
-      toolCall: (call) => stream.write(answer.toolCallLine(call)),
-      flush: () => stream.flush(),
-      end: (ending) => stream.finish(ending.ok ? answer.doneLine(ending.finish) : errorLine(ending.message)),
-    },
-    tools,
-  );
-  stream.open();
-  res.once('close', () => chat.abort());
-  await chat.done;
+async function streamReply(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, answer: OllamaReply): Promise<void> {
+  const stream = new BatchedStream(res, NDJSON);
+  const sink: ReplySink = {
+    piece: (kind, text) => stream.write(answer.pieceLine(kind, text)),
+    toolCall: (call) => stream.write(answer.toolCallLine(call)),
+    flush: () => stream.flush(),
+    end: (ending) => stream.finish(ending.ok ? answer.doneLine(ending.finish) : errorLine(ending.message)),
+  };
+  await runChat(res, ctx, ask, sink, () => stream.open());
 }
 
 /** `"stream":false`: one object once the reply is whole; a provider failure is a 502 with Ollama's error body. */
-async function answerWhole(
-  req: IncomingMessage,
-  res: ServerResponse,
-  ctx: RelayContext,
-  provider: ProviderConfig,
-  messages: ChatMessage[],
-  answer: OllamaReply,
-  tools: ToolOptions | undefined,
-): Promise<void> {
-  const chat = ctx.chat.start(
-    provider,
-    messages,
-    { piece: (kind, text) => answer.keep(kind, text), toolCall: (call) => answer.keepToolCall(call), flush: () => undefined, end: () => undefined },
-    tools,
-  );
-  res.once('close', () => chat.abort());
-  const ending = await chat.done;
-  if (res.destroyed) return;
-  if (ending.ok) return sendJson(res, 200, answer.whole(ending.finish));
-  sendOllamaError(res, ctx.state(req).id, 502, ending.message);
+async function answerWhole(req: IncomingMessage, res: ServerResponse, ctx: RelayContext, ask: ChatAsk, answer: OllamaReply): Promise<void> {
+  const result = await collect(res, ctx, ask, answer);
+  if (!result) return;
+  if (result.ending.ok) return sendJson(res, 200, answer.whole(result.ending.finish));
+  sendOllamaError(res, ctx.state(req).id, 502, result.ending.message);
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RelayContext, Route } from '../../http/context';
 import type { Dialect } from '../../http/route';
-import type { ChatMessage, ProviderConfig, ToolOptions } from '../../providers/types';
+import type { ReplySink } from '../../chat/service';
 import { sendJson } from '../../http/json';
 import { SseStream } from '../../http/sse';
 import { Completion, errorChunk, modelName } from './completion';
@@ -9,6 +9,7 @@ import { generationError, openAiError, sendOpenAiError } from './errors';
 import { parseCompletionRequest } from './request';
 import { chatProvider, limitTextOnly, readJsonBody } from '../read';
 import { configuredProviders, leaving, modelsOf } from '../providers';
+import { collect, runChat, type ChatAsk } from '../runChat';
 
 /**
  * An OpenAI-compatible door on the same relay, so OpenAI SDKs and tools can use the desktop's
@@ -62,8 +63,9 @@ export const completionsRoute: Route = {
     limitTextOnly(raw.length, messages);
     const provider = chatProvider(req, ctx);
     const completion = new Completion(modelName(provider));
-    if (stream) await streamCompletion(res, ctx, provider, messages, completion, tools);
-    else await answerCompletion(req, res, ctx, provider, messages, completion, tools);
+    const ask = { provider, messages, tools };
+    if (stream) await streamCompletion(res, ctx, ask, completion);
+    else await answerCompletion(req, res, ctx, ask, completion);
   },
 };
 
@@ -72,14 +74,7 @@ export const completionsRoute: Route = {
  * chunk and no `[DONE]`. The headers go out at once; the role chunk waits until the adapter names
  * the model that answers, so every chunk carries the same, real model.
  */
-async function streamCompletion(
-  res: ServerResponse,
-  ctx: RelayContext,
-  provider: ProviderConfig,
-  messages: ChatMessage[],
-  completion: Completion,
-  tools: ToolOptions | undefined,
-): Promise<void> {
+async function streamCompletion(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, completion: Completion): Promise<void> {
   const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
   let begun = false;
   const begin = () => {
@@ -87,7 +82,7 @@ async function streamCompletion(
     begun = true;
     sse.write(completion.firstChunk());
   };
-  const chat = ctx.chat.start(provider, messages, {
+  const sink: ReplySink = {
     model: (name) => {
       if (!begun) completion.model = name;
       begin();
@@ -105,35 +100,18 @@ async function streamCompletion(
       begin();
       sse.finish(ending.ok ? completion.lastChunk(ending.finish) : errorChunk(generationError(ending.message)));
     },
-  }, tools);
-  sse.open();
-  res.once('close', () => chat.abort());
-  await chat.done;
+  };
+  await runChat(res, ctx, ask, sink, () => sse.open());
 }
 
 /** `stream: false`: one chat.completion once the reply is whole; a provider failure is a 502. */
-async function answerCompletion(
-  req: IncomingMessage,
-  res: ServerResponse,
-  ctx: RelayContext,
-  provider: ProviderConfig,
-  messages: ChatMessage[],
-  completion: Completion,
-  tools: ToolOptions | undefined,
-): Promise<void> {
-  const chat = ctx.chat.start(
-    provider,
-    messages,
-    { piece: (kind, text) => completion.keep(kind, text), toolCall: (call) => completion.keepToolCall(call), flush: () => undefined, end: () => undefined },
-    tools,
-  );
-  res.once('close', () => chat.abort());
-  const ending = await chat.done;
-  if (res.destroyed) return;
-  if (chat.model !== undefined) completion.model = chat.model;
-  if (ending.ok) return sendJson(res, 200, completion.message(ending.finish));
+async function answerCompletion(req: IncomingMessage, res: ServerResponse, ctx: RelayContext, ask: ChatAsk, completion: Completion): Promise<void> {
+  const result = await collect(res, ctx, ask, completion);
+  if (!result) return;
+  if (result.model !== undefined) completion.model = result.model;
+  if (result.ending.ok) return sendJson(res, 200, completion.message(result.ending.finish));
   // The provider failed: a gateway error. Retrying would spend quota on the same failure, so SDKs are told not to.
-  sendOpenAiError(res, ctx.state(req).id, 502, generationError(ending.message), { 'x-should-retry': 'false' });
+  sendOpenAiError(res, ctx.state(req).id, 502, generationError(result.ending.message), { 'x-should-retry': 'false' });
 }
 
 export const OPENAI_ROUTES: readonly Route[] = [modelsRoute, completionsRoute];

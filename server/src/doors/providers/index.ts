@@ -4,7 +4,7 @@ import { HttpError } from '../../http/errors';
 import { sendJson } from '../../http/json';
 import { pathParams } from '../../http/route';
 import { describeProvider, isAbortError, ProviderError } from '../../providers';
-import { listModels } from '../../providers/listModels';
+import { listModels } from '../../providers';
 import { transcriptionProvider } from '../../providers/transcription';
 import type { ProviderConfig, ProviderKind, ProviderSource } from '../../providers/types';
 import type { DoorFactory } from '../door';

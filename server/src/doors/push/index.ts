@@ -7,8 +7,8 @@ import type { DoorFactory } from '../door';
 import { readJsonBody } from '../read';
 import type { AgentPush, ReplyReadyPush } from '../../protocol';
 import type { ReplyFinished } from '../replyEvents';
-import { checkEndpoint } from './endpoint';
-import { sendPush, type PushOutcome, type PushTarget } from './send';
+import { checkEndpoint, pushHostsFromEnv } from './endpoint';
+import { PUSH_TIMEOUT_MS, sendPush, type PushOutcome, type PushTarget } from './send';
 import { loadVapidKeys, type VapidKeys } from './vapid';
 
 /** Subscriptions at most per token: a person's phones and browsers, not a mailing list. */
@@ -85,7 +85,9 @@ export const pushDoor: DoorFactory = (ctx) => {
     });
     return keys;
   };
-  const enabled = () => ctx.options.pushNotifications();
+  // The door's own defaults: on, the browsers' push services (plus DESKRELAY_PUSH_HOSTS), 10 s per push.
+  const enabled = () => ctx.options.pushNotifications?.() ?? true;
+  const pushHosts = ctx.options.pushHosts ?? pushHostsFromEnv();
   let stopped = false;
   let inFlight = 0;
 
@@ -107,7 +109,7 @@ export const pushDoor: DoorFactory = (ctx) => {
     async handle(req, res, c) {
       if (!enabled()) throw disabled();
       const { json } = await readJsonBody(req, c);
-      const target = parseSubscription(json, c.options.pushHosts);
+      const target = parseSubscription(json, pushHosts);
       const id = target.endpoint.href;
       // Make the key now, so the first push does not wait for it.
       await vapid();
@@ -154,8 +156,7 @@ export const pushDoor: DoorFactory = (ctx) => {
   async function notify(event: ReplyFinished): Promise<void> {
     const payload: ReplyReadyPush = { type: 'reply_ready', idempotencyKey: event.idempotencyKey, ok: event.ok };
     // The push lives as long as the reply can still be fetched; after that it would lead nowhere.
-    const ttlMs = event.ok ? ctx.options.resumeTtlMs : Math.min(ctx.options.resumeTtlMs, ctx.options.resumeErrorTtlMs);
-    await broadcast(JSON.stringify(payload), Math.max(1, Math.ceil(ttlMs / 1000)));
+    await broadcast(JSON.stringify(payload), Math.max(1, Math.ceil(event.replayableMs / 1000)));
   }
 
   /** Sends one payload to every subscription, forgetting those the push service says are gone. */
@@ -172,7 +173,7 @@ export const pushDoor: DoorFactory = (ctx) => {
         inFlight++;
         let outcome: PushOutcome;
         try {
-          outcome = await sendPush(target, text, pair, { ttlSeconds, timeoutMs: ctx.options.pushTimeoutMs });
+          outcome = await sendPush(target, text, pair, { ttlSeconds, timeoutMs: ctx.options.pushTimeoutMs ?? PUSH_TIMEOUT_MS });
         } catch (err) {
           outcome = { outcome: 'failed', reason: err instanceof Error ? err.name : typeof err };
         } finally {

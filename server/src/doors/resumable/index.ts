@@ -1,11 +1,13 @@
 import type { DoorFactory } from '../door';
 import { chatCancelRoute } from './cancel';
-import { DEFAULT_RESUME_BUDGET, ResumableRegistry } from './registry';
+import { DEFAULT_RESUME_BUFFER_BYTES } from './eventLog';
+import { DEFAULT_RESUME_BUDGET, DEFAULT_RESUME_ERROR_TTL_MS, DEFAULT_RESUME_TTL_MS, ResumableRegistry } from './registry';
 import { resumableStreamRoute } from './serve';
 
 /** Resumable streams: `POST /v1/chat/stream` with an Idempotency-Key, and `POST /v1/chat/cancel`. */
 export const resumableDoor: DoorFactory = (ctx) => {
-  const { resumeTtlMs, resumeBufferBytes, resumeErrorTtlMs } = ctx.options;
+  // The door's own defaults: the relay passes on only what its host set.
+  const { resumeTtlMs = DEFAULT_RESUME_TTL_MS, resumeBufferBytes = DEFAULT_RESUME_BUFFER_BYTES, resumeErrorTtlMs = DEFAULT_RESUME_ERROR_TTL_MS } = ctx.options;
   const registry = new ResumableRegistry(resumeTtlMs, resumeBufferBytes, DEFAULT_RESUME_BUDGET, resumeErrorTtlMs);
   return {
     routes: [resumableStreamRoute(registry), chatCancelRoute(registry)],

@@ -28,6 +28,11 @@ export class ResumableGeneration {
   private timer: NodeJS.Timeout | undefined;
   private gone = false;
   private lifeMs: number;
+
+  /** How long the reply stays replayable once finished (shorter after an error). */
+  get replayableMs(): number {
+    return this.lifeMs;
+  }
   private ended = false;
   /** Set by the registry that holds this generation. */
   forget: () => void = () => {};

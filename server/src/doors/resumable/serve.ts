@@ -84,7 +84,7 @@ function start(req: IncomingMessage, ctx: RelayContext, registry: ResumableRegis
     entry.finish(ending.ok);
     registry.enforceBudget();
     // Other doors hear of it (the push door tells a phone nobody is connected for).
-    ctx.replies.finished({ idempotencyKey: key, ok: ending.ok, stopped: chat.signal.aborted, attached: entry.clients });
+    ctx.replies.finished({ idempotencyKey: key, ok: ending.ok, stopped: chat.signal.aborted, attached: entry.clients, replayableMs: entry.replayableMs });
   });
   return entry;
 }

@@ -3,7 +3,7 @@ import { SpecReply } from '../../chat/specReply';
 import type { Route } from '../../http/route';
 import { SseStream } from '../../http/sse';
 import { chatProvider, limitTextOnly, readJsonBody } from '../read';
-import { sseWriter } from './sseReply';
+import { runChat } from '../runChat';
 
 /** SPEC's `POST /v1/chat/stream`: a chat request in, SPEC events out as SSE. */
 export const chatStreamRoute: Route = {
@@ -16,11 +16,6 @@ export const chatStreamRoute: Route = {
     limitTextOnly(raw.length, messages);
     const provider = chatProvider(req, ctx);
     const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
-    const chat = ctx.chat.start(provider, messages, new SpecReply(sseWriter(sse)));
-    // Headers go out before the provider is asked, so a cold model still shows a live stream.
-    sse.open();
-    // A client that goes away cancels the provider request at once: no more quota is spent.
-    res.once('close', () => chat.abort());
-    await chat.done;
+    await runChat(res, ctx, { provider, messages }, new SpecReply(sse), () => sse.open());
   },
 };

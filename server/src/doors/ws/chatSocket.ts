@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
-import { requestState } from '../../http/funnel';
+import { requestState } from '../../http/requestState';
 import { parseJson } from '../../http/body';
 import { chatProvider, limitTextOnly, MAX_IMAGE_BODY_BYTES } from '../read';
 import { parseChatRequest } from '../../chat/request';
@@ -42,8 +42,6 @@ export const chatSocketRoute: Route = {
   },
   upgrade(req, socket, head, ctx) {
     const state = ctx.state(req);
-    const log = (status: number) =>
-      ctx.options.onRequestLog?.({ method: 'GET', path: CHAT_SOCKET_PATH, status, durationMs: Date.now() - state.startedAt, provider: state.provider, device: state.device });
     // The concurrency limit applies at the handshake: its 429 is thrown to the funnel as a refusal.
     const slot = ctx.chat.reserve();
     // A handshake that fails (or a socket that closes before its request) gives the slot back.
@@ -52,7 +50,7 @@ export const chatSocketRoute: Route = {
       // A frame ws rejects (no mask, 1 GiB announced, RSV bits…) closes this socket with its
       // code; unheard, the error would end the process and every stream in it.
       ws.on('error', (err) => ctx.options.logger.warn(describeSocketError(state.id, err)));
-      ws.once('close', () => log(101));
+      ws.once('close', () => ctx.logRequest(req, CHAT_SOCKET_PATH, 101));
       void serveChatSocket(ws, req, ctx, slot);
     });
   },

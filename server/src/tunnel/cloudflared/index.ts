@@ -4,8 +4,8 @@
  * the user's own cloudflared (find.ts) with the same isolation (isolation.ts, env.ts).
  */
 import { TunnelError } from '../errors';
-import type { TunnelAgent, TunnelOptions } from '../tunnel';
-import { findCloudflared, type FindOptions } from './find';
+import type { TunnelAgent, TunnelKindInfo, TunnelOptions } from '../tunnel';
+import { findCloudflared, INSTALL_HELP, type FindOptions } from './find';
 import { NamedTunnel } from './namedTunnel';
 import { QuickTunnel } from './quickTunnel';
 
@@ -53,3 +53,18 @@ function requireHostname(hostname: string | undefined): string {
     'The named Cloudflare tunnel needs its public hostname (the one routed to DeskRelay in the Cloudflare dashboard): set deskrelay.tunnel.hostname in VS Code, or pass --hostname to deskrelay serve.',
   );
 }
+
+/** The quick tunnel: cloudflared alone, no account, no secret. */
+export const CLOUDFLARE_QUICK_KIND: TunnelKindInfo = {
+  program: 'cloudflared',
+  pathSetting: 'deskrelay.cloudflaredPath',
+  needsHostname: false,
+  installHint: INSTALL_HELP,
+};
+
+/** The named tunnel: the user's public hostname and the tunnel token from the Cloudflare dashboard, both required. */
+export const CLOUDFLARE_NAMED_KIND: TunnelKindInfo = {
+  ...CLOUDFLARE_QUICK_KIND,
+  secret: { name: 'Cloudflare tunnel token', required: true, env: ['DESKRELAY_TUNNEL_TOKEN', 'TUNNEL_TOKEN'] },
+  needsHostname: true,
+};

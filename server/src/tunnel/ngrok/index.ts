@@ -1,6 +1,6 @@
 /** ngrok as a TunnelAgent: the user's own ngrok agent (v3). */
 import { findProgram } from '../find';
-import type { TunnelAgent, TunnelOptions } from '../tunnel';
+import type { TunnelAgent, TunnelKindInfo, TunnelOptions } from '../tunnel';
 import { NgrokTunnel } from './ngrokTunnel';
 
 export { NgrokTunnel, type NgrokTunnelOptions } from './ngrokTunnel';
@@ -36,3 +36,12 @@ export function ngrokTunnel(opts: NgrokAgentOptions = {}): TunnelAgent {
       new NgrokTunnel({ ...tunnel, binary, authtoken: opts.authtoken, domain: opts.domain, urlTimeoutMs: opts.urlTimeoutMs }),
   };
 }
+
+export const NGROK_KIND: TunnelKindInfo = {
+  program: 'ngrok',
+  pathSetting: 'deskrelay.ngrokPath',
+  // Optional: ngrok uses the authtoken in its own config otherwise.
+  secret: { name: 'ngrok authtoken', required: false, env: ['NGROK_AUTHTOKEN'] },
+  needsHostname: false,
+  installHint: NGROK_INSTALL_HELP,
+};

@@ -1,6 +1,6 @@
 /** Tailscale Funnel (public) and Serve (tailnet only) as TunnelAgents: the user's own tailscale CLI. */
 import { findProgram } from '../find';
-import type { TunnelAgent, TunnelOptions } from '../tunnel';
+import type { TunnelAgent, TunnelKindInfo, TunnelOptions } from '../tunnel';
 import { TailscaleTunnel, type TailscaleMode } from './tailscaleTunnel';
 
 export { TailscaleTunnel, type TailscaleMode, type TailscaleTunnelOptions } from './tailscaleTunnel';
@@ -47,3 +47,11 @@ export function tailscaleTunnel(opts: TailscaleAgentOptions): TunnelAgent {
       new TailscaleTunnel({ ...tunnel, binary, mode: opts.mode, publishTimeoutMs: opts.publishTimeoutMs, pollMs: opts.pollMs }),
   };
 }
+
+/** Funnel and Serve: the tailscale CLI, logged in; no secret of ours, the node's name is the hostname. */
+export const TAILSCALE_KIND: TunnelKindInfo = {
+  program: 'tailscale',
+  pathSetting: 'deskrelay.tailscalePath',
+  needsHostname: false,
+  installHint: TAILSCALE_INSTALL_HELP,
+};

@@ -47,10 +47,6 @@ describe('activation', () => {
     assert.match(when('deskrelay.stopTunnel') ?? '', /deskrelay\.tunnel/);
   });
 
-  it('activates on startup (for deskrelay.autoStart); VS Code derives the command activations', () => {
-    assert.deepEqual(extension().packageJSON.activationEvents, ['onStartupFinished']);
-  });
-
   it('has the walkthrough from install to a paired phone, its strings localized', () => {
     const [w] = extension().packageJSON.contributes.walkthroughs as { title: string; steps: { id: string; title: string; description: string }[] }[];
     assert.deepEqual(w.steps.map((s) => s.id), ['start', 'provider', 'tunnel', 'scan']);

@@ -180,10 +180,6 @@ describe('Remote Chat in VS Code', function () {
     await vscode.window.tabGroups.close(tab);
   });
 
-  it('Show Log runs', async () => {
-    await run('deskrelay.showLog');
-  });
-
   it('Rotate Token: the old token stops working at once, the new one works, same port', async () => {
     const old = readToken()!;
     const s = await run<Status>('deskrelay.rotateToken');

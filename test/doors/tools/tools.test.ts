@@ -7,15 +7,15 @@
 import { Ollama } from 'ollama';
 import OpenAI, { APIError, BadRequestError } from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ProviderConfig } from '../../server/src/providers/types';
-import { startAnthropicStandIn } from '../fixtures/providers/anthropic';
-import { startGeminiStandIn } from '../fixtures/providers/gemini';
-import { startOllamaStandIn } from '../fixtures/providers/ollama';
-import { startOpenAiStandIn } from '../fixtures/providers/openai';
-import type { StandIn, StandInCall } from '../fixtures/providers/standin';
-import { bearer, send } from '../helpers/http';
-import { startRelay, type TestRelay } from '../helpers/relay';
-import { FAKE_KEY } from '../providers/helpers';
+import type { ProviderConfig } from '../../../server/src/providers/types';
+import { startAnthropicStandIn } from '../../fixtures/providers/anthropic';
+import { startGeminiStandIn } from '../../fixtures/providers/gemini';
+import { startOllamaStandIn } from '../../fixtures/providers/ollama';
+import { startOpenAiStandIn } from '../../fixtures/providers/openai';
+import type { StandIn, StandInCall } from '../../fixtures/providers/standin';
+import { bearer, send } from '../../helpers/http';
+import { startRelay, type TestRelay } from '../../helpers/relay';
+import { FAKE_KEY } from '../../providers/helpers';
 
 type AnyStandIn = StandIn & { set(o: Record<string, unknown>): void };
 

@@ -8,21 +8,21 @@ import { statSync, readFileSync, mkdtempSync, rmSync, writeFileSync, chmodSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
-import { decryptAes128gcm, encryptAes128gcm, startPushStandIn, type BrowserSubscription, type PushStandIn } from '../fixtures/push/standin';
-import { spawnPushRelay, type PushRelay } from '../fixtures/push/spawn';
-import { bearer, send } from '../helpers/http';
-import { completeBlocks, newKey, parseNumbered, resumable } from './helpers';
-import { checkEndpoint, PUSH_SERVICES } from '../../server/src/doors/push/endpoint';
-import { loadVapidKeys, vapidPath } from '../../server/src/doors/push/vapid';
-import { parseSubscription, PUSH_KEY_PATH, PUSH_SUBSCRIPTIONS_PATH } from '../../server/src/doors/push';
-import { PATHS } from '../../server/src/protocol';
+import { startOllamaStandIn, type OllamaStandIn } from '../../fixtures/providers/ollama';
+import { decryptAes128gcm, encryptAes128gcm, startPushStandIn, type BrowserSubscription, type PushStandIn } from '../../fixtures/push/standin';
+import { spawnPushRelay, type PushRelay } from '../../fixtures/push/spawn';
+import { bearer, send } from '../../helpers/http';
+import { completeBlocks, newKey, parseNumbered, resumable } from '../helpers';
+import { checkEndpoint, PUSH_SERVICES } from '../../../server/src/doors/push/endpoint';
+import { loadVapidKeys, vapidPath } from '../../../server/src/doors/push/vapid';
+import { parseSubscription, PUSH_KEY_PATH, PUSH_SUBSCRIPTIONS_PATH } from '../../../server/src/doors/push';
+import { PATHS } from '../../../server/src/protocol';
 import { createECDH, randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { silentLogger } from '../../server/src/logger';
-import { closedPort } from '../helpers/http';
+import { silentLogger } from '../../../server/src/logger';
+import { closedPort } from '../../helpers/http';
 
 const SLOW = Array.from({ length: 8 }, (_, i) => `w${i} `);
 const RESUME_TTL_MS = 5_000;
@@ -281,10 +281,10 @@ describe('a new token', () => {
 });
 
 describe('deskrelay serve (the built bundle, web-push loaded from dist/web-push.js)', () => {
-  const CLI = resolve(__dirname, '../../dist/cli.js');
+  const CLI = resolve(__dirname, '../../../dist/cli.js');
 
   async function serve(config: Record<string, unknown>) {
-    if (!existsSync(CLI) || !existsSync(resolve(__dirname, '../../dist/web-push.js'))) throw new Error('dist/ is missing: run "npm run build" first (npm test does)');
+    if (!existsSync(CLI) || !existsSync(resolve(__dirname, '../../../dist/web-push.js'))) throw new Error('dist/ is missing: run "npm run build" first (npm test does)');
     const dir = mkdtempSync(join(tmpdir(), 'deskrelay-push-cli-'));
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ activeProvider: 'local', providers: [{ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'llama3.2' }], ...config }));
     const port = await closedPort();

@@ -5,14 +5,14 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAnthropicStandIn } from '../fixtures/providers/anthropic';
-import { startGeminiStandIn } from '../fixtures/providers/gemini';
-import { startOllamaStandIn } from '../fixtures/providers/ollama';
-import { startOpenAiStandIn } from '../fixtures/providers/openai';
-import type { StandIn } from '../fixtures/providers/standin';
-import { bearer, send } from '../helpers/http';
-import { startRelay, type TestRelay } from '../helpers/relay';
-import type { ProviderConfig } from '../../server/src/providers/types';
+import { startAnthropicStandIn } from '../../fixtures/providers/anthropic';
+import { startGeminiStandIn } from '../../fixtures/providers/gemini';
+import { startOllamaStandIn } from '../../fixtures/providers/ollama';
+import { startOpenAiStandIn } from '../../fixtures/providers/openai';
+import type { StandIn } from '../../fixtures/providers/standin';
+import { bearer, send } from '../../helpers/http';
+import { startRelay, type TestRelay } from '../../helpers/relay';
+import type { ProviderConfig } from '../../../server/src/providers/types';
 
 interface Kind {
   name: string;

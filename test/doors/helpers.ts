@@ -1,5 +1,6 @@
-/** Shared bits of the "beyond the spec" suites: resumable requests and id-numbered SSE parsing. */
+/** Shared bits of the doors' suites: resumable requests and id-numbered SSE parsing. */
 import type { OutgoingHttpHeaders } from 'node:http';
+import { HttpError } from '../../server/src/http/errors';
 import { chatBody, chatHeaders, send, type Reply } from '../helpers/http';
 
 export function resumeHeaders(token: string, key: string, lastEventId?: number | string): OutgoingHttpHeaders {
@@ -49,3 +50,14 @@ export function completeBlocks(body: string): string {
 
 let counter = 0;
 export const newKey = () => `key-${process.pid}-${Date.now().toString(36)}-${counter++}`;
+
+/** The HttpError a request parser throws for `body` (fails the test when it accepts the body). */
+export function refusal(parse: (body: unknown) => unknown, body: unknown): HttpError {
+  try {
+    parse(body);
+  } catch (err) {
+    if (err instanceof HttpError) return err;
+    throw err;
+  }
+  throw new Error('accepted');
+}

@@ -2,9 +2,9 @@
 import type { IncomingMessage } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { OLLAMA_DEFAULT_REPLY, startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
-import { bearer, chatBody, chatHeaders, parseEvents, send } from '../helpers/http';
-import { startRelay, type TestRelay } from '../helpers/relay';
+import { OLLAMA_DEFAULT_REPLY, startOllamaStandIn, type OllamaStandIn } from '../../fixtures/providers/ollama';
+import { bearer, chatBody, chatHeaders, parseEvents, send } from '../../helpers/http';
+import { startRelay, type TestRelay } from '../../helpers/relay';
 
 let t: TestRelay;
 let ollama: OllamaStandIn;

@@ -8,14 +8,14 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigFile } from '../../server/src/cli/config';
-import { silentLogger } from '../../server/src/logger';
-import { ANTHROPIC_DEFAULT_MODELS, startAnthropicStandIn, type AnthropicStandIn } from '../fixtures/providers/anthropic';
-import { GEMINI_DEFAULT_MODELS, startGeminiStandIn, type GeminiStandIn } from '../fixtures/providers/gemini';
-import { OLLAMA_DEFAULT_REPLY, startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
-import { OPENAI_DEFAULT_REPLY, startOpenAiStandIn, type OpenAiStandIn } from '../fixtures/providers/openai';
-import { bearer, chatBody, chatHeaders, closedPort, parseEvents, send, type Reply } from '../helpers/http';
-import { startRelay, type TestRelay } from '../helpers/relay';
+import { ConfigFile } from '../../../server/src/cli/config';
+import { silentLogger } from '../../../server/src/logger';
+import { ANTHROPIC_DEFAULT_MODELS, startAnthropicStandIn, type AnthropicStandIn } from '../../fixtures/providers/anthropic';
+import { GEMINI_DEFAULT_MODELS, startGeminiStandIn, type GeminiStandIn } from '../../fixtures/providers/gemini';
+import { OLLAMA_DEFAULT_REPLY, startOllamaStandIn, type OllamaStandIn } from '../../fixtures/providers/ollama';
+import { OPENAI_DEFAULT_REPLY, startOpenAiStandIn, type OpenAiStandIn } from '../../fixtures/providers/openai';
+import { bearer, chatBody, chatHeaders, closedPort, parseEvents, send, type Reply } from '../../helpers/http';
+import { startRelay, type TestRelay } from '../../helpers/relay';
 
 const KEY = 'sk-ant-SECRET-providers-0123456789';
 let ollama: OllamaStandIn;

@@ -6,15 +6,15 @@
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { ProviderConfig } from '../../server/src/providers/types';
-import { startAnthropicStandIn } from '../fixtures/providers/anthropic';
-import { startGeminiStandIn } from '../fixtures/providers/gemini';
-import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
-import { startOpenAiStandIn } from '../fixtures/providers/openai';
-import type { StandIn } from '../fixtures/providers/standin';
-import { bearer, chatHeaders, parseEvents, send } from '../helpers/http';
-import { startRelay, type TestRelay } from '../helpers/relay';
-import { newKey, parseNumbered, resumeHeaders } from './helpers';
+import type { ProviderConfig } from '../../../server/src/providers/types';
+import { startAnthropicStandIn } from '../../fixtures/providers/anthropic';
+import { startGeminiStandIn } from '../../fixtures/providers/gemini';
+import { startOllamaStandIn, type OllamaStandIn } from '../../fixtures/providers/ollama';
+import { startOpenAiStandIn } from '../../fixtures/providers/openai';
+import type { StandIn } from '../../fixtures/providers/standin';
+import { bearer, chatHeaders, parseEvents, send } from '../../helpers/http';
+import { startRelay, type TestRelay } from '../../helpers/relay';
+import { newKey, parseNumbered, resumeHeaders } from '../helpers';
 
 const KEY = 'sk-test-photos-0123456789';
 /** A 1×1 PNG. */

@@ -5,11 +5,11 @@
  * the desk's own subscription still gets one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
-import { startPushStandIn, type PushStandIn } from '../fixtures/push/standin';
-import { spawnPushRelay, type PushRelay } from '../fixtures/push/spawn';
-import { bearer, send } from '../helpers/http';
-import { completeBlocks, newKey, parseNumbered, resumable } from './helpers';
+import { startOllamaStandIn, type OllamaStandIn } from '../../fixtures/providers/ollama';
+import { startPushStandIn, type PushStandIn } from '../../fixtures/push/standin';
+import { spawnPushRelay, type PushRelay } from '../../fixtures/push/spawn';
+import { bearer, send } from '../../helpers/http';
+import { completeBlocks, newKey, parseNumbered, resumable } from '../helpers';
 
 const SLOW = Array.from({ length: 8 }, (_, i) => `w${i} `);
 

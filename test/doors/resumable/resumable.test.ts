@@ -1,11 +1,11 @@
 /** Resumable streams: `Idempotency-Key` + `Last-Event-ID` on POST /v1/chat/stream (issue 6, part 1). */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { OLLAMA_DEFAULT_REPLY, startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
-import { sleep } from '../fixtures/providers/standin';
-import { chatBody, chatHeaders, send } from '../helpers/http';
-import { startRelay, type TestRelay } from '../helpers/relay';
-import { ResumableRegistry } from '../../server/src/doors/resumable/registry';
-import { completeBlocks, newKey, parseNumbered, resumable, resumeHeaders } from './helpers';
+import { OLLAMA_DEFAULT_REPLY, startOllamaStandIn, type OllamaStandIn } from '../../fixtures/providers/ollama';
+import { sleep } from '../../fixtures/providers/standin';
+import { chatBody, chatHeaders, send } from '../../helpers/http';
+import { startRelay, type TestRelay } from '../../helpers/relay';
+import { ResumableRegistry } from '../../../server/src/doors/resumable/registry';
+import { completeBlocks, newKey, parseNumbered, resumable, resumeHeaders } from '../helpers';
 
 const TTL_MS = 400;
 const SLOW_REPLY = Array.from({ length: 8 }, (_, i) => `w${i} `);

@@ -7,10 +7,10 @@ import {
   OLLAMA_MID_STREAM_ERROR,
   startOllamaStandIn,
   type OllamaStandIn,
-} from '../fixtures/providers/ollama';
-import { OPENAI_DEFAULT_REASONING, OPENAI_DEFAULT_REPLY, startOpenAiStandIn } from '../fixtures/providers/openai';
-import { bearer, send } from '../helpers/http';
-import { startRelay, type TestRelay } from '../helpers/relay';
+} from '../../fixtures/providers/ollama';
+import { OPENAI_DEFAULT_REASONING, OPENAI_DEFAULT_REPLY, startOpenAiStandIn } from '../../fixtures/providers/openai';
+import { bearer, send } from '../../helpers/http';
+import { startRelay, type TestRelay } from '../../helpers/relay';
 
 let t: TestRelay;
 let ollama: OllamaStandIn;

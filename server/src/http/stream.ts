@@ -1,0 +1,160 @@
+import type { ServerResponse } from 'node:http';
+
+/** How a stream's bytes are labelled and kept alive: SSE and NDJSON differ only in this. */
+export interface Framing {
+  contentType: string;
+  /** Written when the stream has been silent for the keep-alive interval; none for a framing without comments. */
+  keepAlive?: string;
+}
+
+export const SSE: Framing = { contentType: 'text/event-stream; charset=utf-8', keepAlive: ': \n\n' };
+/** NDJSON has no comment line: nothing is written while the provider is silent. */
+export const NDJSON: Framing = { contentType: 'application/x-ndjson' };
+
+export const KEEP_ALIVE_MS = 15_000;
+
+/**
+ * The one writer of a streamed response: it owns the headers, the batching, the keep-alive and
+ * the rule that exactly one last frame ends the response. Nothing else writes to `res`.
+ */
+export class BatchedStream {
+  private lastWritten = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly keepAliveMs: number;
+  /**
+   * Frames written in the current tick, sent as one write when the tick ends. A provider read
+   * often holds hundreds of tokens: one res.write each meant three iovecs each in one writev,
+   * and the kernel's per-iovec cost dominated the relay's CPU (bench/NOTES.md). No frame waits
+   * longer than it did before: Node's own cork also held them until the end of the tick.
+   */
+  private pending = '';
+  private readonly flushPending = (): void => {
+    if (this.pending === '') return;
+    const data = this.pending;
+    this.pending = '';
+    if (this.ended) return;
+    // The keep-alive interval restarts when bytes are written: once per batch, not per frame.
+    this.timer?.refresh();
+    this.put(data);
+  };
+
+  constructor(
+    protected readonly res: ServerResponse,
+    private readonly framing: Framing,
+    keepAliveMs = KEEP_ALIVE_MS,
+  ) {
+    this.keepAliveMs = keepAliveMs;
+    res.once('close', () => this.stopKeepAlive());
+  }
+
+  /** Sends the 200 and its headers at once, before the provider has said anything. */
+  open(extraHeaders: Record<string, string> = {}): void {
+    const res = this.res;
+    res.statusCode = 200;
+    res.setHeader('Content-Type', this.framing.contentType);
+    // Proxies must neither buffer nor compress the stream (nginx honours X-Accel-Buffering).
+    res.setHeader('Cache-Control', 'no-cache, no-transform');
+    res.setHeader('X-Accel-Buffering', 'no');
+    for (const [name, value] of Object.entries(extraHeaders)) res.setHeader(name, value);
+    res.flushHeaders();
+    // Small writes must leave at once: Nagle would hold a token back waiting for an ACK.
+    res.socket?.setNoDelay(true);
+    if (this.framing.keepAlive !== undefined) this.timer = setTimeout(() => this.keepAlive(), this.keepAliveMs);
+  }
+
+  /** True once the last frame was written or the client went away. */
+  get ended(): boolean {
+    return this.lastWritten || this.res.destroyed;
+  }
+
+  /** Queues framed bytes for this tick's write; returns false when the client is not keeping up. */
+  write(chunk: string): boolean {
+    if (this.ended) return true;
+    if (chunk !== '') {
+      if (this.pending === '') process.nextTick(this.flushPending);
+      this.pending += chunk;
+    }
+    return this.pending.length < this.res.writableHighWaterMark && !this.needsDrain;
+  }
+
+  /**
+   * Writes framed bytes and, when the client is not keeping up, returns the wait for it: a
+   * replay awaits this before writing more, so a slow reader is paced instead of growing a buffer.
+   */
+  paced(chunk: string): void | Promise<void> {
+    return chunk === '' || this.write(chunk) ? undefined : this.drained();
+  }
+
+  /**
+   * Hands bytes to the connection. res.write would frame them as a chunk in four pieces (size,
+   * CRLF, data, CRLF) that leave as one writev of four iovecs: with one provider read per token
+   * at a model's pace, that writev was a third of the relay's CPU (bench/NOTES.md, issue 10).
+   * When the response owns its socket and is chunked, the same bytes go as one string in one
+   * write; otherwise (no socket yet behind a pipelined response, HTTP/1.0, HEAD) res.write does.
+   */
+  private put(data: string): void {
+    const socket = this.res.socket;
+    if (this.res.chunkedEncoding && socket && socket.writable && !this.res.writableEnded) {
+      socket.write(`${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`);
+    } else this.res.write(data);
+  }
+
+  /** True while the client has not taken what was written (on the response or, written directly, on its socket). */
+  private get needsDrain(): boolean {
+    return this.res.writableNeedDrain || (this.res.socket?.writableNeedDrain ?? false);
+  }
+
+  /**
+   * Sends what was written so far as one write (a provider read's tokens leave together) and,
+   * when the client is not keeping up, returns the wait for it: the chat service reads nothing
+   * more from the provider until it settles, so a slow reader paces the provider.
+   */
+  flush(): void | Promise<void> {
+    this.flushPending();
+    if (this.ended || !this.needsDrain) return undefined;
+    return this.drained();
+  }
+
+  /** Writes the last frame (once; later calls do nothing) and ends the response. */
+  finish(framed: string): void {
+    if (this.ended) return;
+    this.lastWritten = true;
+    this.stopKeepAlive();
+    const data = this.pending + framed;
+    this.pending = '';
+    this.res.end(data);
+  }
+
+  /** Resolves when the client has drained what we wrote, or is gone. */
+  drained(): Promise<void> {
+    this.flushPending();
+    if (this.ended || !this.needsDrain) return Promise.resolve();
+    const socket = this.res.socket;
+    return new Promise((resolve) => {
+      const done = () => {
+        this.res.off('drain', done).off('close', done);
+        socket?.off('drain', done);
+        resolve();
+      };
+      this.res.on('drain', done).on('close', done);
+      socket?.on('drain', done);
+    });
+  }
+
+  /** The framing's comment (SSE's `: `), which clients ignore: proof that bytes get through. */
+  comment(): void {
+    if (this.framing.keepAlive !== undefined) this.write(this.framing.keepAlive);
+  }
+
+  private keepAlive(): void {
+    if (this.ended) return;
+    this.flushPending();
+    this.put(this.framing.keepAlive!);
+    this.timer?.refresh();
+  }
+
+  private stopKeepAlive(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

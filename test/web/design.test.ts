@@ -89,6 +89,21 @@ describe('the chat screen', () => {
     await shot(page, 'conversation');
   });
 
+  it('with the desktop on "auto", the empty chat and the reply name the model auto stands for (the first the provider lists), never "auto"', async () => {
+    const { relay, ollama } = suite.desk;
+    relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'auto' });
+    try {
+      ollama.set({ mode: 'normal', reply: ['Hi there'] });
+      const page = await openChat();
+      await expect.poll(() => page.locator('#empty-model').textContent()).toBe('qwen3:latest will answer');
+      await send(page, 'Hello');
+      await replyFinished(page);
+      expect(await page.locator('.msg.assistant').last().locator('.answered-by').textContent()).toBe('qwen3:latest');
+    } finally {
+      relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'qwen3' });
+    }
+  });
+
   it('a bold span still streaming shows no raw ** ; the send arrow becomes a stop square while streaming', async () => {
     suite.desk.ollama.set({ mode: 'normal', reply: ['Plain and **bold', ' words', ' here', ' that', ' keep', ' coming', '** done.'], chunkDelayMs: 250 });
     const page = await openChat();

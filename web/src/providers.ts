@@ -19,6 +19,8 @@ export interface ProvidersView {
 
 let token = '';
 let view: ProvidersView | null = null;
+/** What `auto` stands for on the active provider: the first model it lists (CONTRACT §6), once asked. */
+let autoModel: { provider: string; model: string } | null = null;
 let changed: () => void = () => {};
 
 /** Called after each change of what answers (the empty chat says which model will). */
@@ -36,7 +38,8 @@ export function answeringModel(): string {
   if (!view?.active) return '';
   const p = view.providers.find((x) => x.id === view!.active);
   const model = view.model && view.model !== 'auto' ? view.model : p?.model && p.model !== 'auto' ? p.model : '';
-  return model || p?.label || view.active;
+  const auto = autoModel?.provider === view.active ? autoModel.model : '';
+  return model || auto || p?.label || view.active;
 }
 
 async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
@@ -69,7 +72,32 @@ export async function loadProviders(t: string): Promise<void> {
   } catch {
     ui.modelBar.hidden = true;
     closePicker();
+    return;
   }
+  void resolveAuto();
+}
+
+/**
+ * A reply says which model answered, never "auto": the desktop's `auto` is the first model the
+ * provider lists, so ask the list once per connection. Unreachable or empty: the label stays.
+ */
+async function resolveAuto(): Promise<void> {
+  const v = view;
+  if (!v?.active || answeringModelNamed(v)) return;
+  try {
+    const { models } = await call<{ models: { id: string }[] }>(`/v1/providers/${encodeURIComponent(v.active)}/models`);
+    if (models[0] && view?.active === v.active) {
+      autoModel = { provider: v.active, model: models[0].id };
+      changed();
+    }
+  } catch {
+    // The provider is down: the reply's own error says so; the label is shown meanwhile.
+  }
+}
+
+function answeringModelNamed(v: ProvidersView): boolean {
+  const p = v.providers.find((x) => x.id === v.active);
+  return (!!v.model && v.model !== 'auto') || (!!p?.model && p.model !== 'auto');
 }
 
 export function hideProviders(): void {

@@ -109,8 +109,11 @@ describe('a chat over the socket', () => {
     const own = await startRelay();
     useOllama(own);
     ollama.set({ mode: 'normal', reply: Array.from({ length: 50 }, (_, i) => `s${i} `), chunkDelayMs: 100 });
+    // The stand-in is shared by the file's tests: wait for this chat's own provider request (the
+    // slot is taken at the handshake, before the request arrives, so activeStreams alone is early).
+    const asked = ollama.requests.length;
     const chat = chatOverSocket(own, { first: chatBody() });
-    await expect.poll(() => ollama.requests.length > 0 && own.relay.activeStreams === 1).toBe(true);
+    await expect.poll(() => ollama.requests.length > asked && own.relay.activeStreams === 1).toBe(true);
     await own.close();
     const result = await chat;
     expect(result.events.at(-1)).toEqual({ type: 'error', message: expect.stringContaining('stopping') });

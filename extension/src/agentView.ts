@@ -224,8 +224,14 @@ export class AgentPanel {
 
   /** Tests only: the transcript as the webview shows it now (its HTML), asked of the webview itself. */
   rendered(): Promise<string> {
+    // A webview still loading drops the probe: then '' after a moment, and the caller asks again.
     return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        once.dispose();
+        resolve('');
+      }, 2000);
       const once = this.renderedHtml.event((html) => {
+        clearTimeout(timer);
         once.dispose();
         resolve(html);
       });

@@ -1,7 +1,9 @@
 // @ts-check
 /*
  * The desk's view of one agent session (extension/src/agentView.ts): the same events the phone
- * follows, shown with textContent only (the model's words and a tool's output are never markup).
+ * follows. The model's words render as Markdown through the phone's own renderer and sanitiser
+ * (media/markdown.js, loaded first); everything else (a tool's output, a command, a diff) is
+ * textContent only.
  * Buttons post to the extension, which answers the session in-process; the first answer wins
  * and every screen shows it from the session's `decision` event.
  */
@@ -117,7 +119,7 @@
           log.append(text.li);
         }
         text.raw += e.delta;
-        text.li.textContent = text.raw;
+        text.li.innerHTML = window.deskrelayMarkdown.renderMarkdown(text.raw);
         break;
       case 'tool_call': {
         const li = el('li', 'tool');
@@ -176,6 +178,9 @@
     } else if (data.type === 'event') {
       if (data.event.type === 'user' && !title.textContent) title.textContent = data.event.text.split('\n')[0];
       apply(data.event);
+    } else if (data.type === 'probe') {
+      // The tests read what the webview shows (the extension host cannot reach its DOM).
+      vscode.postMessage({ type: 'rendered', html: log.innerHTML });
     } else if (data.type === 'notice') {
       notice.textContent = data.message;
       notice.hidden = false;

@@ -58,6 +58,20 @@ await Promise.all([
   }),
   build({ ...common, entryPoints: ['node_modules/undici/index.js'], outfile: out('undici.js') }),
   build({ ...common, entryPoints: ['node_modules/web-push/src/index.js'], outfile: out('web-push.js') }),
+  // The phone's Markdown renderer and sanitiser for the desk's webviews (agent session, kept
+  // conversation), which load it under their nonce CSP as window.deskrelayMarkdown.
+  build({
+    entryPoints: ['web/src/markdown.entry.ts'],
+    outfile: 'media/markdown.js',
+    bundle: true,
+    format: 'iife',
+    globalName: 'deskrelayMarkdown',
+    platform: 'browser',
+    target: ['es2021', 'chrome114'],
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  }),
 ]);
 await chmod(out('cli.js'), 0o755);
 

@@ -163,13 +163,15 @@ type FromWebview =
   | { type: 'stop' }
   | { type: 'send'; text: string }
   | { type: 'diff'; callId: string }
-  | { type: 'ready' };
+  | { type: 'ready' }
+  | { type: 'rendered'; html: string };
 
 /** One session's webview: the transcript live from the session's own event log. */
 export class AgentPanel {
   private readonly panel: vscode.WebviewPanel;
   private stopListening: () => void = () => {};
   private disposed = false;
+  private readonly renderedHtml = new vscode.EventEmitter<string>();
 
   constructor(
     private readonly session: AgentSession,
@@ -198,6 +200,7 @@ export class AgentPanel {
       else if (m.type === 'stop') this.session.stop();
       else if (m.type === 'send' && m.text.trim()) this.session.send(m.text.trim());
       else if (m.type === 'diff') await this.diff(m.callId);
+      else if (m.type === 'rendered') this.renderedHtml.fire(m.html);
       return undefined;
     } catch (err) {
       // Answered on the phone first: the card shows that decision from the stream.
@@ -219,9 +222,27 @@ export class AgentPanel {
     this.stopListening = this.session.log.listen({ push: (frame) => send(frame.framed), close: () => void this.panel.webview.postMessage({ type: 'notice', message: t('This session ended.') }) });
   }
 
+  /** Tests only: the transcript as the webview shows it now (its HTML), asked of the webview itself. */
+  rendered(): Promise<string> {
+    // A webview still loading drops the probe: then '' after a moment, and the caller asks again.
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        once.dispose();
+        resolve('');
+      }, 2000);
+      const once = this.renderedHtml.event((html) => {
+        clearTimeout(timer);
+        once.dispose();
+        resolve(html);
+      });
+      void this.panel.webview.postMessage({ type: 'probe' });
+    });
+  }
+
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.renderedHtml.dispose();
     this.stopListening();
     this.panel.dispose();
     this.onDispose();
@@ -263,6 +284,7 @@ export class AgentPanel {
   <ol id="log" aria-label="${h('Agent session')}"></ol>
   <form id="compose"><label for="message" class="visually-hidden">${h('Message to the agent')}</label><textarea id="message" rows="2" placeholder="${h('Message the agent')}"></textarea><button type="submit">${h('Send')}</button></form>
   <script nonce="${nonce}" id="words" type="application/json">${words}</script>
+  <script nonce="${nonce}" src="${media('markdown.js')}"></script>
   <script nonce="${nonce}" src="${media('agent-session.js')}"></script>
 </body>
 </html>`;

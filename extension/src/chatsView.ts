@@ -35,7 +35,10 @@ export class ChatsView extends Disposable implements vscode.TreeDataProvider<Sum
   private feed: AbortController | undefined;
   private readonly panels = new Map<string, ChatPanel>();
 
-  constructor(private readonly remote: RemoteChat) {
+  constructor(
+    private readonly remote: RemoteChat,
+    readonly extensionUri: vscode.Uri,
+  ) {
     super();
     this.tree = this.register(vscode.window.createTreeView('deskrelay.chats', { treeDataProvider: this }));
     this.register(remote.onDidChange(() => this.follow()));
@@ -72,7 +75,10 @@ export class ChatsView extends Disposable implements vscode.TreeDataProvider<Sum
     item.tooltip = s.preview;
     item.iconPath = new vscode.ThemeIcon(s.kind === 'agent' ? 'tools' : 'comment-discussion');
     item.contextValue = s.kind === 'agent' ? 'deskrelay.agentSession' : 'deskrelay.conversation';
-    if (s.kind === 'chat') item.command = { command: 'deskrelay.openConversation', title: vscode.l10n.t('Open'), arguments: [s.id] };
+    // An agent session opens in the agent session webview (agentView.ts), as from the DeskRelay view.
+    item.command = s.kind === 'chat'
+      ? { command: 'deskrelay.openConversation', title: vscode.l10n.t('Open'), arguments: [s.id] }
+      : { command: 'deskrelay.agent.open', title: vscode.l10n.t('Open'), arguments: [s.id] };
     return item;
   }
 
@@ -148,6 +154,11 @@ export class ChatsView extends Disposable implements vscode.TreeDataProvider<Sum
     return panel.reload();
   }
 
+  /** Tests only: the open chat panel's messages as its webview shows them (HTML). */
+  rendered(id: string): Promise<string> | undefined {
+    return this.panels.get(id)?.rendered();
+  }
+
   async export(id?: string | Summary): Promise<void> {
     const chosen = typeof id === 'object' ? id.id : (id ?? (await this.pick(vscode.l10n.t('Export which chat as Markdown?'))));
     if (!chosen) return;
@@ -181,20 +192,24 @@ async function failure(res: Response | undefined): Promise<string> {
 class ChatPanel {
   private readonly panel: vscode.WebviewPanel;
   private events: AbortController | undefined;
+  private readonly renderedHtml = new vscode.EventEmitter<string>();
 
   constructor(
     private readonly view: ChatsView,
     private readonly id: string,
     onClose: () => void,
   ) {
-    this.panel = vscode.window.createWebviewPanel('deskrelay.chat', vscode.l10n.t('DeskRelay chat'), vscode.ViewColumn.Active, { enableScripts: true });
-    this.panel.webview.html = page(this.panel.webview.cspSource);
+    const media = vscode.Uri.joinPath(view.extensionUri, 'media');
+    this.panel = vscode.window.createWebviewPanel('deskrelay.chat', vscode.l10n.t('DeskRelay chat'), vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [media] });
+    this.panel.webview.html = page(this.panel.webview.cspSource, this.panel.webview.asWebviewUri(vscode.Uri.joinPath(media, 'markdown.js')));
     this.panel.onDidDispose(() => {
       this.events?.abort();
+      this.renderedHtml.dispose();
       onClose();
     });
-    this.panel.webview.onDidReceiveMessage(async (m: { type: string; text?: string }) => {
-      if (m.type === 'send' && m.text?.trim()) {
+    this.panel.webview.onDidReceiveMessage(async (m: { type: string; text?: string; html?: string }) => {
+      if (m.type === 'rendered') this.renderedHtml.fire(m.html ?? '');
+      else if (m.type === 'send' && m.text?.trim()) {
         const res = await view.call('POST', `/v1/conversations/${this.id}/messages`, { content: m.text });
         if (!res || res.status !== 202) void vscode.window.showErrorMessage(await failure(res));
       } else if (m.type === 'stop') {
@@ -205,6 +220,22 @@ class ChatPanel {
 
   reveal(): void {
     this.panel.reveal();
+  }
+
+  rendered(): Promise<string> {
+    // A webview still loading drops the probe: then '' after a moment, and the caller asks again.
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        once.dispose();
+        resolve('');
+      }, 2000);
+      const once = this.renderedHtml.event((html) => {
+        clearTimeout(timer);
+        once.dispose();
+        resolve(html);
+      });
+      void this.panel.webview.postMessage({ type: 'probe' });
+    });
   }
 
   /** Shows the conversation as the desktop has it, then follows its events from there; its title. */
@@ -253,14 +284,23 @@ class ChatPanel {
   }
 }
 
-/** The webview: plain DOM, text only (textContent), no remote content; CSP allows only its own inline script. */
-function page(cspSource: string): string {
+/**
+ * The webview: plain DOM, no remote content; CSP allows only its own inline script and the phone's
+ * Markdown renderer (media/markdown.js). A reply is sanitised Markdown, as on the phone; the
+ * user's words and errors are text (textContent).
+ */
+function page(cspSource: string, markdownJs: vscode.Uri): string {
   const nonce = Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
   return `<!doctype html><html><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${cspSource} 'unsafe-inline'; script-src 'nonce-${nonce}';">
 <style>
 body{font-family:var(--vscode-font-family);color:var(--vscode-foreground);padding:0 12px}
 .msg{white-space:pre-wrap;margin:10px 0;padding:8px 10px;border-radius:6px}
+.msg.assistant{white-space:normal;overflow-wrap:anywhere}
+.msg.assistant>:first-child{margin-top:0}.msg.assistant>:last-child{margin-bottom:0}
+.msg.assistant pre{white-space:pre-wrap;background:var(--vscode-textCodeBlock-background);padding:6px 8px;border-radius:4px}
+.msg.assistant code{font-family:var(--vscode-editor-font-family)}
+.msg.assistant a{color:var(--vscode-textLink-foreground)}
 .user{background:var(--vscode-input-background)}
 .error{color:var(--vscode-errorForeground)}
 form{display:flex;gap:6px;position:sticky;bottom:0;padding:8px 0;background:var(--vscode-editor-background)}
@@ -268,14 +308,22 @@ textarea{flex:1;font:inherit;color:var(--vscode-input-foreground);background:var
 </style></head><body>
 <div id="log" role="log" aria-live="polite"></div>
 <form id="form"><textarea id="text" rows="2" aria-label="Message"></textarea><button id="send" type="submit">Send</button><button id="stop" type="button" hidden>Stop</button></form>
+<script nonce="${nonce}" src="${markdownJs}"></script>
 <script nonce="${nonce}">
 const vscode = acquireVsCodeApi();
 const log = document.getElementById('log');
 let live = null;
+/** The reply's words so far (the whole text is rendered again as each piece arrives). */
+const raw = new WeakMap();
+function show(div, text) {
+  raw.set(div, text);
+  if (div.classList.contains('assistant') && !div.classList.contains('error')) div.innerHTML = window.deskrelayMarkdown.renderMarkdown(text);
+  else div.textContent = text;
+}
 function add(role, text, error) {
   const div = document.createElement('div');
   div.className = 'msg ' + role;
-  div.textContent = text;
+  show(div, text);
   if (error) { const e = document.createElement('div'); e.className = 'error'; e.textContent = error; div.append(e); }
   log.append(div);
   return div;
@@ -289,11 +337,15 @@ window.addEventListener('message', (e) => {
     for (const x of m.messages) { const d = add(x.role, x.text, x.error); if (x.pending) live = d; }
     if (m.running) live = log.lastElementChild;
     running(m.running);
+  } else if (m.type === 'probe') {
+    // The tests read what the webview shows (the extension host cannot reach its DOM).
+    vscode.postMessage({ type: 'rendered', html: log.innerHTML });
+    return;
   } else if (m.type === 'event') {
     const ev = m.event;
     if (ev.type === 'user') { add('user', ev.text); live = null; }
     else if (ev.type === 'status') { running(ev.status === 'running'); if (ev.status === 'running') live = add('assistant', ''); else live = null; }
-    else if (ev.type === 'text') { if (!live) live = add('assistant', ''); live.textContent += ev.delta; }
+    else if (ev.type === 'text') { if (!live) live = add('assistant', ''); show(live, (raw.get(live) || '') + ev.delta); }
     else if (ev.type === 'error') add('assistant error', ev.message);
   }
   window.scrollTo(0, document.body.scrollHeight);

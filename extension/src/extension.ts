@@ -19,6 +19,10 @@ export interface DeskRelayApi {
   setTunnelProbe(probe: ProbeOptions | undefined): void;
   /** What the DeskRelay Chats view lists now (tests read the view through this). */
   chats(): Promise<{ id: string; title: string; kind: string }[]>;
+  /** Tests only: an open chat panel's messages as its webview shows them (HTML). */
+  renderedChat(id: string): Promise<string> | undefined;
+  /** Tests only: a row of the DeskRelay Chats view as VS Code shows it (its command). */
+  chatItem(id: string): Promise<vscode.TreeItem | undefined>;
   /** Where kept conversations are written (the extension's global storage). */
   conversationsDir: string;
   /** Tests only: the DeskRelay view's agent sessions, as its rows and webviews see them. */
@@ -49,7 +53,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
   const wizard = new ProviderWizard(context, keys, log);
   chat = remote;
   const commands = new Commands(remote, keys, log, context, tunnelSecrets);
-  const chats = new ChatsView(remote);
+  const chats = new ChatsView(remote, context.extensionUri);
   const setContext = () => {
     const s = remote.status();
     void vscode.commands.executeCommand('setContext', 'deskrelay.running', s.running);
@@ -100,6 +104,11 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
       remote.tunnelProbe = probe;
     },
     chats: () => chats.getChildren(),
+    renderedChat: (id) => chats.rendered(id),
+    chatItem: async (id) => {
+      const row = (await chats.getChildren()).find((s) => s.id === id);
+      return row && chats.getTreeItem(row);
+    },
     conversationsDir,
     agentDesk,
   };

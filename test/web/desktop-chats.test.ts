@@ -5,7 +5,7 @@
  * a delete on one reach the other's open drawer through the change feed, and with the setting
  * off nothing is sent to /v1/conversations beyond the one check.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { webClientLink } from '../../server/src/session/pairing';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { bearer, send as http } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
-import { ensureVendor, lastReply, launchBrowser, LOAD_FAILED_ONCE, phone, replyFinished, send } from './harness';
+import { countRequests, ensureVendor, lastReply, launchBrowser, LOAD_FAILED_ONCE, phone, replyFinished, send } from './harness';
 
 let browser: Browser;
 let ollama: OllamaStandIn;
@@ -173,5 +173,58 @@ describe('chats kept on the desktop, in the web client', () => {
     // One check at connect, answered 403; nothing else, and nothing kept.
     expect(calls).toEqual(['request GET /v1/conversations 403 -']);
     expect(readdirSync(join(relay.dir, 'conversations')).filter((n) => !n.startsWith('.'))).toEqual([]);
+  });
+  it('exports a chat as Markdown through the share sheet: the desktop\'s export when it keeps the chat, else the phone\'s copy as a .md download', async () => {
+    // The share sheet, stubbed in the page: what the page hands it is recorded (its files read as text).
+    const stubShare = (canShare: boolean) => `
+      navigator.canShare = (data) => ${canShare} && !!data && Array.isArray(data.files);
+      navigator.share = async (data) => {
+        window.__shared = { title: data.title, files: await Promise.all(data.files.map(async (f) => ({ name: f.name, type: f.type, text: await f.text() }))) };
+      };`;
+    const openWith = async (canShare: boolean) => {
+      const p = await phone(browser);
+      closers.push(() => p.context.close());
+      await p.page.addInitScript(stubShare(canShare));
+      await p.page.goto(webClientLink(relay.url, relay.token));
+      await p.page.locator('#chat').waitFor();
+      return p.page;
+    };
+
+    // Kept on the desktop: the desktop's own export, shared as a text/markdown file.
+    const a = await openWith(true);
+    ollama.set({ mode: 'normal', reply: ['**Paris**', ', on the Seine.'] });
+    await send(a, 'Capital of France?');
+    await replyFinished(a);
+    const idOf = async () => (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations.find((c: any) => c.preview.startsWith('**Paris**'))?.id as string | undefined;
+    await expect.poll(idOf).toBeTruthy();
+    const id = (await idOf())!;
+    const desktops = await http(relay.url, `/v1/conversations/${id}/export`, { headers: bearer(relay.token) });
+    await openList(a);
+    await a.getByRole('button', { name: 'Export “Capital of France?” as Markdown' }).click();
+    const shared = await a.waitForFunction(() => (window as any).__shared).then((h) => h.jsonValue());
+    expect(shared.title).toBe('Capital of France?');
+    expect(shared.files).toHaveLength(1);
+    expect(shared.files[0].name).toBe('Capital-of-France.md');
+    expect(shared.files[0].type).toBe('text/markdown');
+    expect(shared.files[0].text).toBe(desktops.body);
+    expect(shared.files[0].text).toMatch(/^# Capital of France\?\n/);
+    expect(shared.files[0].text).toContain('## You\n\nCapital of France?\n\n## Assistant\n\n**Paris**, on the Seine.\n');
+    expect(countRequests(relay, 'GET', `/v1/conversations/${id}/export`)).toBe(2);
+
+    // Not kept on the desktop, and a browser that cannot share files: this phone's copy, written
+    // the same way, downloaded as a .md; the desktop is not asked.
+    keep = false;
+    const b = await openWith(false);
+    ollama.set({ mode: 'normal', reply: ['Rome.'] });
+    await send(b, 'Capital of Italy?');
+    await replyFinished(b);
+    await openList(b);
+    const exportsBefore = relay.logLines.filter((l) => l.includes('/export')).length;
+    const [download] = await Promise.all([b.waitForEvent('download'), b.getByRole('button', { name: 'Export “Capital of Italy?” as Markdown' }).click()]);
+    expect(download.suggestedFilename()).toBe('Capital-of-Italy.md');
+    const text = readFileSync((await download.path())!, 'utf8');
+    expect(text).toMatch(/^# Capital of Italy\?\n\n_Exported from DeskRelay, last updated \d{4}-\d\d-\d\dT[\d:.]+Z\._\n\n## You\n\nCapital of Italy\?\n\n## Assistant\n\nRome\.\n$/);
+    expect(await b.evaluate(() => (window as any).__shared)).toBeUndefined();
+    expect(relay.logLines.filter((l) => l.includes('/export')).length).toBe(exportsBefore);
   });
 });

@@ -1,5 +1,6 @@
 /**
- * The saved chats' list: open, rename (inline), delete, delete all (a second tap confirms).
+ * The saved chats' list: open, rename (inline), export as Markdown (the share sheet), delete,
+ * delete all (a second tap confirms).
  * Titles are user text (or the first message): only ever set as textContent.
  */
 import type { Chat } from './chats';
@@ -9,6 +10,7 @@ import { iconButton } from './ui/icons';
 export interface ChatListActions {
   open(id: string): void;
   rename(id: string, title: string): void;
+  export(id: string): void;
   remove(id: string): void;
   removeAll(): void;
 }
@@ -27,7 +29,8 @@ export function renderChatList(chats: Chat[], currentId: string | null, actions:
       const rename = iconButton('rename', `Rename “${chat.title || 'New chat'}”`, 'chat-rename', () => startRename(li, chat, actions));
       // Undo is offered after a delete (a toast), so it needs no second tap.
       const remove = iconButton('trash', `Delete “${chat.title || 'New chat'}”`, 'chat-delete', () => actions.remove(chat.id));
-      li.append(open, rename, remove);
+      const share = iconButton('share', `Export “${chat.title || 'New chat'}” as Markdown`, 'chat-export', () => actions.export(chat.id));
+      li.append(open, rename, share, remove);
       return li;
     }),
   );

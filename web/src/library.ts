@@ -9,6 +9,7 @@ import { newKey } from './api';
 import { runTurn, showChat } from './conversation';
 import { DesktopStore, desktopKeepsChats, followChanges, runningReply } from './desktopChats';
 import { ui } from './dom';
+import { chatMarkdown, shareMarkdown } from './export';
 import { clearPending } from './pending';
 import { localStore } from './storage';
 import { closeLayer, isOpen, openLayer } from './ui/layer';
@@ -79,6 +80,13 @@ export const listActions: ChatListActions = {
     target.title = title;
     if (target === app.chat) ui.chatHeading.textContent = title || 'New chat';
     void save(target);
+  },
+  export(id) {
+    const target = id === app.chat.id ? app.chat : app.chats.find((c) => c.id === id);
+    if (!target) return;
+    void chatMarkdown(target, app.store)
+      .then((md) => shareMarkdown(md, target.title || 'New chat'))
+      .catch((err: unknown) => showToast(`Could not export “${target.title || 'New chat'}”: ${err instanceof Error ? err.message : String(err)}`));
   },
   remove(id) {
     if (app.current && id === app.chat.id) return;

@@ -17,6 +17,7 @@ const PATHS = {
   check: 'M5 12.5l4.5 4.5L19 7',
   rename: 'M4 20h4L19 9l-4-4L4 16zM13.5 6.5l4 4',
   trash: 'M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13',
+  share: 'M12 15V3M7 8l5-5 5 5M5 13v7h14v-7',
   mic: 'M12 3a3 3 0 0 1 3 3v6a3 3 0 0 1-6 0V6a3 3 0 0 1 3-3zM5 11a7 7 0 0 0 14 0M12 18v3',
   speaker: 'M4 9h4l5-4v14l-5-4H4zM16.5 8.5a5 5 0 0 1 0 7M19 6a8.5 8.5 0 0 1 0 12',
   wave: 'M4 10v4M8 7v10M12 4v16M16 7v10M20 10v4',

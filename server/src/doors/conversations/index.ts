@@ -20,7 +20,7 @@ import {
 import type { DoorFactory } from '../door';
 import { followLog } from '../logStream';
 import { readJsonBody } from '../read';
-import { conversationMarkdown } from './markdown';
+import { conversationMarkdown, markdownFileName } from './markdown';
 
 /** The door's paths (docs/conversations.md). */
 export const CONVERSATIONS_PATH = '/v1/conversations';
@@ -233,10 +233,9 @@ export const conversationsDoor: DoorFactory = (ctx) => {
   const exportMarkdown = route('GET', EXPORT, async (req, res) => {
     const { c } = await find(req, EXPORT);
     const body = conversationMarkdown(c, replies.get(c.id)?.text);
-    const name = (c.title.replace(/[^A-Za-z0-9 _-]/g, '').trim().slice(0, 60) || 'conversation').replace(/ +/g, '-');
     res.statusCode = 200;
     res.setHeader('Content-Type', 'text/markdown; charset=utf-8');
-    res.setHeader('Content-Disposition', `attachment; filename="${name}.md"`);
+    res.setHeader('Content-Disposition', `attachment; filename="${markdownFileName(c.title)}"`);
     res.setHeader('Cache-Control', 'no-store');
     res.end(body);
   });

@@ -70,7 +70,7 @@ describe('The workspace agent in VS Code', function () {
 
   after(async () => {
     await run('deskrelay.stop');
-    for (const key of ['port', 'providers', 'activeProvider', 'agent.enabled']) await setSetting(key, undefined);
+    for (const key of ['port', 'providers', 'activeProvider', 'agent.enabled', 'keepConversations']) await setSetting(key, undefined);
     await model?.close();
   });
 
@@ -285,6 +285,32 @@ describe('The workspace agent in VS Code', function () {
     await waitFor('the view shows it stopped', () => desk.items().find((i: any) => i.id === id && i.status === 'stopped'));
     phone.abort();
     panel.dispose();
+    failures();
+  });
+
+  it('the session webview renders the model\'s Markdown, sanitised as on the phone; in DeskRelay Chats the session opens it', async () => {
+    await setSetting('agent.enabled', true);
+    model.script([{ text: ['Done: **renamed** `n`.\n\n', '| a | b |\n|---|---|\n| 1 | 2 |\n\n', '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'] }]);
+    const id = await start('markdown please');
+    await idle(id);
+    const desk = (await api() as unknown as { agentDesk: any }).agentDesk;
+    // DeskRelay Chats lists the session (conversations kept on the desktop); its row opens the session's webview.
+    await setSetting('keepConversations', true);
+    const item = await waitFor('the session in DeskRelay Chats', async () => (await api()).chatItem(id));
+    assert.deepEqual([item.command?.command, item.command?.arguments], ['deskrelay.agent.open', [id]]);
+    await run('deskrelay.agent.open', id);
+    const panel = await waitFor('the session webview', () => desk.panel(id));
+    const html: string = await waitFor('the rendered reply', async () => {
+      const shown: string = await panel.rendered();
+      return /<strong>renamed<\/strong>/.test(shown) ? shown : undefined;
+    });
+    assert.match(html, /<code>n<\/code>/);
+    assert.match(html, /<table>[\s\S]*<td>1<\/td>/);
+    assert.doesNotMatch(html, /<img|onerror|<script/i);
+    // The user's words stay text.
+    assert.match(html, /<li class="user">markdown please<\/li>/);
+    panel.dispose();
+    await setSetting('keepConversations', undefined);
     failures();
   });
 

@@ -78,4 +78,33 @@ describe('Conversations kept on the desktop in VS Code (issue 30)', function () 
     assert.deepEqual(await (await api()).chats(), []);
     assert.equal(readdirSync(dir).filter((n) => n.endsWith('.json')).length, 0);
   });
+  it('the chat panel renders a reply\'s Markdown as the phone does, sanitised; the user\'s words stay text', async () => {
+    await setSetting('keepConversations', true);
+    const hostile = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>';
+    ollama.set({ mode: 'normal', reply: ['**Lisbon** has `trams`.\n\n', '- Alfama\n- Belém\n\n', hostile, ' [map](javascript:alert(1))'] });
+    const made = await call('POST', '/v1/conversations', { title: 'Markdown' });
+    const { id } = (await made.json()) as { id: string };
+    assert.equal((await call('POST', `/v1/conversations/${id}/messages`, { content: '**not bold**' })).status, 202);
+    await waitFor('the reply kept', async () => ((await (await call('GET', `/v1/conversations/${id}`)).json()) as any).messages.length === 2 || undefined);
+
+    assert.equal(await run<string>('deskrelay.openConversation', id), 'Markdown');
+    const rendered = (pattern: RegExp) => waitFor(`the panel showing ${pattern}`, async () => {
+      const html = await (await api()).renderedChat(id);
+      return html && pattern.test(html) ? html : undefined;
+    });
+    const html = await rendered(/<strong>Lisbon<\/strong>/);
+    assert.match(html, /<code>trams<\/code>/);
+    assert.match(html, /<li>Alfama<\/li>/);
+    assert.doesNotMatch(html, /<img|onerror|<script|href="javascript/i);
+    // The user's message is their words, not Markdown.
+    assert.match(html, /<div class="msg user">\*\*not bold\*\*<\/div>/);
+
+    // A reply that arrives while the panel is open renders as it streams in.
+    ollama.set({ mode: 'normal', reply: ['## Next', '\n\n1. Sintra'] });
+    assert.equal((await call('POST', `/v1/conversations/${id}/messages`, { content: 'And then?' })).status, 202);
+    const live = await rendered(/<h2[^>]*>Next<\/h2>\s*<ol>\s*<li>Sintra<\/li>/);
+    assert.doesNotMatch(live, /<img|onerror|<script/i);
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+    assert.equal((await call('DELETE', `/v1/conversations/${id}`)).status, 204);
+  });
 });

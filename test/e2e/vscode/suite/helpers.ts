@@ -24,6 +24,10 @@ export interface DeskRelayApi {
   setTunnelProbe(probe: unknown): void;
   chats(): Promise<{ id: string; title: string; kind: string }[]>;
   conversationsDir: string;
+  /** An open chat panel's messages as its webview shows them (HTML). */
+  renderedChat(id: string): Promise<string> | undefined;
+  /** A DeskRelay Chats row as VS Code shows it. */
+  chatItem(id: string): Promise<vscode.TreeItem | undefined>;
 }
 
 export function extension(): vscode.Extension<DeskRelayApi> {

@@ -7,6 +7,7 @@ import { argumentsObject, checkArgumentSize, forcedName, offered, toolRefusal } 
 import { toConversation, type Turn } from './turns';
 import { fetchNames, field, LIST_PAGE } from './models';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolCall, ToolOptions } from './types';
+import { streamReply } from './streamReply';
 import { keyRefused, providerMessage, statusText, type HttpFailure, type WordingContext } from './wording';
 
 interface GeminiChunk {
@@ -77,7 +78,7 @@ export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
         model,
         explain: (f) => geminiKeyRefusal(ctx, f) ?? (tools ? toolRefusal(label, model, f) : undefined),
       });
-      try {
+      return streamReply(call, sink, () => {
         const { system, turns } = toConversation(messages);
         sink.model?.(model);
         const body: Record<string, unknown> = {
@@ -86,18 +87,13 @@ export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
         if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
         if (config.maxTokens !== undefined) body.generationConfig = { maxOutputTokens: config.maxTokens };
         if (tools) Object.assign(body, geminiTools(options!));
-        const res = await call.send(apiUrl(base, `/v1beta/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`), {
-          method: 'POST',
-          headers: { 'x-goog-api-key': key, accept: 'text/event-stream' },
+        return {
+          url: apiUrl(base, `/v1beta/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`),
+          headers: { 'x-goog-api-key': key },
           body,
-        });
-        const reader = new GeminiReader(call, sink, label);
-        await call.events(res, reader, sink);
-        if (reader.finish === undefined) throw call.truncated();
-        return reader.finish;
-      } finally {
-        call.close();
-      }
+          sse: new GeminiReader(call, sink, label),
+        };
+      });
     },
   };
 }

@@ -5,6 +5,7 @@ import type { LineHandler } from './framing';
 import { keyedCall } from './keys';
 import { fetchNames, field, pluck, resolveModel } from './models';
 import { argumentsObject, checkArgumentSize, offered, parseArguments, toolNameOf, toolRefusal } from './tools';
+import { streamReply } from './streamReply';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
 
 interface OllamaLine {
@@ -48,7 +49,7 @@ export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
               ? toolRefusal(label, call.model, f)
               : undefined,
       });
-      try {
+      return streamReply(call, sink, async () => {
         call.model = await resolveModel(call, config, {
           url: apiUrl(base, TAGS),
           headers: {},
@@ -66,14 +67,8 @@ export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
         }
         // No `think` field: Ollama answers 400 to it for models without thinking (CONTRACT §6).
         if (config.maxTokens !== undefined) body.options = { num_predict: config.maxTokens };
-        const res = await call.send(apiUrl(base, '/api/chat'), { method: 'POST', headers: { accept: 'application/x-ndjson' }, body });
-        const reader = new OllamaReader(call, sink);
-        await call.lines(res, reader, sink);
-        if (reader.finish === undefined) throw call.truncated();
-        return reader.finish;
-      } finally {
-        call.close();
-      }
+        return { url: apiUrl(base, '/api/chat'), headers: {}, body, ndjson: new OllamaReader(call, sink) };
+      });
     },
   };
 }

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { ChatsView } from './chatsView';
-import { Commands } from './commands';
+import { makeCommands } from './commands';
 import { OutputLog } from './log';
 import { RemoteChat, type Status } from './remoteChat';
 import { SecretKeySource, TunnelSecrets } from './secrets';
@@ -52,7 +52,7 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
   });
   const wizard = new ProviderWizard(context, keys, log);
   chat = remote;
-  const commands = new Commands(remote, keys, log, context, tunnelSecrets);
+  const commands = makeCommands(remote, keys, log, context, tunnelSecrets);
   const chats = new ChatsView(remote, context.extensionUri);
   const setContext = () => {
     const s = remote.status();
@@ -67,36 +67,36 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     remote,
     new StatusBar(remote),
     remote.onDidChange(setContext),
-    remote.onTunnelDown((m) => commands.tunnelDown(m)),
-    remote.onDeviceChange((change) => commands.deviceChanged(change)),
-    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && void commands.settingsChanged(affectsRelayAddress(e))),
+    remote.onTunnelDown((m) => commands.tunnel.tunnelDown(m)),
+    remote.onDeviceChange((change) => commands.devices.deviceChanged(change)),
+    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && void commands.relay.settingsChanged(affectsRelayAddress(e))),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(`${SECTION}.keepConversations`) && chats.refresh()),
-    vscode.commands.registerCommand('deskrelay.start', () => commands.start()),
-    vscode.commands.registerCommand('deskrelay.stop', () => commands.stop()),
-    vscode.commands.registerCommand('deskrelay.copyPairing', () => commands.copyPairing()),
-    vscode.commands.registerCommand('deskrelay.showPairing', () => commands.showPairing()),
-    vscode.commands.registerCommand('deskrelay.startTunnel', () => commands.startTunnel()),
-    vscode.commands.registerCommand('deskrelay.stopTunnel', () => commands.stopTunnel()),
-    vscode.commands.registerCommand('deskrelay.setTunnelToken', (kind?: string, token?: string) => commands.setTunnelToken(kind, token)),
-    vscode.commands.registerCommand('deskrelay.selectProvider', (id?: string) => commands.selectProvider(id)),
-    vscode.commands.registerCommand('deskrelay.setApiKey', (id?: string, key?: string) => commands.setApiKey(id, key)),
+    vscode.commands.registerCommand('deskrelay.start', () => commands.relay.start()),
+    vscode.commands.registerCommand('deskrelay.stop', () => commands.relay.stop()),
+    vscode.commands.registerCommand('deskrelay.copyPairing', () => commands.relay.copyPairing()),
+    vscode.commands.registerCommand('deskrelay.showPairing', () => commands.relay.showPairing()),
+    vscode.commands.registerCommand('deskrelay.startTunnel', () => commands.tunnel.startTunnel()),
+    vscode.commands.registerCommand('deskrelay.stopTunnel', () => commands.tunnel.stopTunnel()),
+    vscode.commands.registerCommand('deskrelay.setTunnelToken', (kind?: string, token?: string) => commands.tunnel.setTunnelToken(kind, token)),
+    vscode.commands.registerCommand('deskrelay.selectProvider', (id?: string) => commands.providers.selectProvider(id)),
+    vscode.commands.registerCommand('deskrelay.setApiKey', (id?: string, key?: string) => commands.providers.setApiKey(id, key)),
     vscode.commands.registerCommand('deskrelay.addProvider', (answers?: AddProviderAnswers) => wizard.addProvider(answers)),
     vscode.commands.registerCommand('deskrelay.removeProvider', (id?: string, confirmed?: boolean) => wizard.removeProvider(id, confirmed)),
     vscode.commands.registerCommand('deskrelay.editModel', (id?: string, model?: string) => wizard.editModel(id, model)),
     vscode.commands.registerCommand('deskrelay.allowVsCodeModels', () => wizard.allowVsCodeModels()),
-    vscode.commands.registerCommand('deskrelay.rotateToken', (forgetDevices?: boolean) => commands.rotateToken(forgetDevices)),
-    vscode.commands.registerCommand('deskrelay.manageDevices', (revokeId?: string) => commands.manageDevices(revokeId)),
-    vscode.commands.registerCommand('deskrelay.forgetDevices', (confirmed?: boolean) => commands.forgetDevices(confirmed)),
-    vscode.commands.registerCommand('deskrelay.showLog', () => commands.showLog()),
+    vscode.commands.registerCommand('deskrelay.rotateToken', (forgetDevices?: boolean) => commands.devices.rotateToken(forgetDevices)),
+    vscode.commands.registerCommand('deskrelay.manageDevices', (revokeId?: string) => commands.devices.manageDevices(revokeId)),
+    vscode.commands.registerCommand('deskrelay.forgetDevices', (confirmed?: boolean) => commands.devices.forgetDevices(confirmed)),
+    vscode.commands.registerCommand('deskrelay.showLog', () => commands.relay.showLog()),
     chats,
     vscode.commands.registerCommand('deskrelay.openConversation', (id?: string) => chats.open(id)),
     vscode.commands.registerCommand('deskrelay.newConversation', () => chats.newChat()),
     vscode.commands.registerCommand('deskrelay.exportConversation', (id?: string) => chats.export(id)),
     vscode.commands.registerCommand('deskrelay.refreshConversations', () => chats.refresh()),
-    vscode.commands.registerCommand('deskrelay.showActions', () => commands.showActions()),
+    vscode.commands.registerCommand('deskrelay.showActions', () => commands.relay.showActions()),
   );
   setContext();
-  if (relaySettings().autoStart) void commands.start();
+  if (relaySettings().autoStart) void commands.relay.start();
 
   return {
     status: () => remote.status(),

@@ -61,7 +61,7 @@ export interface RemoteChatDeps {
 
 /**
  * The VS Code face of the relay session the CLI runs too (server/src/session/relaySession.ts):
- * settings in, VS Code events out. No UI here: commands.ts asks the user things and shows the outcome.
+ * settings in, VS Code events out. No UI here: commands/ asks the user things and shows the outcome.
  */
 export class RemoteChat extends Disposable {
   private readonly session: RelaySession;
@@ -241,7 +241,7 @@ export class RemoteChat extends Disposable {
     }
   }
 
-  /** A missing agent becomes TunnelAgentNotFound, which commands.ts answers with "Install cloudflared" or the path setting. */
+  /** A missing agent becomes TunnelAgentNotFound, which commands/agentInstall.ts answers with "Install cloudflared" or the path setting. */
   private notFoundAs<T>(run: () => T): T {
     const mapped = (err: unknown): never => {
       if (err instanceof TunnelError && err.code === 'agent-missing') throw new TunnelAgentNotFound(err.message, this.programOf());

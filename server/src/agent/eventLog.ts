@@ -1,11 +1,8 @@
+import { FrameLog, type NumberedFrame } from '../http/frameLog';
 import type { AgentEvent } from '../protocol';
 
 /** One numbered event, framed as `id: n\ndata: …\n\n`. */
-export interface AgentFrame {
-  id: number;
-  framed: string;
-  bytes: number;
-}
+export type AgentFrame = NumberedFrame;
 
 /** A client following a session's events live. */
 export interface AgentListener {
@@ -24,19 +21,7 @@ export const frameAgentEvent = (event: AgentEvent | object, id: number) => `id: 
  * stays open across turns). Memory is capped: past `capBytes` the oldest events are dropped;
  * a resume that needs one is told so, and the session's snapshot still has the transcript.
  */
-export class AgentEventLog<E extends object = AgentEvent> {
-  private readonly frames: AgentFrame[] = [];
-  private held = 0;
-  private nextId = 1;
-  private droppedThrough = 0;
-  private readonly listeners = new Set<AgentListener>();
-
-  constructor(private readonly capBytes: number) {}
-
-  get lastId(): number {
-    return this.nextId - 1;
-  }
-
+export class AgentEventLog<E extends object = AgentEvent> extends FrameLog<AgentFrame, AgentListener> {
   /** Clients attached right now (a push goes out only when there are none). */
   get attached(): number {
     return this.listeners.size;
@@ -45,15 +30,7 @@ export class AgentEventLog<E extends object = AgentEvent> {
   append(event: E): void {
     const id = this.nextId++;
     const framed = frameAgentEvent(event, id);
-    const frame: AgentFrame = { id, framed, bytes: Buffer.byteLength(framed) };
-    this.frames.push(frame);
-    this.held += frame.bytes;
-    while (this.held > this.capBytes && this.frames.length > 1) {
-      const old = this.frames.shift()!;
-      this.held -= old.bytes;
-      this.droppedThrough = old.id;
-    }
-    for (const listener of this.listeners) listener.push(frame);
+    this.keep({ id, framed, bytes: Buffer.byteLength(framed) });
   }
 
   /** The events after `after`; `missed` says when some were already dropped. */
@@ -64,12 +41,6 @@ export class AgentEventLog<E extends object = AgentEvent> {
       frames,
       missed: `Events ${after + 1} to ${this.droppedThrough} were dropped (the desktop keeps ${this.capBytes} bytes of a session's events); GET the session for its whole transcript.`,
     };
-  }
-
-  /** Live frames from now on; call in the same tick as `since` so nothing falls between them. */
-  listen(listener: AgentListener): () => void {
-    this.listeners.add(listener);
-    return () => void this.listeners.delete(listener);
   }
 
   closeAll(): void {

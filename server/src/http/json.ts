@@ -19,6 +19,13 @@ export function sendJson(res: ServerResponse, status: number, value: unknown, he
   res.end(body);
 }
 
+/** 204: done, nothing to say (a delete, an answered action). */
+export function sendNoContent(res: ServerResponse): void {
+  res.statusCode = 204;
+  res.setHeader('Cache-Control', 'no-store');
+  res.end();
+}
+
 /**
  * The same answer written on a socket no ServerResponse owns (a refused WebSocket handshake, a
  * request Node could not parse). Nothing more is read from such a socket, so it always closes.

@@ -64,5 +64,8 @@ export function pathParams(pattern: string, path: string): Record<string, string
   return params;
 }
 
+/** The `{name}` segments of a request's path (its query left out) under a route's pattern; {} when it does not match. */
+export const requestParams = (pattern: string, req: IncomingMessage): Record<string, string> => pathParams(pattern, (req.url ?? '').split('?', 1)[0]!) ?? {};
+
 /** True for a route path with a `{name}` segment. */
 export const isPattern = (path: string) => /\{\w+\}/.test(path);

@@ -6,6 +6,7 @@ import { forcedName, offered, ToolCallAssembler } from './tools';
 import { toConversation, type Turn } from './turns';
 import { fetchNames, field, LIST_PAGE, pluck } from './models';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
+import { streamReply } from './streamReply';
 import { saidIn, statusText, type HttpFailure } from './wording';
 
 /** Anthropic requires max_tokens; this fits any current Claude model's output limit. */
@@ -59,12 +60,12 @@ export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): Cha
     async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink, options?: ToolOptions): Promise<FinishReason> {
       const key = await requireKey(config, deps, label);
       const call = keyedCall(config, deps, label, signal, key, { explain: (f) => anthropicOverloaded(label, f) });
-      try {
+      return streamReply(call, sink, () => {
         const { system, turns } = toConversation(messages);
         sink.model?.(config.model ?? '');
-        const res = await call.send(apiUrl(base, '/v1/messages'), {
-          method: 'POST',
-          headers: { ...anthropicHeaders(key), accept: 'text/event-stream' },
+        return {
+          url: apiUrl(base, '/v1/messages'),
+          headers: anthropicHeaders(key),
           body: {
             model: config.model,
             max_tokens: config.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
@@ -73,14 +74,9 @@ export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): Cha
             ...(offered(options) ? anthropicTools(options!) : {}),
             stream: true,
           },
-        });
-        const reader = new AnthropicReader(call, sink, label, new ToolCallAssembler(call, sink));
-        await call.events(res, reader, sink);
-        if (reader.finish === undefined) throw call.truncated();
-        return reader.finish;
-      } finally {
-        call.close();
-      }
+          sse: new AnthropicReader(call, sink, label, new ToolCallAssembler(call, sink)),
+        };
+      });
     },
   };
 }

@@ -1,12 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import type { ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider } from './config';
 import type { EventHandler } from './framing';
 import { keyedCall, requireKey } from './keys';
-import { argumentsObject, checkArgumentSize, forcedName, offered, toolRefusal } from './tools';
+import { argumentsObject, CallIds, checkArgumentSize, forcedName, offered, toolRefusal } from './tools';
 import { toConversation, type Turn } from './turns';
 import { fetchNames, field, LIST_PAGE } from './models';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolCall, ToolOptions } from './types';
+import { streamReply } from './streamReply';
 import { keyRefused, providerMessage, statusText, type HttpFailure, type WordingContext } from './wording';
 
 interface GeminiChunk {
@@ -77,7 +77,7 @@ export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
         model,
         explain: (f) => geminiKeyRefusal(ctx, f) ?? (tools ? toolRefusal(label, model, f) : undefined),
       });
-      try {
+      return streamReply(call, sink, () => {
         const { system, turns } = toConversation(messages);
         sink.model?.(model);
         const body: Record<string, unknown> = {
@@ -86,18 +86,13 @@ export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
         if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
         if (config.maxTokens !== undefined) body.generationConfig = { maxOutputTokens: config.maxTokens };
         if (tools) Object.assign(body, geminiTools(options!));
-        const res = await call.send(apiUrl(base, `/v1beta/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`), {
-          method: 'POST',
-          headers: { 'x-goog-api-key': key, accept: 'text/event-stream' },
+        return {
+          url: apiUrl(base, `/v1beta/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`),
+          headers: { 'x-goog-api-key': key },
           body,
-        });
-        const reader = new GeminiReader(call, sink, label);
-        await call.events(res, reader, sink);
-        if (reader.finish === undefined) throw call.truncated();
-        return reader.finish;
-      } finally {
-        call.close();
-      }
+          sse: new GeminiReader(call, sink, label),
+        };
+      });
     },
   };
 }
@@ -159,10 +154,7 @@ function functionCallPart(c: ToolCall): object {
 
 class GeminiReader implements EventHandler {
   finish: FinishReason | undefined;
-  /** Calls seen so far in this reply. */
-  private calls = 0;
-  /** Made-up ids are unique across a conversation, so a tool result always finds its own call. */
-  private readonly salt = randomBytes(4).toString('hex');
+  private readonly ids = new CallIds();
 
   constructor(
     private readonly call: ProviderCall,
@@ -207,8 +199,7 @@ class GeminiReader implements EventHandler {
     if (name === '') throw this.call.fail(`${this.label} sent a tool call without a tool name`);
     const args = argumentsObject(this.call, name, fc?.args);
     checkArgumentSize(this.call, name, args);
-    const base = typeof fc?.id === 'string' && fc.id !== '' && !fc.id.includes(SIGNATURE_MARK) ? fc.id : `call_${this.salt}_${this.calls}`;
-    this.calls++;
+    const base = this.ids.next(typeof fc?.id === 'string' && !fc.id.includes(SIGNATURE_MARK) ? fc.id : undefined);
     this.sink.toolCall?.({ id: callId(base, part.thoughtSignature), name, arguments: args });
   }
 }

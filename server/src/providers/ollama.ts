@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import type { ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider } from './config';
 import type { LineHandler } from './framing';
 import { keyedCall } from './keys';
 import { fetchNames, field, pluck, resolveModel } from './models';
-import { argumentsObject, checkArgumentSize, offered, parseArguments, toolNameOf, toolRefusal } from './tools';
+import { argumentsObject, CallIds, checkArgumentSize, offered, parseArguments, toolNameOf, toolRefusal } from './tools';
+import { streamReply } from './streamReply';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
 
 interface OllamaLine {
@@ -48,7 +48,7 @@ export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
               ? toolRefusal(label, call.model, f)
               : undefined,
       });
-      try {
+      return streamReply(call, sink, async () => {
         call.model = await resolveModel(call, config, {
           url: apiUrl(base, TAGS),
           headers: {},
@@ -66,14 +66,8 @@ export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
         }
         // No `think` field: Ollama answers 400 to it for models without thinking (CONTRACT §6).
         if (config.maxTokens !== undefined) body.options = { num_predict: config.maxTokens };
-        const res = await call.send(apiUrl(base, '/api/chat'), { method: 'POST', headers: { accept: 'application/x-ndjson' }, body });
-        const reader = new OllamaReader(call, sink);
-        await call.lines(res, reader, sink);
-        if (reader.finish === undefined) throw call.truncated();
-        return reader.finish;
-      } finally {
-        call.close();
-      }
+        return { url: apiUrl(base, '/api/chat'), headers: {}, body, ndjson: new OllamaReader(call, sink) };
+      });
     },
   };
 }
@@ -98,8 +92,7 @@ function ollamaMessage(m: ChatMessage, at: number, all: ChatMessage[]): Record<s
 
 class OllamaReader implements LineHandler {
   finish: FinishReason | undefined;
-  private calls = 0;
-  private readonly salt = randomBytes(4).toString('hex');
+  private readonly ids = new CallIds();
 
   constructor(
     private readonly call: ProviderCall,
@@ -138,8 +131,7 @@ class OllamaReader implements LineHandler {
       // Some runners behind Ollama's API put the arguments as a JSON string.
       const args = typeof raw === 'string' ? parseArguments(this.call, name, raw) : argumentsObject(this.call, name, raw);
       checkArgumentSize(this.call, name, args);
-      const id = typeof tc?.id === 'string' && tc.id !== '' ? tc.id : `call_${this.salt}_${this.calls}`;
-      this.calls++;
+      const id = this.ids.next(typeof tc?.id === 'string' ? tc.id : undefined);
       this.sink.toolCall?.({ id, name, arguments: args });
     }
   }

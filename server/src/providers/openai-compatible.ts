@@ -7,6 +7,7 @@ import { keyedCall, readKey } from './keys';
 import { fetchNames, field, pluck, resolveModel } from './models';
 import { forcedName, offered, toolRefusal, ToolCallAssembler } from './tools';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
+import { streamReply } from './streamReply';
 import { providerMessage, saidIn } from './wording';
 
 interface Chunk {
@@ -60,7 +61,7 @@ export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDep
       const call: ProviderCall = keyedCall(config, deps, label, signal, key, {
         explain: (f) => geminiKeyRefusal(ctx, f) ?? anthropicOverloaded(label, f) ?? (tools ? toolRefusal(label, call.model, f) : undefined),
       });
-      try {
+      return streamReply(call, sink, async () => {
         call.model = await resolveModel(call, config, {
           url: apiUrl(base, '/models'),
           headers: auth,
@@ -71,18 +72,8 @@ export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDep
         const body: Record<string, unknown> = { model: call.model, messages: messages.map(openAiMessage), stream: true };
         if (config.maxTokens !== undefined) body.max_tokens = config.maxTokens;
         if (tools) Object.assign(body, openAiTools(options!));
-        const res = await call.send(apiUrl(base, '/chat/completions'), {
-          method: 'POST',
-          headers: { ...auth, accept: 'text/event-stream' },
-          body,
-        });
-        const reader = new OpenAiReader(call, sink, new ToolCallAssembler(call, sink));
-        await call.events(res, reader, sink);
-        if (reader.finish === undefined) throw call.truncated();
-        return reader.finish;
-      } finally {
-        call.close();
-      }
+        return { url: apiUrl(base, '/chat/completions'), headers: auth, body, sse: new OpenAiReader(call, sink, new ToolCallAssembler(call, sink)) };
+      });
     },
   };
 }

@@ -3,6 +3,7 @@
  * fragments, bounding them, parsing them into an object, finding the call a tool result answers,
  * and wording a model's refusal to use tools. Each provider's own wire form stays in its adapter.
  */
+import { randomBytes } from 'node:crypto';
 import type { ProviderCall } from './call';
 import type { ChatMessage, PieceSink, ToolChoice, ToolOptions } from './types';
 import type { HttpFailure } from './wording';
@@ -151,4 +152,20 @@ export function toolRefusal(label: string, model: string | undefined, f: HttpFai
   if (f.status !== 400 || !/\btools?\b|function|jinja/i.test(f.said)) return undefined;
   const who = model ? `model "${model}" on ${label}` : `the model on ${label}`;
   return `${who} cannot use tools (HTTP 400: ${f.said}); send the request without tools, or pick a model that supports tool calling`;
+}
+
+/**
+ * Ids for the tool calls of one reply whose provider sent none (Gemini, Ollama): made-up ones are
+ * unique across a conversation (a random salt), so a tool result always finds its own call.
+ */
+export class CallIds {
+  /** Calls seen so far in this reply, with or without an id of their own. */
+  private count = 0;
+  private readonly salt = randomBytes(4).toString('hex');
+
+  /** The provider's id when it sent a usable one, else a made-up one. */
+  next(given: string | undefined): string {
+    const n = this.count++;
+    return given !== undefined && given !== '' ? given : `call_${this.salt}_${n}`;
+  }
 }

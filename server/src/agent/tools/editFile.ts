@@ -1,5 +1,4 @@
-import { unifiedDiff } from '../diff';
-import { WorkspaceError } from '../workspace';
+import { approvedEdit } from './approvedEdit';
 import { ArgumentError, stringArg, type AgentTool } from './tool';
 
 export const editFile: AgentTool = {
@@ -28,15 +27,6 @@ export const editFile: AgentTool = {
     if (at < 0) throw new ArgumentError(`"old" does not occur in ${path}; read the file and copy the text exactly.`);
     if (before.indexOf(old, at + 1) >= 0) throw new ArgumentError(`"old" occurs more than once in ${path}; include more surrounding lines so it is unique.`);
     const after = before.slice(0, at) + replacement + before.slice(at + old.length);
-    return {
-      subject: path,
-      diff: unifiedDiff(path, before, after),
-      async run() {
-        // What was approved is this diff against this text: a file changed meanwhile is not overwritten.
-        if ((await ctx.workspace.readIfExists(path)) !== before) throw new WorkspaceError(`${path} changed since the diff was shown; nothing was written. Read it again.`);
-        await ctx.workspace.writeFile(path, after);
-        return `Edited ${path}.`;
-      },
-    };
+    return approvedEdit(ctx, path, before, after, `Edited ${path}.`);
   },
 };

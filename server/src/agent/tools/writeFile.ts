@@ -1,5 +1,4 @@
-import { unifiedDiff } from '../diff';
-import { WorkspaceError } from '../workspace';
+import { approvedEdit } from './approvedEdit';
 import { stringArg, type AgentTool } from './tool';
 
 export const writeFile: AgentTool = {
@@ -21,14 +20,6 @@ export const writeFile: AgentTool = {
     const path = stringArg(input, 'path', true);
     const content = stringArg(input, 'content') ?? '';
     const before = await ctx.workspace.readIfExists(path);
-    return {
-      subject: path,
-      diff: unifiedDiff(path, before, content),
-      async run() {
-        if ((await ctx.workspace.readIfExists(path)) !== before) throw new WorkspaceError(`${path} changed since the diff was shown; nothing was written. Read it again.`);
-        await ctx.workspace.writeFile(path, content);
-        return before === undefined ? `Created ${path}.` : `Wrote ${path}.`;
-      },
-    };
+    return approvedEdit(ctx, path, before, content, before === undefined ? `Created ${path}.` : `Wrote ${path}.`);
   },
 };

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { AgentHost } from '../../agent/host';
 import { DEFAULT_LIMITS, type AgentLimits } from '../../agent/limits';
 import { DECISIONS, type Decision } from '../../agent/policy';
@@ -6,8 +6,8 @@ import { NotPendingError, type AgentSession } from '../../agent/session';
 import { SessionStore } from '../../agent/sessions';
 import type { Workspace } from '../../agent/workspace';
 import { HttpError } from '../../http/errors';
-import { sendJson } from '../../http/json';
-import { pathParams, type Route } from '../../http/route';
+import { sendJson, sendNoContent } from '../../http/json';
+import { requestParams, type Route } from '../../http/route';
 import type { DoorFactory } from '../door';
 import { followLog } from '../logStream';
 import { readJsonBody } from '../read';
@@ -40,14 +40,6 @@ function nonEmptyString(body: Record<string, unknown>, name: string, shape: stri
   return value;
 }
 
-function noContent(res: ServerResponse): void {
-  res.statusCode = 204;
-  res.setHeader('Cache-Control', 'no-store');
-  res.end();
-}
-
-const params = (pattern: string, req: IncomingMessage) => pathParams(pattern, (req.url ?? '').split('?', 1)[0]!) ?? {};
-
 /**
  * The workspace agent's door (issue 23): sessions in the desktop's folders, their events as a
  * resumable SSE stream, the user's messages and decisions. A thin adapter over the agent's
@@ -73,7 +65,7 @@ export const agentDoor: DoorFactory = (ctx) => {
   };
   const session = (req: IncomingMessage, pattern: string): AgentSession => {
     folders();
-    const found = store.get(params(pattern, req).id ?? '');
+    const found = store.get(requestParams(pattern, req).id ?? '');
     if (!found) throw notFound();
     return found;
   };
@@ -129,7 +121,7 @@ export const agentDoor: DoorFactory = (ctx) => {
     const s = session(req, SESSION);
     store.delete(s.id);
     logger.info(`agent ${s.id.slice(0, 8)}: session deleted`);
-    noContent(res);
+    sendNoContent(res);
   });
 
   const events = (method: 'GET' | 'POST'): Route =>
@@ -149,7 +141,7 @@ export const agentDoor: DoorFactory = (ctx) => {
 
   const decide = route('POST', APPROVAL, async (req, res, c) => {
     const s = session(req, APPROVAL);
-    const callId = params(APPROVAL, req).callId ?? '';
+    const callId = requestParams(APPROVAL, req).callId ?? '';
     const shape = '{"decision": "allow" | "deny" | "allow_session"}';
     const body = bodyObject((await readJsonBody(req, c)).json, shape);
     if (!DECISIONS.includes(body.decision as Decision)) throw invalid(`"decision" must be "allow", "deny" or "allow_session": ${shape}.`);
@@ -159,14 +151,14 @@ export const agentDoor: DoorFactory = (ctx) => {
       if (err instanceof NotPendingError) throw new HttpError(409, 'agent.not_pending', 'No approval is waiting for that call: it was already decided, the session was stopped, or the id is unknown.');
       throw err;
     }
-    noContent(res);
+    sendNoContent(res);
   });
 
   const stop = route('POST', STOP, (req, res) => {
     const s = session(req, STOP);
     s.stop();
     logger.info(`agent ${s.id.slice(0, 8)}: stopped by the user`);
-    noContent(res);
+    sendNoContent(res);
   });
 
   return {

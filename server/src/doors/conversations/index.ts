@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { AgentEventLog } from '../../agent/eventLog';
 import { CancelReason, STOPPED_BY_CLIENT, type TerminalEvent } from '../../chat/events';
 import { parseChatRequest } from '../../chat/request';
@@ -6,8 +6,8 @@ import type { ChatHandle } from '../../chat/service';
 import { SpecReply } from '../../chat/specReply';
 import type { RelayContext } from '../../http/context';
 import { HttpError } from '../../http/errors';
-import { sendJson } from '../../http/json';
-import { pathParams, type Route } from '../../http/route';
+import { sendJson, sendNoContent } from '../../http/json';
+import { requestParams, type Route } from '../../http/route';
 import type { ChatMessage } from '../../providers/types';
 import {
   ConversationStore,
@@ -71,14 +71,6 @@ function fields(body: Record<string, unknown>, shape: string): { title?: string;
   return out;
 }
 
-function noContent(res: ServerResponse): void {
-  res.statusCode = 204;
-  res.setHeader('Cache-Control', 'no-store');
-  res.end();
-}
-
-const params = (pattern: string, req: IncomingMessage) => pathParams(pattern, (req.url ?? '').split('?', 1)[0]!) ?? {};
-
 /** A reply running on the desktop: it belongs to the conversation, not to the request that started it. */
 interface LiveReply {
   text: string;
@@ -133,7 +125,7 @@ export const conversationsDoor: DoorFactory = (ctx) => {
 
   const find = async (req: IncomingMessage, pattern: string): Promise<{ s: ConversationStore; c: StoredConversation }> => {
     const s = await store();
-    const c = s.get(params(pattern, req).id ?? '');
+    const c = s.get(requestParams(pattern, req).id ?? '');
     if (!c) throw notFound();
     return { s, c };
   };
@@ -227,7 +219,7 @@ export const conversationsDoor: DoorFactory = (ctx) => {
     await s.delete(c.id);
     changed('deleted', c.id);
     logger.info(`conversations: ${c.id.slice(0, 8)} deleted`);
-    noContent(res);
+    sendNoContent(res);
   });
 
   const exportMarkdown = route('GET', EXPORT, async (req, res) => {
@@ -340,7 +332,7 @@ export const conversationsDoor: DoorFactory = (ctx) => {
       live.stopped = true;
       live.handle.abort(new CancelReason(STOPPED_BY_CLIENT));
     }
-    noContent(res);
+    sendNoContent(res);
   });
 
   return {

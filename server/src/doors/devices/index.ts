@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { RelayContext, Route } from '../../http/context';
 import { HttpError, serverStopping } from '../../http/errors';
-import { sendJson } from '../../http/json';
-import { pathParams } from '../../http/route';
+import { sendJson, sendNoContent } from '../../http/json';
+import { requestParams } from '../../http/route';
 import { PATHS, type DeviceInfo, type DeviceRegistration } from '../../protocol';
 import { CONNECTED_WINDOW_MS, cleanDeviceName, MAX_DEVICES, MAX_NAME_LENGTH, type DeviceRegistry, type DeviceSummary } from '../../store/devices';
 import type { DoorFactory } from '../door';
@@ -25,6 +25,18 @@ export function deviceInfo(device: DeviceSummary, ctx: Pick<RelayContext, 'chat'
     connected: isConnected(device, ctx, now),
     current: device.id === current,
   };
+}
+
+const deviceNotFound = (id: string) => new HttpError(404, 'device.not_found', `No device "${id}" is registered on the desktop (GET ${DEVICES_PATH} lists them).`);
+
+/** The device the path names: 404 when it is not registered, 403 (`forbidden`) when a phone names another device. */
+function pathDevice(req: IncomingMessage, ctx: RelayContext, forbidden: string): { id: string; current: string | undefined; devices: DeviceRegistry } {
+  const id = requestParams(DEVICE_PATH, req).id ?? '';
+  const current = ctx.state(req).device;
+  const devices = registry(ctx);
+  if (!devices.get(id)) throw deviceNotFound(id);
+  if (current !== undefined && current !== id) throw new HttpError(403, 'device.forbidden', forbidden);
+  return { id, current, devices };
 }
 
 function registry(ctx: RelayContext): DeviceRegistry {
@@ -88,14 +100,8 @@ export const devicesDoor: DoorFactory = () => {
     path: DEVICE_PATH,
     auth: true,
     async handle(req: IncomingMessage, res, ctx) {
-      const id = pathParams(DEVICE_PATH, (req.url ?? '').split('?', 1)[0])?.id ?? '';
-      const current = ctx.state(req).device;
-      const devices = registry(ctx);
-      if (!devices.get(id)) throw new HttpError(404, 'device.not_found', `No device "${id}" is registered on the desktop (GET ${DEVICES_PATH} lists them).`);
       // A phone names itself (its Settings); it may not relabel another phone the desk would then misjudge.
-      if (current !== undefined && current !== id) {
-        throw new HttpError(403, 'device.forbidden', 'A device can rename only itself; rename other devices at the desktop.');
-      }
+      const { id, current, devices } = pathDevice(req, ctx, 'A device can rename only itself; rename other devices at the desktop.');
       const { json } = await readJsonBody(req, ctx);
       const body = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
       const name = cleanDeviceName(body?.name);
@@ -110,7 +116,7 @@ export const devicesDoor: DoorFactory = () => {
         throw new HttpError(500, 'server.internal_error', 'The desktop could not save the new name.');
       }
       // Removed while the body was read: its token no longer counts, say so as for any request.
-      if (!renamed) throw new HttpError(404, 'device.not_found', `No device "${id}" is registered on the desktop (GET ${DEVICES_PATH} lists them).`);
+      if (!renamed) throw deviceNotFound(id);
       sendJson(res, 200, deviceInfo(renamed, ctx, current));
     },
   };
@@ -120,23 +126,15 @@ export const devicesDoor: DoorFactory = () => {
     path: DEVICE_PATH,
     auth: true,
     async handle(req: IncomingMessage, res, ctx) {
-      const id = pathParams(DEVICE_PATH, (req.url ?? '').split('?', 1)[0])?.id ?? '';
-      const current = ctx.state(req).device;
-      const devices = registry(ctx);
-      if (!devices.get(id)) throw new HttpError(404, 'device.not_found', `No device "${id}" is registered on the desktop (GET ${DEVICES_PATH} lists them).`);
       // A phone may unpair itself; removing others is for the desk (the pairing token).
-      if (current !== undefined && current !== id) {
-        throw new HttpError(403, 'device.forbidden', 'A device can remove only itself; remove other devices at the desktop.');
-      }
+      const { id, devices } = pathDevice(req, ctx, 'A device can remove only itself; remove other devices at the desktop.');
       try {
         await devices.revoke(id);
       } catch (err) {
         // Already gone from memory (its token no longer works); only the file is behind.
         ctx.options.logger.error(`devices: removed ${id}, but could not save the devices file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
       }
-      res.statusCode = 204;
-      res.setHeader('Cache-Control', 'no-store');
-      res.end();
+      sendNoContent(res);
     },
   };
 

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RelayContext, Route } from '../../http/context';
 import { HttpError } from '../../http/errors';
 import { sendJson } from '../../http/json';
-import { pathParams } from '../../http/route';
+import { requestParams } from '../../http/route';
 import { describeProvider, isAbortError, ProviderError } from '../../providers';
 import { listModels } from '../../providers';
 import { transcriptionProvider } from '../../providers/transcription';
@@ -95,7 +95,7 @@ const modelsRoute: Route = {
   path: MODELS_PATH,
   auth: true,
   async handle(req: IncomingMessage, res: ServerResponse, ctx: RelayContext) {
-    const id = pathParams(MODELS_PATH, (req.url ?? '').split('?', 1)[0])?.id ?? '';
+    const id = requestParams(MODELS_PATH, req).id ?? '';
     const provider = configuredProviders(ctx.options.providers).find((p) => p.id === id);
     if (!provider) throw notFound(id);
     ctx.state(req).provider = provider.id;

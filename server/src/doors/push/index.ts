@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { RelayContext } from '../../http/context';
 import { HttpError, serverStopping } from '../../http/errors';
-import { sendJson } from '../../http/json';
+import { sendJson, sendNoContent } from '../../http/json';
 import type { Route } from '../../http/route';
 import type { DoorFactory } from '../door';
 import { readJsonBody } from '../read';
@@ -147,9 +147,7 @@ export const pushDoor: DoorFactory = (ctx) => {
       }
       subscriptions.delete(id);
       owners.delete(id);
-      res.statusCode = 204;
-      res.setHeader('Cache-Control', 'no-store');
-      res.end();
+      sendNoContent(res);
     },
   };
 

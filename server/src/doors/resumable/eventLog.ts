@@ -1,11 +1,9 @@
 import type { TerminalEvent } from '../../chat/events';
+import { FrameLog, type NumberedFrame } from '../../http/frameLog';
 import { frameEvent, frameToken } from '../../http/sse';
 
-/** One numbered event, already framed as `id: n\ndata: …\n\n`. */
-export interface Frame {
-  id: number;
-  framed: string;
-  bytes: number;
+/** One numbered event, already framed as `id: n\ndata: …\n\n`; the terminal one ends the reply. */
+export interface Frame extends NumberedFrame {
   terminal: boolean;
 }
 
@@ -29,20 +27,7 @@ export const DEFAULT_RESUME_BUFFER_BYTES = 1024 * 1024;
  * terminal error event. The cap counts every buffered event, the `done` event (the whole reply
  * again) included.
  */
-export class EventLog {
-  private readonly frames: Frame[] = [];
-  private held = 0;
-  private nextId = 1;
-  /** Highest id no longer held (0: nothing dropped). */
-  private droppedThrough = 0;
-  private readonly listeners = new Set<FrameListener>();
-
-  constructor(private readonly capBytes: number) {}
-
-  get lastId(): number {
-    return this.nextId - 1;
-  }
-
+export class EventLog extends FrameLog<Frame, FrameListener> {
   get finished(): boolean {
     return this.frames.at(-1)?.terminal ?? false;
   }
@@ -55,13 +40,13 @@ export class EventLog {
   appendToken(delta: string): void {
     if (this.finished) return;
     const id = this.nextId++;
-    this.keep(id, frameToken(delta, id), false);
+    this.keepFramed(id, frameToken(delta, id), false);
   }
 
   appendTerminal(event: TerminalEvent): void {
     if (this.finished) return;
     const id = this.nextId++;
-    this.keep(id, frameEvent(event, id), true);
+    this.keepFramed(id, frameEvent(event, id), true);
   }
 
   /** Every listener's flush; the wait for the slowest, if any is behind. */
@@ -92,21 +77,7 @@ export class EventLog {
     return { ok: true, frames };
   }
 
-  /** Live frames from now on; call in the same tick as `since` so nothing falls between them. */
-  listen(listener: FrameListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  private keep(id: number, framed: string, terminal: boolean): void {
-    const frame: Frame = { id, framed, bytes: Buffer.byteLength(framed), terminal };
-    this.frames.push(frame);
-    this.held += frame.bytes;
-    while (this.held > this.capBytes && this.frames.length > 1) {
-      const old = this.frames.shift()!;
-      this.held -= old.bytes;
-      this.droppedThrough = old.id;
-    }
-    for (const listener of this.listeners) listener.push(frame);
+  private keepFramed(id: number, framed: string, terminal: boolean): void {
+    this.keep({ id, framed, bytes: Buffer.byteLength(framed), terminal });
   }
 }

@@ -1,0 +1,22 @@
+import * as vscode from 'vscode';
+
+export const t = vscode.l10n.t;
+export const firstLine = (s: string) => s.split('\n')[0] ?? s;
+export const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Button labels, localized; a choice is compared with the same string. */
+export const COPY_PAIRING = () => t('Copy Pairing JSON');
+export const SHOW_QR = () => t('Show Pairing QR Code');
+export const START_TUNNEL = () => t('Start Tunnel');
+export const RESTART_TUNNEL = () => t('Restart Tunnel');
+export const SHOW_LOG = () => t('Show Log');
+export const SET_TUNNEL_TOKEN = () => t('Set Tunnel Token');
+export const REVOKE = () => t('Revoke');
+export const FORGET_DEVICES = () => t('Forget Devices Too');
+export const KEEP_DEVICES = () => t('Keep Devices');
+
+export function offerStart(text: string): void {
+  void vscode.window.showWarningMessage(text, t('Start Remote Chat')).then((choice) => {
+    if (choice) void vscode.commands.executeCommand('deskrelay.start');
+  });
+}

@@ -1,0 +1,19 @@
+import { unifiedDiff } from '../diff';
+import { WorkspaceError } from '../workspace';
+import type { PreparedCall, ToolContext } from './tool';
+
+/**
+ * An edit the user approves as the diff of `before` (undefined: no file yet) to `after`. What was
+ * approved is this diff against this text: a file changed meanwhile is not overwritten.
+ */
+export function approvedEdit(ctx: ToolContext, path: string, before: string | undefined, after: string, done: string): PreparedCall {
+  return {
+    subject: path,
+    diff: unifiedDiff(path, before, after),
+    async run() {
+      if ((await ctx.workspace.readIfExists(path)) !== before) throw new WorkspaceError(`${path} changed since the diff was shown; nothing was written. Read it again.`);
+      await ctx.workspace.writeFile(path, after);
+      return done;
+    },
+  };
+}

@@ -6,7 +6,7 @@
 // `--baseline DIR`: a second relay build (DIR/dist/cli.js, e.g. a git worktree of an older commit,
 // built there) runs beside this tree's in the same run: rows "relay (before)" and "relay (after)".
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';

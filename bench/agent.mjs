@@ -112,7 +112,7 @@ const CASES = [
   ['search regex, root (50,000 files)', (ws) => ws.search({ query: 'zq_rare_n[e]+dle_\\d+', path: '', regex: true, maxMatches: 200 }), (v) => `${v.matches.length} matches`],
   ['search common string, root (cap 200)', (ws) => ws.search({ query: 'return', path: '', regex: false, maxMatches: 200 }), (v) => `${v.matches.length} matches, truncated ${v.truncated}`],
   ['list_files root (cap 2000)', (ws) => ws.listFiles({ path: '', maxEntries: 2000 }), (v) => `${v.files.length} files, truncated ${v.truncated}`],
-  ['list_files root, pattern matching 3 files', (ws) => ws.listFiles({ path: '', pattern: '**/file17.ts', maxEntries: 2000 }), (v) => `${v.files.length} files, truncated ${v.truncated}`],
+  ['list_files root, pattern **/file17.ts (200 files)', (ws) => ws.listFiles({ path: '', pattern: '**/file17.ts', maxEntries: 2000 }), (v) => `${v.files.length} files, truncated ${v.truncated}`],
   ['read_file (4 KiB)', (ws) => ws.readFile('s2/m0/pkg0/file10.ts'), (v) => `${v.length} chars`],
 ];
 

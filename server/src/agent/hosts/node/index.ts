@@ -16,7 +16,7 @@ import {
   type Workspace,
 } from '../../workspace';
 import { runShellCommand } from './command';
-import { readInOrder, readSmallFile } from './readAhead';
+import { searchableFiles } from './readAhead';
 import { RegexLines } from './regexLines';
 import { ripgrepSearch } from './ripgrep';
 import { walkFiles } from './walk';
@@ -46,8 +46,6 @@ const MAX_SEARCH_FILE_BYTES = 2 * 1024 * 1024;
 const MAX_MATCH_CHARS = 300;
 /** Lines are tested on this many characters at most. */
 const LINE_TEST_CHARS = 10_000;
-/** Files read ahead of the one being searched (at most 2 MiB each). */
-const READ_AHEAD = 16;
 /** Text gathered for one run of a regular expression. */
 const REGEX_BATCH_BYTES = 1024 * 1024;
 const GIT_TIMEOUT_MS = 30_000;
@@ -202,14 +200,10 @@ export class NodeWorkspace implements Workspace {
       }
       return true;
     };
-    // One file at a time in the walk's order (a few read ahead), a capped number of matches: a
-    // huge tree costs time, never memory.
+    // One file at a time in the walk's order (read a batch ahead on a worker thread), a capped
+    // number of matches: a huge tree costs time, never memory.
     const files = walkFiles({ root, under: rel, deny: this.deny, protect: await this.protectedPaths(), signal: options.signal });
-    for await (const [file, got] of readInOrder(files, READ_AHEAD, (f) => readSmallFile(join(root, f), MAX_SEARCH_FILE_BYTES))) {
-      if (!('bytes' in got)) continue;
-      const bytes = got.bytes;
-      if (bytes.subarray(0, 8192).includes(0)) continue;
-      if (needle && !bytes.includes(needle)) continue;
+    for await (const [file, bytes] of searchableFiles(files, root, MAX_SEARCH_FILE_BYTES, needle)) {
       const lines = bytes.toString('utf8').split('\n');
       if (regex) {
         batch.push({ file, lines });

@@ -341,6 +341,7 @@ const TARGETS = [
     value: (r, n) => r.cpuPaced[n].perMillion / r.cpuPaced['node floor']?.perMillion,
     show: (v) => `${f1(v)}×`,
     ok: (v) => v <= 1.3,
+    invalid: (r) => (r.cpuPaced['node floor'] ? undefined : 'not measured (no floor in this run)'),
   },
   {
     what: 'relay CPU per accepted stream (rounds of 100 one-token replies)',

@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 // Top self-time functions of a .cpuprofile (node --cpu-prof), and self time by category.
-//   node bench/cpuprofile-top.mjs FILE.cpuprofile [N]
+//   node bench/cpuprofile-top.mjs FILE.cpuprofile [N] [SKIP_MS]
+// SKIP_MS: leave out the samples of the profile's first SKIP_MS ms (start-up, warm-up).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export function summarize(file, n = 30) {
+export function summarize(file, n = 30, skipMs = 0) {
   const prof = JSON.parse(readFileSync(file, 'utf8'));
   const byId = new Map(prof.nodes.map((x) => [x.id, x]));
   const self = new Map();
+  let at = 0;
   for (let i = 0; i < prof.samples.length; i++) {
+    at += prof.timeDeltas[i] ?? 0;
+    if (at < skipMs * 1000) continue;
     const id = prof.samples[i];
     self.set(id, (self.get(id) ?? 0) + (prof.timeDeltas[i + 1] ?? 0));
   }
@@ -52,5 +56,5 @@ export function summarize(file, n = 30) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  console.log(summarize(process.argv[2], Number(process.argv[3] ?? 30)));
+  console.log(summarize(process.argv[2], Number(process.argv[3] ?? 30), Number(process.argv[4] ?? 0)));
 }

@@ -1,6 +1,8 @@
 // Helpers for bench/run.mjs: processes, /proc readings, the streaming client, statistics.
 import { spawn, execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { request } from 'node:http';
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -173,3 +175,101 @@ export function percentile(values, p) {
 
 export const median = (xs) => percentile(xs, 50);
 export const ms = (ns) => ns / 1e6;
+
+/** The nginx binary, installed from Debian's package when missing. */
+export function ensureNginx(log = () => {}) {
+  const find = () => ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'].find((p) => existsSync(p));
+  let bin = find();
+  if (bin) return bin;
+  log("nginx is missing: installing Debian's nginx with apt-get (apt-get update && apt-get install -y nginx)");
+  const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
+  const run = (args) => execFileSync(sudo.length ? 'sudo' : args[0], sudo.length ? args : args.slice(1), { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  run(['apt-get', 'update']);
+  run(['apt-get', 'install', '-y', 'nginx']);
+  bin = find();
+  if (!bin) throw new Error('nginx could not be installed');
+  // The package may have started the system nginx on port 80; this benchmark runs its own instance and leaves that one alone.
+  return bin;
+}
+
+/** nginx as a plain streaming reverse proxy to the stand-in (proxy_buffering off), one worker. */
+export async function startNginx(bin, upstreamPort, dir) {
+  mkdirSync(join(dir, 'logs'), { recursive: true });
+  const port = await freePort();
+  const conf = `
+worker_processes 1;
+worker_rlimit_nofile 20000;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/logs/error.log warn;
+events { worker_connections 8192; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  upstream standin { server 127.0.0.1:${upstreamPort}; keepalive 512; }
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass http://standin;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+      proxy_read_timeout 300s;
+    }
+  }
+}
+`;
+  writeFileSync(join(dir, 'nginx.conf'), conf);
+  const child = spawn(bin, ['-e', join(dir, 'logs/error.log'), '-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: ['pipe', 'ignore', 'inherit'] });
+  for (let i = 0; i < 100; i++) {
+    if (await canConnect(port)) return { child, port };
+    await sleep(50);
+  }
+  throw new Error(`nginx did not listen on ${port}; see ${dir}/logs/error.log`);
+}
+
+export async function freePort() {
+  const { createServer } = await import('node:net');
+  const s = createServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+export async function canConnect(port) {
+  const { connect } = await import('node:net');
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+
+/**
+ * The Node floor (bench/floor.mjs) in front of the stand-in: as a target for runStream, with the
+ * relay's path, headers and body, and its process.
+ */
+export async function startFloor(providerPort) {
+  const token = `dr_floor${Math.random().toString(36).slice(2)}`;
+  const r = await spawnReady(process.execPath, [fileURLToPath(new URL('floor.mjs', import.meta.url)), '--provider', `http://127.0.0.1:${providerPort}`, '--token', token], {
+    ready: (o) => (o.includes('\n') ? JSON.parse(o.split('\n')[0]).port : undefined),
+  });
+  return {
+    child: r.child,
+    name: 'node floor',
+    port: r.value,
+    path: '/v1/chat/stream',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
+    body: (plan) => JSON.stringify({ messages: [{ role: 'user', content: JSON.stringify(plan) }] }),
+    pids: () => [r.child.pid],
+  };
+}

@@ -6,7 +6,7 @@
 // `--baseline DIR`: a second relay build (DIR/dist/cli.js, e.g. a git worktree of an older commit,
 // built there) runs beside this tree's in the same run: rows "relay (before)" and "relay (after)".
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import {
   childrenOf,
   cpuSeconds,
+  ensureNginx,
   median,
   ms,
   nowNs,
@@ -24,6 +25,8 @@ import {
   runStream,
   sleep,
   spawnReady,
+  startFloor,
+  startNginx,
   stopProcess,
 } from './lib.mjs';
 
@@ -59,7 +62,7 @@ async function main() {
   }
   results.relays = BUILDS.map((b) => b.name);
 
-  const nginxBin = ensureNginx();
+  const nginxBin = ensureNginx(log);
   results.machine.nginx = execFileSync(nginxBin, ['-v'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim() || spawnSync(nginxBin, ['-v'], { encoding: 'utf8' }).stderr.trim();
 
   // The stand-in provider, the relay, nginx: three processes beside this client.
@@ -68,9 +71,14 @@ async function main() {
   const providerPort = standin.value;
   log(`stand-in provider on 127.0.0.1:${providerPort}`);
 
-  const nginx = await startNginx(nginxBin, providerPort);
+  const nginx = await startNginx(nginxBin, providerPort, join(work, 'nginx'));
   cleanups.push(() => stopProcess(nginx.child, 'SIGQUIT'));
   log(`nginx on 127.0.0.1:${nginx.port} (master ${nginx.child.pid}, workers ${childrenOf(nginx.child.pid).join(',')})`);
+
+  // The Node floor (bench/floor.mjs): node:http in, undici out, the same SSE bytes and token check, nothing else.
+  const floor = await startFloor(providerPort);
+  cleanups.push(() => stopProcess(floor.child));
+  log(`node floor on 127.0.0.1:${floor.port} (pid ${floor.child.pid})`);
 
   // One relay process per build; `b.relay` is replaced when the idle phase starts them afresh.
   for (const b of BUILDS) {
@@ -83,6 +91,7 @@ async function main() {
   const targets = [
     { name: 'direct', port: providerPort, path: '/api/chat', headers: { 'content-type': 'application/json' }, body: providerBody, pids: () => [] },
     { name: 'nginx', port: nginx.port, path: '/api/chat', headers: { 'content-type': 'application/json' }, body: providerBody, pids: () => [nginx.child.pid, ...childrenOf(nginx.child.pid)] },
+    floor,
     ...BUILDS.map((b) => ({
       name: b.name,
       relay: true,
@@ -241,62 +250,6 @@ function machine() {
   return { cpu, cores: cpus().length, memGiB: Math.round(totalmem() / 2 ** 30), kernel: release(), distro, node: process.version };
 }
 
-function ensureNginx() {
-  const find = () => ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'].find((p) => existsSync(p));
-  let bin = find();
-  if (bin) return bin;
-  log("nginx is missing: installing Debian's nginx with apt-get (apt-get update && apt-get install -y nginx)");
-  const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
-  const run = (args) => execFileSync(sudo.length ? 'sudo' : args[0], sudo.length ? args : args.slice(1), { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  run(['apt-get', 'update']);
-  run(['apt-get', 'install', '-y', 'nginx']);
-  bin = find();
-  if (!bin) throw new Error('nginx could not be installed');
-  // The package may have started the system nginx on port 80; this benchmark runs its own instance and leaves that one alone.
-  return bin;
-}
-
-async function startNginx(bin, upstreamPort) {
-  const dir = join(work, 'nginx');
-  mkdirSync(join(dir, 'logs'), { recursive: true });
-  const port = await freePort();
-  const conf = `
-worker_processes 1;
-worker_rlimit_nofile 20000;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/logs/error.log warn;
-events { worker_connections 8192; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/client_body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream standin { server 127.0.0.1:${upstreamPort}; keepalive 512; }
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://standin;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-      proxy_read_timeout 300s;
-    }
-  }
-}
-`;
-  writeFileSync(join(dir, 'nginx.conf'), conf);
-  const { spawn } = await import('node:child_process');
-  const child = spawn(bin, ['-e', join(dir, 'logs/error.log'), '-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: ['pipe', 'ignore', 'inherit'] });
-  for (let i = 0; i < 100; i++) {
-    if (await canConnect(port)) return { child, port };
-    await sleep(50);
-  }
-  throw new Error(`nginx did not listen on ${port}; see ${dir}/logs/error.log`);
-}
-
 function gitHead(dir) {
   try {
     return execFileSync('git', ['-C', dir, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim().slice(0, 100);
@@ -330,27 +283,6 @@ async function startRelay(providerPort, root = ROOT) {
     },
   });
   return { child, ...value };
-}
-
-async function freePort() {
-  const { createServer } = await import('node:net');
-  const s = createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-async function canConnect(port) {
-  const { connect } = await import('node:net');
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 }
 
 async function startup(providerPort) {
@@ -404,6 +336,21 @@ const TARGETS = [
     ok: (v) => v <= 2.5,
   },
   {
+    what: 'relay CPU per token ÷ the Node floor\'s (bench/floor.mjs), 100 paced streams',
+    target: '≤ 1.3×',
+    value: (r, n) => r.cpuPaced[n].perMillion / r.cpuPaced['node floor']?.perMillion,
+    show: (v) => `${f1(v)}×`,
+    ok: (v) => v <= 1.3,
+    invalid: (r) => (r.cpuPaced['node floor'] ? undefined : 'not measured (no floor in this run)'),
+  },
+  {
+    what: 'relay CPU per accepted stream (rounds of 100 one-token replies)',
+    target: '≤ 0.15 ms',
+    value: (r, n) => r.acceptCpu[n].msPerStream,
+    show: (v) => `${f1(v)} ms`,
+    ok: (v) => v <= 0.15,
+  },
+  {
     what: 'added latency per token, p50, 100 paced streams',
     target: '≤ 0.5 ms',
     value: (r, n) => r.perToken['100'][n].p50 - r.perToken['100'].direct.p50,
@@ -438,7 +385,7 @@ const TARGETS = [
 function report(r) {
   const m = r.machine;
   const relays = relayNames(r);
-  const paths = ['direct', 'nginx', ...relays];
+  const paths = ['direct', 'nginx', ...(r.throughput['node floor'] ? ['node floor'] : []), ...relays];
   const L = [];
   L.push('# DeskRelay benchmark results', '');
   L.push(`Written by \`npm run bench\` (bench/run.mjs${r.baseline ? ' --baseline' : ''}) on ${r.startedAt.slice(0, 10)}${r.quick ? ' — **QUICK smoke run: small samples, figures indicative only**' : ''}; the run took ${r.durationS.toFixed(0)} s. Raw figures: \`bench/results.json\`.`, '');
@@ -468,7 +415,7 @@ function report(r) {
   tri('Time to first token when N requests arrive at the same instant (ms; 1-token replies)', r.ttftBurst);
   L.push(`Samples per cell: ${r.ttftBurst['1'][last].n} / ${r.ttftBurst['10'][last].n} / ${r.ttftBurst['100'][last].n}, in rounds of exactly N simultaneous requests: the last of a round waits for the N − 1 before it, so this is the cost of accepting a stream times N.`, '');
   if (r.acceptCpu) {
-    L.push(`Proxy CPU per accepted stream (rounds of 100 one-token replies, CPU over the rounds ÷ streams): ${['nginx', ...relays].filter((n) => r.acceptCpu[n]).map((n) => `${n} **${f1(r.acceptCpu[n].msPerStream)} ms**`).join(', ')}.`, '');
+    L.push(`Proxy CPU per accepted stream (rounds of 100 one-token replies, CPU over the rounds ÷ streams): ${['nginx', 'node floor', ...relays].filter((n) => r.acceptCpu[n]).map((n) => `${n} **${f1(r.acceptCpu[n].msPerStream)} ms**`).join(', ')}.`, '');
   }
   tri('Latency per token event with N streams in flight (ms; provider write → client read; 100 tokens/s per stream)', r.perToken);
   L.push(`Samples per cell: ${r.perToken['1'][last].n} / ${r.perToken['10'][last].n} / ${r.perToken['100'][last].n} token events.`, '');
@@ -479,7 +426,7 @@ function report(r) {
   for (const n of paths) {
     const t = r.throughput[n];
     const paced = r.cpuPaced[n];
-    const vs = n.startsWith('relay') ? `${ratio(t.cpuPerMillion, r.throughput.nginx.cpuPerMillion)} / **${ratio(paced.perMillion, r.cpuPaced.nginx.perMillion)}**` : '—';
+    const vs = n.startsWith('relay') || n === 'node floor' ? `${ratio(t.cpuPerMillion, r.throughput.nginx.cpuPerMillion)} / **${ratio(paced.perMillion, r.cpuPaced.nginx.perMillion)}**` : '—';
     L.push(`| ${n} | ${Math.round(t.oneStream).toLocaleString('en')} | ${Math.round(t.allStreams).toLocaleString('en')} | ${n === 'direct' ? '—' : f1(t.cpuPerMillion)} | ${n === 'direct' ? '—' : f1(paced.perMillion)} | ${vs} |`);
   }
   L.push('', `CPU is the proxy's own (relay: the CLI process; nginx: master + worker), from /proc utime+stime. The paced figure includes setting up and ending each of the 400 streams (50 tokens each). The stand-in itself used ${f1(r.throughput.direct.providerCpuPerMillion)} CPU s per million tokens when read directly.`, '');

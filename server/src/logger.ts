@@ -7,8 +7,32 @@ export interface Logger {
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 
+/**
+ * Lines to a stream, stamped when logged and written together once the event loop has run the
+ * callbacks at hand (setImmediate): a write to a pipe, a file or a terminal is a synchronous
+ * syscall in Node on Linux, and one per request was paid again by every stream that arrived in
+ * the same instant (bench/NOTES.md, issue 28). Whatever is pending is written before the process
+ * exits, so a line logged just before an exit is not lost.
+ */
 export function consoleLogger(stream: NodeJS.WritableStream = process.stderr): Logger {
-  const line = (level: string, message: string) => stream.write(`${new Date().toISOString()} ${level} ${message}\n`);
+  let pending = '';
+  const flush = () => {
+    if (pending === '') return;
+    const text = pending;
+    pending = '';
+    stream.write(text);
+  };
+  let hooked = false;
+  const line = (level: string, message: string) => {
+    if (pending === '') {
+      setImmediate(flush);
+      if (!hooked) {
+        hooked = true;
+        process.once('exit', flush);
+      }
+    }
+    pending += `${new Date().toISOString()} ${level} ${message}\n`;
+  };
   return {
     info: (m) => line('info', m),
     warn: (m) => line('warn', m),

@@ -172,6 +172,21 @@ describe('a running relay re-reads its config file', () => {
     expect(await reply()).toEqual({ type: 'done', content: 'from A' });
   });
 
+  it('looks at the file once per turn of the event loop: an edit is seen on the next turn, a switch at once', async () => {
+    write('a', { allowPhoneProviderSwitch: true });
+    await new Promise((r) => setImmediate(r));
+    expect(file.activeId()).toBe('a');
+    // The phone's switch writes the file and reads it back in the same turn: the answer and the
+    // next request must see it.
+    await file.switchTo('b');
+    expect(file.activeId()).toBe('b');
+    expect(await reply()).toEqual({ type: 'done', content: 'from B' });
+    write('a', { allowPhoneProviderSwitch: true });
+    await new Promise((r) => setImmediate(r));
+    expect(file.activeId()).toBe('a');
+    write('a');
+  });
+
   it('keeps the last good config when an edit breaks the file, with a warning', async () => {
     write('b');
     expect(await reply()).toEqual({ type: 'done', content: 'from B' });

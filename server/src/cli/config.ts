@@ -205,6 +205,11 @@ export class ConfigFile implements ProviderSource {
   private config: StandaloneConfig;
   private stamp: Stamp | undefined;
   private warnedStamp: Stamp | undefined;
+  /** The file was looked at in this turn of the event loop. */
+  private checked = false;
+  private readonly recheck = () => {
+    this.checked = false;
+  };
 
   /** Throws ConfigError when the file is required and missing, or present and invalid. */
   constructor(
@@ -236,6 +241,12 @@ export class ConfigFile implements ProviderSource {
   }
 
   current(): StandaloneConfig {
+    // One look at the file per turn of the event loop: a request asked two or three times (the
+    // provider, the stream limit), and the streams that arrive together one stat each
+    // (bench/NOTES.md, issue 28). An edit is seen by the next request as before.
+    if (this.checked) return this.config;
+    this.checked = true;
+    setImmediate(this.recheck);
     const stamp = stampOf(this.path);
     if (stamp !== this.stamp && stamp !== this.warnedStamp) {
       if (stamp === undefined) {
@@ -301,6 +312,7 @@ export class ConfigFile implements ProviderSource {
       throw err;
     }
     // Read back at once, so the next request (and this answer) see the switch.
+    this.checked = false;
     this.current();
   }
 }

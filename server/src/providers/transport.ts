@@ -4,6 +4,7 @@
  * caller's abort, connection pooling, and a push-style read of the body. No wording here: the
  * errors it raises are the transport's own, wrapped in TransportFailure; call.ts words them.
  */
+import type { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import type { Agent, Dispatcher } from 'undici';
 import type { Framer } from './framing';
@@ -38,6 +39,33 @@ function pool(u: Undici): Agent {
   return (agent ??= new u.Agent({ keepAliveTimeout: POOL_IDLE_MS, connectTimeout: 0, headersTimeout: 0, bodyTimeout: 0 }));
 }
 
+/** Where a provider URL sends a request: the URL without credentials, and those as a Basic header. */
+type Target = { url: string; authorization?: string } | Error;
+/** Provider URLs parsed so far: a relay asks the same few URLs over and over. */
+const targets = new Map<string, Target>();
+const MAX_TARGETS = 64;
+
+/** Credentials in the URL (`user:password@`) become a Basic Authorization header, as node:http made them. */
+function targetOf(url: string): Target {
+  let known = targets.get(url);
+  if (known) return known;
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`unsupported protocol ${parsed.protocol}`);
+    if (parsed.username || parsed.password) {
+      const authorization = `Basic ${Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64')}`;
+      parsed.username = '';
+      parsed.password = '';
+      known = { url: parsed.href, authorization };
+    } else known = { url };
+  } catch (e) {
+    known = e instanceof Error ? e : new Error(String(e));
+  }
+  if (targets.size >= MAX_TARGETS) targets.clear();
+  targets.set(url, known);
+  return known;
+}
+
 /** A failure of the exchange itself (connect, TLS, a dropped connection, our own abort), still unworded. */
 export class TransportFailure extends Error {
   constructor(
@@ -68,6 +96,36 @@ export interface Flushable {
 
 const ignore = () => {};
 
+/**
+ * The abort signal handed to undici for one request: undici takes an EventEmitter-like signal
+ * (`once`/`removeListener`, `aborted`, `reason`), and this one is a field and a listener list.
+ * An AbortController per request was a visible share of accepting a stream (createAbortSignal,
+ * bench/NOTES.md, issue 28); nothing else ever listens to this signal.
+ */
+class StopSignal {
+  aborted = false;
+  readonly reason = undefined;
+  private listeners: (() => void)[] = [];
+  on(_event: 'abort', listener: () => void): this {
+    this.listeners.push(listener);
+    return this;
+  }
+  once(event: 'abort', listener: () => void): this {
+    return this.on(event, listener);
+  }
+  removeListener(_event: 'abort', listener: () => void): this {
+    this.listeners = this.listeners.filter((l) => l !== listener);
+    return this;
+  }
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const listeners = this.listeners;
+    this.listeners = [];
+    for (const l of listeners) l();
+  }
+}
+
 /** One request to a provider and the reading of its body. */
 export class Exchange {
   private timer: NodeJS.Timeout | undefined;
@@ -76,7 +134,7 @@ export class Exchange {
   private idleFired = false;
   /** Aborted by the caller or by the idle limit: the exchange is being torn down. */
   private stopped = false;
-  private controller: AbortController | undefined;
+  private controller: StopSignal | undefined;
   private body: Readable | undefined;
   private ended = false;
   private readonly onCallerAbort = () => this.stop();
@@ -114,23 +172,14 @@ export class Exchange {
       headers['content-length'] = String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.bytes.length);
     }
     Object.assign(headers, given);
-    let target = url;
-    try {
-      const parsed = new URL(url);
-      if (parsed.username || parsed.password) {
-        headers.authorization ??= `Basic ${Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64')}`;
-        parsed.username = '';
-        parsed.password = '';
-        target = parsed.href;
-      }
-      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`unsupported protocol ${parsed.protocol}`);
-    } catch (e) {
-      throw new TransportFailure(e, 'connect');
-    }
-    this.controller = new AbortController();
+    const where = targetOf(url);
+    if (where instanceof Error) throw new TransportFailure(where, 'connect');
+    if (where.authorization) headers.authorization ??= where.authorization;
+    const target = where.url;
+    this.controller = new StopSignal();
     let data: Dispatcher.ResponseData;
     try {
-      data = await u.request(target, { method, headers, body, dispatcher: pool(u), signal: this.controller.signal });
+      data = await u.request(target, { method, headers, body, dispatcher: pool(u), signal: this.controller as unknown as EventEmitter });
     } catch (e) {
       throw new TransportFailure(e, 'connect');
     }

@@ -1,3 +1,4 @@
+import type { Dirent } from 'node:fs';
 import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
@@ -25,46 +26,41 @@ interface Level {
  * files (at any depth) ignore is skipped, as are denied files and git's database. Symbolic links
  * are not followed into folders (no loops, no escapes); a linked file is listed only when it
  * resolves inside the folder.
+ *
+ * One generator with its own stack of folders, not one generator per folder: a file passed up
+ * through a `yield*` per level of depth cost more than finding it (bench/agent.mjs, issue 28).
  */
 export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
-  const { root, deny } = options;
-  const rules = await parentRules(root, options.under);
-  yield* walkDir({ dir: options.under, rules }, root, { deny, protect: options.protect }, options.signal);
-}
-
-interface Skip {
-  deny: readonly RegExp[];
-  protect: readonly string[];
-}
-
-async function* walkDir(level: Level, root: string, skip: Skip, signal: AbortSignal | undefined): AsyncGenerator<string> {
-  const { deny } = skip;
-  if (signal?.aborted) return;
-  const abs = join(root, level.dir);
-  let entries;
-  try {
-    entries = await readdir(abs, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  const rules = [...level.rules];
-  const own = await readIgnore(abs);
-  if (own) rules.push({ base: level.dir, ig: own });
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const entry of entries) {
-    const rel = level.dir === '' ? entry.name : `${level.dir}/${entry.name}`;
+  const { root, deny, signal } = options;
+  const rootPrefix = root.endsWith(sep) ? root : root + sep;
+  // Only protected paths inside the folder can be met on the way; usually there are none.
+  const protect = options.protect.filter((p) => p === root || p.startsWith(rootPrefix) || rootPrefix.startsWith(p + sep));
+  const isProtected = (full: string) => protect.length > 0 && protect.some((p) => full === p || full.startsWith(p + sep));
+  const first = await listDir({ dir: options.under, rules: await parentRules(root, options.under) }, root);
+  if (!first) return;
+  const stack: Frame[] = [first];
+  while (stack.length > 0) {
+    if (signal?.aborted) return;
+    const frame = stack[stack.length - 1]!;
+    if (frame.next >= frame.entries.length) {
+      stack.pop();
+      continue;
+    }
+    const entry = frame.entries[frame.next++]!;
     if (entry.name === '.git') continue;
-    const full = join(abs, entry.name);
-    if (skip.protect.some((p) => full === p || full.startsWith(p + sep))) continue;
+    const { dir, rules } = frame.level;
+    const rel = dir === '' ? entry.name : `${dir}/${entry.name}`;
+    const full = join(frame.abs, entry.name);
+    if (isProtected(full)) continue;
     let isDir = entry.isDirectory();
     let isFile = entry.isFile();
     if (entry.isSymbolicLink()) {
       // Linked folders are not entered; a linked file counts when it stays inside.
       try {
-        const real = await realpath(join(abs, entry.name));
+        const real = await realpath(full);
         const info = await lstat(real);
-        if (!info.isFile() || !real.startsWith(root.endsWith(sep) ? root : root + sep)) continue;
-        if (skip.protect.some((p) => real === p || real.startsWith(p + sep))) continue;
+        if (!info.isFile() || !real.startsWith(rootPrefix)) continue;
+        if (protect.some((p) => real === p || real.startsWith(p + sep))) continue;
         // A link onto a denied file is as denied as the file.
         if (isDenied(relative(root, real).split(sep).join('/'), deny)) continue;
         isFile = true;
@@ -74,9 +70,27 @@ async function* walkDir(level: Level, root: string, skip: Skip, signal: AbortSig
       }
     }
     if (ignored(rules, rel, isDir)) continue;
-    if (isDir) yield* walkDir({ dir: rel, rules }, root, skip, signal);
-    else if (isFile && !isDenied(rel, deny)) yield rel;
+    if (isDir) {
+      const child = await listDir({ dir: rel, rules }, root);
+      if (child) stack.push(child);
+    } else if (isFile && !isDenied(rel, deny)) yield rel;
   }
+}
+
+interface Frame {
+  level: Level;
+  abs: string;
+  entries: Dirent[];
+  next: number;
+}
+
+/** A folder's entries in name order and the rules in force inside it (its own .gitignore added); undefined when it cannot be read. */
+async function listDir(level: Level, root: string): Promise<Frame | undefined> {
+  const abs = join(root, level.dir);
+  const [entries, own] = await Promise.all([readdir(abs, { withFileTypes: true }).catch(() => undefined), readIgnore(abs)]);
+  if (!entries) return undefined;
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { level: { dir: level.dir, rules: own ? [...level.rules, { base: level.dir, ig: own }] : level.rules }, abs, entries, next: 0 };
 }
 
 function ignored(rules: Level['rules'], rel: string, isDir: boolean): boolean {

@@ -454,11 +454,9 @@ export function initAgent(): void {
   document.addEventListener('visibilitychange', wake);
   window.addEventListener('online', wake);
   window.addEventListener('pageshow', wake);
-  // A notification opened while this page was there (web/sw: agent_needs_you, agent_idle).
-  navigator.serviceWorker?.addEventListener('message', (e: MessageEvent) => {
-    const data = e.data as { type?: unknown; session?: unknown; callId?: unknown } | null;
-    if ((data?.type === 'agent_needs_you' || data?.type === 'agent_idle') && typeof data.session === 'string') {
-      void openById(data.session, typeof data.callId === 'string' ? data.callId : undefined);
-    }
-  });
+}
+
+/** A notification opened while the page was there (main.ts hears the service worker's message). */
+export function openNotified(id: string, callId?: string): void {
+  void openById(id, callId);
 }

@@ -24,11 +24,13 @@ type AgentModule = typeof import('./agent/screen');
 type VoiceModule = typeof import('./voiceChat');
 let agentModule: Promise<AgentModule> | undefined;
 let voiceModule: VoiceModule | undefined;
+/** Read as the page loads: taking the pairing token out of the address bar also drops the query. */
+const launchSearch = location.search;
 
 function loadAgent(): Promise<AgentModule> {
   agentModule ??= import('./agent/screen').then(
     (m) => {
-      m.initAgent();
+      m.initAgent(launchSearch);
       return m;
     },
     (err: unknown) => {

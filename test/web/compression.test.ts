@@ -3,7 +3,7 @@
  * the request's Accept-Encoding, the same bytes once decoded; the API, and its SSE streams above
  * all, are never compressed (a compressing layer would hold tokens back until a block fills).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -40,27 +40,41 @@ function get(path: string, headers: Record<string, string>, method = 'GET', body
   });
 }
 
+/** Brotli when asked, else gzip, else as it is: the same bytes each way, with the page's headers. */
+async function servedCompressed(path: string, file: string): Promise<void> {
+  const raw = readFileSync(join(WEB, file));
+  const br = await get(path, { 'Accept-Encoding': 'gzip, deflate, br' });
+  expect(br.status).toBe(200);
+  expect(br.headers['content-encoding']).toBe('br');
+  expect(String(br.headers.vary)).toMatch(/Accept-Encoding/i);
+  expect(br.headers['content-security-policy']).toContain("default-src 'none'");
+  expect(brotliDecompressSync(br.body).equals(raw)).toBe(true);
+  expect(br.body.length).toBeLessThan(raw.length / 2);
+
+  const gz = await get(path, { 'Accept-Encoding': 'gzip' });
+  expect(gz.headers['content-encoding']).toBe('gzip');
+  expect(gunzipSync(gz.body).equals(raw)).toBe(true);
+
+  const plain = await get(path, {});
+  expect(plain.headers['content-encoding']).toBeUndefined();
+  expect(plain.body.equals(raw)).toBe(true);
+}
+
 describe('the page, compressed', () => {
   for (const [path, file] of [['/', 'index.html'], ['/app.js', 'app.js'], ['/app.css', 'app.css'], ['/vendor/highlight.js', 'vendor/highlight.js']] as const) {
     it(`${path}: brotli when asked, else gzip, else as it is — the same bytes, with the page's headers`, async () => {
-      const raw = readFileSync(join(WEB, file));
-      const br = await get(path, { 'Accept-Encoding': 'gzip, deflate, br' });
-      expect(br.status).toBe(200);
-      expect(br.headers['content-encoding']).toBe('br');
-      expect(String(br.headers.vary)).toMatch(/Accept-Encoding/i);
-      expect(br.headers['content-security-policy']).toContain("default-src 'none'");
-      expect(brotliDecompressSync(br.body).equals(raw)).toBe(true);
-      expect(br.body.length).toBeLessThan(raw.length / 2);
-
-      const gz = await get(path, { 'Accept-Encoding': 'gzip' });
-      expect(gz.headers['content-encoding']).toBe('gzip');
-      expect(gunzipSync(gz.body).equals(raw)).toBe(true);
-
-      const plain = await get(path, {});
-      expect(plain.headers['content-encoding']).toBeUndefined();
-      expect(plain.body.equals(raw)).toBe(true);
+      await servedCompressed(path, file);
     });
   }
+
+  it('every chunk (the code shared with the agent and voice, and theirs, fetched on first use) is served compressed too', async () => {
+    const chunks = readdirSync(join(WEB, 'chunks')).filter((f) => f.endsWith('.js'));
+    // The shared code, the agent's screens and voice at least.
+    expect(chunks.length).toBeGreaterThanOrEqual(3);
+    expect(chunks.some((f) => f.startsWith('screen-'))).toBe(true);
+    expect(chunks.some((f) => f.startsWith('voiceChat-'))).toBe(true);
+    for (const f of chunks) await servedCompressed(`/chunks/${f}`, `chunks/${f}`);
+  });
 
   it('never compresses the API: neither a JSON answer nor a reply stream (SSE)', async () => {
     const auth = { Authorization: `Bearer ${desk.relay.token}`, 'Accept-Encoding': 'gzip, deflate, br' };

@@ -43,12 +43,13 @@ export function copyButton(label: string, className: string, text: () => string,
   return button;
 }
 
-// A variable, so esbuild leaves the import to the browser instead of bundling the library.
-const HIGHLIGHT_URL = './vendor/highlight.js';
+// A variable, so esbuild leaves the import to the browser instead of bundling the library. Taken
+// from the page's address, not this module's: the build may put this code in media/web/chunks/.
+const HIGHLIGHT_PATH = 'vendor/highlight.js';
 let highlighter: Promise<HLJSApi | null> | undefined;
 
 function loadHighlighter(): Promise<HLJSApi | null> {
-  highlighter ??= (import(HIGHLIGHT_URL) as Promise<{ default: HLJSApi }>)
+  highlighter ??= (import(new URL(HIGHLIGHT_PATH, document.baseURI).href) as Promise<{ default: HLJSApi }>)
     .then((m) => {
       m.default.configure({ ignoreUnescapedHTML: true, throwUnescapedHTML: false });
       return m.default;

@@ -3,7 +3,6 @@
  * This module only starts the page: it wires the screens' modules (connection, conversation,
  * library, settings) to the page's controls and events.
  */
-import { initAgent, refreshAgent } from './agent/screen';
 import { app } from './app';
 import { initBell } from './bell';
 import { connect, initConnection, pairWith, showPairing } from './connection';
@@ -17,7 +16,49 @@ import { initProviders, onProvidersChanged } from './providers';
 import { fitComposer, initComposer } from './ui/composer';
 import { closeLayer, initLayers, openLayer } from './ui/layer';
 import { initToast } from './ui/toast';
-import { initVoice, refreshVoice } from './voiceChat';
+
+// The agent's screens and voice are chunks of their own (scripts/build-web.mjs), fetched after the
+// page is up rather than with it: most people use neither at first paint. The service worker keeps
+// them with the shell, so both still work offline. A failed fetch is tried again at the next need.
+type AgentModule = typeof import('./agent/screen');
+type VoiceModule = typeof import('./voiceChat');
+let agentModule: Promise<AgentModule> | undefined;
+let voiceModule: VoiceModule | undefined;
+/** Read as the page loads: taking the pairing token out of the address bar also drops the query. */
+const launchSearch = location.search;
+
+function loadAgent(): Promise<AgentModule> {
+  agentModule ??= import('./agent/screen').then(
+    (m) => {
+      m.initAgent(launchSearch);
+      return m;
+    },
+    (err: unknown) => {
+      agentModule = undefined;
+      throw err;
+    },
+  );
+  return agentModule;
+}
+
+/** After each connection: the agent's switch (or its "turn it on" hint) once paired. */
+function refreshAgent(): void {
+  if (!agentModule && !app.pairing) return; // nothing of the agent to show or hide yet
+  loadAgent().then((m) => m.refreshAgent(), () => undefined);
+}
+
+let voiceLoading = false;
+function loadVoice(): void {
+  if (voiceModule || voiceLoading) return;
+  voiceLoading = true;
+  import('./voiceChat').then(
+    (m) => {
+      voiceModule = m;
+      m.initVoice();
+    },
+    () => undefined,
+  ).finally(() => (voiceLoading = false));
+}
 
 function initCompose(): void {
   ui.compose.addEventListener('submit', (e) => {
@@ -111,7 +152,8 @@ function init(): void {
   initProviders();
   onProvidersChanged(() => {
     updateEmpty();
-    refreshVoice();
+    if (voiceModule) voiceModule.refreshVoice();
+    else loadVoice();
   });
   initPhotos();
   initLibrary();
@@ -120,9 +162,17 @@ function init(): void {
   initSettings();
   initPairForm();
   initCompose();
-  initVoice();
-  initAgent();
-  app.onConnection.push(() => void refreshAgent());
+  loadVoice();
+  app.onConnection.push(refreshAgent);
+  // A notification opened while this page was there (web/sw: agent_needs_you, agent_idle).
+  navigator.serviceWorker?.addEventListener('message', (e: MessageEvent) => {
+    const data = e.data as { type?: unknown; session?: unknown; callId?: unknown } | null;
+    if ((data?.type === 'agent_needs_you' || data?.type === 'agent_idle') && typeof data.session === 'string') {
+      const { session } = data;
+      const callId = typeof data.callId === 'string' ? data.callId : undefined;
+      loadAgent().then((m) => m.openNotified(session, callId), () => undefined);
+    }
+  });
 
   // The notification was opened while this page was still there: back to the reply, resumed.
   navigator.serviceWorker?.addEventListener('message', (e: MessageEvent) => {

@@ -155,8 +155,8 @@ let available = false;
 let folders: AgentFolder[] = [];
 let current: { id: string; folder: string; transcript: Transcript; follow: Follow; focusCall?: string } | null = null;
 let listTimer: ReturnType<typeof setInterval> | undefined;
-/** Read as the page loads: taking the pairing token out of the address bar also drops the query. */
-let launchQuery = new URLSearchParams(location.search);
+/** The page's query as it loaded (initAgent): taking the pairing token out of the address bar also drops it. */
+let launchQuery = new URLSearchParams();
 /** The chat's own heading, back when the switch goes back to Chat. */
 let chatHeadingText = '';
 
@@ -423,7 +423,9 @@ async function stopSession(): Promise<void> {
 
 // --- Wiring -----------------------------------------------------------------------------------------
 
-export function initAgent(): void {
+/** `search`: the page's query as it loaded (main.ts keeps it, as this module is fetched later). */
+export function initAgent(search: string): void {
+  launchQuery = new URLSearchParams(search);
   document.querySelector('main')!.prepend(modes);
   ui.empty.append(offHint);
   ui.chat.after(screen);
@@ -454,11 +456,9 @@ export function initAgent(): void {
   document.addEventListener('visibilitychange', wake);
   window.addEventListener('online', wake);
   window.addEventListener('pageshow', wake);
-  // A notification opened while this page was there (web/sw: agent_needs_you, agent_idle).
-  navigator.serviceWorker?.addEventListener('message', (e: MessageEvent) => {
-    const data = e.data as { type?: unknown; session?: unknown; callId?: unknown } | null;
-    if ((data?.type === 'agent_needs_you' || data?.type === 'agent_idle') && typeof data.session === 'string') {
-      void openById(data.session, typeof data.callId === 'string' ? data.callId : undefined);
-    }
-  });
+}
+
+/** A notification opened while the page was there (main.ts hears the service worker's message). */
+export function openNotified(id: string, callId?: string): void {
+  void openById(id, callId);
 }

@@ -190,3 +190,24 @@ export async function startWebKit(paths: WebKitPaths = ensureWebKit()): Promise<
     },
   };
 }
+
+/**
+ * Runs `act` once the element can take it. A drawer or sheet still sliding covers what is under
+ * it, and WebKitWebDriver calls that "element not interactable"; on a loaded machine the slide can
+ * take seconds, so it is tried again for a while (the element must still become usable).
+ */
+export async function whenInteractable(act: () => Promise<unknown>, timeoutMs = 15_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await act();
+      return;
+    } catch (err) {
+      if (!(err instanceof WebDriverError) || err.error !== 'element not interactable' || Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** Clicks the element `css` finds, once it can take the click (whenInteractable). */
+export const clickWhenReady = (s: Session, css: string) => whenInteractable(async () => s.click(await s.waitFor(css)));

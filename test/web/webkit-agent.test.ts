@@ -16,7 +16,7 @@ import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/sc
 import { bearer, send } from '../helpers/http';
 import { ensureVendor, SCREENSHOTS } from './harness';
 import { startProxy, type TestProxy } from './proxy';
-import { startWebKit, WebDriverError, type Session, type WebKit } from './webdriver';
+import { clickWhenReady, startWebKit, type Session, type WebKit } from './webdriver';
 
 let webkit: WebKit;
 let model: ScriptedModel;
@@ -52,18 +52,7 @@ afterAll(async () => {
   if (cli) rmSync(cli.configDir, { recursive: true, force: true });
 });
 
-async function click(s: Session, css: string): Promise<void> {
-  const until = Date.now() + 5000;
-  for (;;) {
-    try {
-      await s.click(await s.waitFor(css));
-      return;
-    } catch (err) {
-      if (!(err instanceof WebDriverError) || err.error !== 'element not interactable' || Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
+const click = clickWhenReady;
 
 /** Clicks the button with exactly this text inside `scope`. */
 const clickText = (s: Session, scope: string, text: string) =>

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import { ensureVendor, SCREENSHOTS, startDesk, type Desk } from './harness';
 import { startProxy, type TestProxy } from './proxy';
-import { startWebKit, WebDriverError, type Session, type WebKit } from './webdriver';
+import { clickWhenReady, startWebKit, type Session, type WebKit } from './webdriver';
 
 let webkit: WebKit;
 let desk: Desk;
@@ -41,19 +41,7 @@ async function withSession(base: string, run: (s: Session) => Promise<void>): Pr
   }
 }
 
-/** Clicks once the element can take it: a drawer or sheet still sliding in is "not interactable" for a moment. */
-async function click(s: Session, css: string): Promise<void> {
-  const until = Date.now() + 5000;
-  for (;;) {
-    try {
-      await s.click(await s.waitFor(css));
-      return;
-    } catch (err) {
-      if (!(err instanceof WebDriverError) || err.error !== 'element not interactable' || Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
+const click = clickWhenReady;
 
 async function turn(s: Session, text: string, reply: string): Promise<void> {
   desk.ollama.set({ mode: 'normal', reply: [reply] });

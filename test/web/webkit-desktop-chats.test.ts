@@ -9,7 +9,7 @@ import { webClientLink } from '../../server/src/session/pairing';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { ensureVendor } from './harness';
-import { startWebKit, WebDriverError, type Session, type WebKit } from './webdriver';
+import { clickWhenReady, startWebKit, type Session, type WebKit } from './webdriver';
 
 let webkit: WebKit;
 let ollama: OllamaStandIn;
@@ -36,19 +36,7 @@ async function openAt(base: string): Promise<Session> {
   return s;
 }
 
-/** Clicks once the element can take it: the composer or a drawer still settling is "not interactable" for a moment (as in webkit-app.test.ts). */
-async function click(s: Session, css: string): Promise<void> {
-  const until = Date.now() + 5000;
-  for (;;) {
-    try {
-      await s.click(await s.waitFor(css));
-      return;
-    } catch (err) {
-      if (!(err instanceof WebDriverError) || err.error !== 'element not interactable' || Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
+const click = clickWhenReady;
 
 const titles = (s: Session) => s.exec<string[]>(`return [...document.querySelectorAll('#chat-list .chat-title')].map((e) => e.textContent);`);
 

@@ -11,7 +11,7 @@ import { webClientLink } from '../../server/src/session/pairing';
 import { defaultDeviceName, PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
 import { ensureVendor, startDesk, type Desk } from './harness';
 import { startProxy, type TestProxy } from './proxy';
-import { startWebKit, WebDriverError, type Session, type WebKit } from './webdriver';
+import { clickWhenReady, startWebKit, whenInteractable, type Session, type WebKit } from './webdriver';
 
 let webkit: WebKit;
 let desk: Desk;
@@ -39,20 +39,8 @@ async function revokeAtDesk(id: string): Promise<void> {
   expect(res.status).toBe(204);
 }
 
-/** Runs `act` once the element can take it: a sheet still sliding in is "not interactable" for a moment. */
-async function interact(act: () => Promise<unknown>): Promise<void> {
-  const until = Date.now() + 5000;
-  for (;;) {
-    try {
-      await act();
-      return;
-    } catch (err) {
-      if (!(err instanceof WebDriverError) || err.error !== 'element not interactable' || Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-const click = (s: Session, css: string) => interact(async () => s.click(await s.waitFor(css)));
+const interact = whenInteractable;
+const click = clickWhenReady;
 
 async function sendMessage(s: Session, text: string): Promise<void> {
   const box = await s.waitFor('form.compose textarea[name="message"]');

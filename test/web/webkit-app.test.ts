@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import { ensureVendor, SCREENSHOTS, startDesk, type Desk } from './harness';
 import { startProxy, type TestProxy } from './proxy';
-import { clickWhenReady, startWebKit, type Session, type WebKit } from './webdriver';
+import { clickWhenReady, startWebKit, whenInteractable, type Session, type WebKit } from './webdriver';
 
 let webkit: WebKit;
 let desk: Desk;
@@ -47,8 +47,11 @@ async function turn(s: Session, text: string, reply: string): Promise<void> {
   desk.ollama.set({ mode: 'normal', reply: [reply] });
   const before = await s.count('.msg.assistant');
   const box = await s.waitFor('form.compose textarea[name="message"]');
-  await s.clear(box);
-  await s.type(box, text);
+  // Cleared inside the retry, so a try that failed half-way cannot leave text behind.
+  await whenInteractable(async () => {
+    await s.clear(box);
+    await s.type(box, text);
+  });
   await click(s, 'form.compose button[type="submit"]');
   await expect.poll(() => s.count('.msg.assistant .reply[aria-busy="false"]'), { timeout: 10_000 }).toBe(before + 1);
 }
@@ -138,7 +141,11 @@ describe('WebKit: chat actions', () => {
       // The page's clipboard call, captured (WebKit asks the user before a page may read it back).
       await s.exec(`window.__copied = []; Object.defineProperty(navigator, 'clipboard', { configurable: true, value: { writeText: (t) => { window.__copied.push(t); return Promise.resolve(); } } });`);
       await click(s, '#menu-open');
-      await s.type(await s.waitFor('#system-prompt'), 'Answer like a poet.');
+      const prompt = await s.waitFor('#system-prompt');
+      await whenInteractable(async () => {
+        await s.clear(prompt);
+        await s.type(prompt, 'Answer like a poet.');
+      });
       // The system prompt lives in the settings sheet; it is saved as typed.
       await click(s, '#settings-close');
       await turn(s, 'Show code', 'Here:\n\n```js\nconst x = 1;\n```\n');
@@ -163,8 +170,10 @@ describe('WebKit: chat actions', () => {
       await click(s, '.msg.user:nth-of-type(3) .edit-msg');
       expect(await s.exec('return document.querySelector("form.compose textarea").value;')).toBe('second question');
       const box = await s.find('form.compose textarea[name="message"]');
-      await s.clear(box);
-      await s.type(box, 'edited question');
+      await whenInteractable(async () => {
+        await s.clear(box);
+        await s.type(box, 'edited question');
+      });
       desk.ollama.set({ mode: 'normal', reply: ['edited answer'] });
       await click(s, 'form.compose button[type="submit"]');
       await expect.poll(() => s.textOf('.msg.assistant:last-of-type .reply')).toContain('edited answer');

@@ -44,8 +44,11 @@ const click = clickWhenReady;
 
 async function sendMessage(s: Session, text: string): Promise<void> {
   const box = await s.waitFor('form.compose textarea[name="message"]');
-  await s.clear(box);
-  await s.type(box, text);
+  // Cleared inside the retry, so a try that failed half-way cannot leave text behind.
+  await whenInteractable(async () => {
+    await s.clear(box);
+    await s.type(box, text);
+  });
   await s.click(await s.find('form.compose button[type="submit"]'));
 }
 

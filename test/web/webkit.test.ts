@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import { ensureVendor, LOAD_FAILED_ONCE, pairingJson, SCREENSHOTS, sleep, startDesk, type Desk } from './harness';
 import { startProxy, type TestProxy } from './proxy';
-import { startWebKit, type Session, type WebKit } from './webdriver';
+import { startWebKit, whenInteractable, type Session, type WebKit } from './webdriver';
 
 let webkit: WebKit;
 let desk: Desk;
@@ -40,8 +40,11 @@ const streamPosts = () => proxy.seen.filter((l) => l === 'POST /v1/chat/stream')
 
 async function sendMessage(s: Session, text: string): Promise<void> {
   const box = await s.waitFor('form.compose textarea[name="message"]');
-  await s.clear(box);
-  await s.type(box, text);
+  // Cleared inside the retry, so a try that failed half-way cannot leave text behind.
+  await whenInteractable(async () => {
+    await s.clear(box);
+    await s.type(box, text);
+  });
   await s.click(await s.find('form.compose button[type="submit"]'));
 }
 

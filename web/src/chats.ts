@@ -93,7 +93,11 @@ export class IdbStore implements ChatStore {
   readonly persistent = true;
   private db: Promise<IDBDatabase> | undefined;
 
+  private destroyed = false;
+
   private open(): Promise<IDBDatabase> {
+    // A late save through a store whose database was deleted must not bring the database back.
+    if (this.destroyed) return Promise.reject(new Error('Chats are no longer kept on this phone.'));
     this.db ??= new Promise((resolve, reject) => {
       const req = indexedDB.open(DB_NAME, 1);
       req.onupgradeneeded = () => req.result.createObjectStore(STORE, { keyPath: 'id' });
@@ -144,6 +148,7 @@ export class IdbStore implements ChatStore {
 
   /** Deletes the whole database (Keep chats on this phone turned off). */
   async destroy(): Promise<void> {
+    this.destroyed = true;
     const db = await this.db?.catch(() => undefined);
     db?.close();
     this.db = undefined;

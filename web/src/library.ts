@@ -136,9 +136,10 @@ export async function setKeepChats(keep: boolean): Promise<void> {
     // The reply kept for a reopened page holds the conversation: it goes with the chats.
     clearPending();
     local = new MemoryStore();
-    if (before instanceof IdbStore) await before.destroy();
   }
+  // Swapped before the old database goes, so nothing that saves meanwhile reaches (and re-creates) it.
   app.store = desktop ? new DesktopStore(desktop.token, local) : local;
+  if (!keep && before instanceof IdbStore) await before.destroy();
   // The chats of this visit stay on screen and in the list (in memory when not kept).
   try {
     for (const c of kept) await local.put(c);

@@ -250,6 +250,16 @@ describe('defence in depth (issue 18)', () => {
     await expect.poll(() => t.logLines.filter((l) => /^request (GET \/v1\/health 200|GET \/v1\/health 400|OPTIONS \* 404|OPTIONS \* 400) /.test(l)).length).toBe(4);
   });
 
+  it('a path parameter with a malformed percent escape matches no route: 404 with the CONTRACT body, and the relay answers after', async () => {
+    const t = await relay();
+    for (const path of ['/v1/providers/%E0%A4%A/models', '/v1/agent/sessions/%zz', '/v1/devices/%']) {
+      const a = await send(t.url, path, { headers: { Authorization: `Bearer ${t.token}` } });
+      expect(a.status, path).toBe(404);
+      expect(JSON.parse(a.body).error.code, path).toBe('route.not_found');
+    }
+    expect((await send(t.url, '/v1/health')).status).toBe(200);
+  });
+
   it('HEAD /v1/health answers like GET without a body; HEAD elsewhere under /v1 stays 405', async () => {
     const t = await relay();
     const get = await send(t.url, '/v1/health');

@@ -73,6 +73,20 @@ const vscode = new Proxy(
     EventEmitter,
     Uri: { file: (p) => ({ fsPath: p, path: p }), joinPath: (base, ...parts) => ({ fsPath: join(base.fsPath, ...parts), path: join(base.fsPath, ...parts) }), parse: (s) => ({ fsPath: s, toString: () => s }) },
     StatusBarAlignment: { Left: 1, Right: 2 },
+    // Read at load by the agent's diagnostics (issue 23) and the desk views (issues 25, 30).
+    DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
+    TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
+    ThemeIcon: class {
+      constructor(id) {
+        this.id = id;
+      }
+    },
+    TreeItem: class {
+      constructor(label) {
+        this.label = label;
+      }
+    },
+    lm: anything(),
     ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
     ViewColumn: { Active: -1, Beside: -2, One: 1 },
     ProgressLocation: { Notification: 15, Window: 10 },

@@ -161,11 +161,14 @@ export function toolRefusal(label: string, model: string | undefined, f: HttpFai
 export class CallIds {
   /** Calls seen so far in this reply, with or without an id of their own. */
   private count = 0;
-  private readonly salt = randomBytes(4).toString('hex');
+  /** Drawn at the first made-up id: most replies call no tool, and a draw per stream costs a syscall on the accept path. */
+  private salt: string | undefined;
 
   /** The provider's id when it sent a usable one, else a made-up one. */
   next(given: string | undefined): string {
     const n = this.count++;
-    return given !== undefined && given !== '' ? given : `call_${this.salt}_${n}`;
+    if (given !== undefined && given !== '') return given;
+    this.salt ??= randomBytes(4).toString('hex');
+    return `call_${this.salt}_${n}`;
   }
 }

@@ -209,5 +209,27 @@ export async function whenInteractable(act: () => Promise<unknown>, timeoutMs = 
   }
 }
 
-/** Clicks the element `css` finds, once it can take the click (whenInteractable). */
-export const clickWhenReady = (s: Session, css: string) => whenInteractable(async () => s.click(await s.waitFor(css)));
+/**
+ * Waits until the element stops moving (the same box on two reads 100 ms apart). WebDriver clicks
+ * at the element's centre as it is *now*: a button in a sheet or drawer still sliding in is hit at
+ * a stale spot, and the click lands on whatever is there, so a close or a checkbox is missed.
+ */
+export async function whenStill(s: Session, el: ElementRef, timeoutMs = 10_000): Promise<void> {
+  const box = () => s.exec<string>('const r = arguments[0].getBoundingClientRect(); return [r.x, r.y, r.width, r.height].join();', el);
+  const until = Date.now() + timeoutMs;
+  let last = await box();
+  for (;;) {
+    await sleep(100);
+    const now = await box();
+    if (now === last || Date.now() > until) return;
+    last = now;
+  }
+}
+
+/** Clicks the element `css` finds, once it is still and can take the click (whenStill, whenInteractable). */
+export const clickWhenReady = (s: Session, css: string) =>
+  whenInteractable(async () => {
+    const el = await s.waitFor(css);
+    await whenStill(s, el);
+    await s.click(el);
+  });

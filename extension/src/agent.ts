@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { commandEnv, configDir, type AgentHost, type SessionStore, type Workspace } from '../../server/src';
-import { AgentTerminals, lmTools, VsCodeWorkspace } from './agentWorkspace';
+import { AgentTerminals } from './agentTerminal';
+import { lmTools, VsCodeWorkspace } from './agentWorkspace';
 
 /** The tools of other extensions, each asking first unless in `deskrelay.agent.autoApproveTools` (the user's value only). */
 function autoApprovedTools() {

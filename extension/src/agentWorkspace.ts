@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
 import * as vscode from 'vscode';
@@ -7,7 +6,6 @@ import {
   WorkspaceError,
   globToRegExp,
   isDenied,
-  runShellCommand,
   type CommandOptions,
   type CommandResult,
   type Diagnostic,
@@ -19,12 +17,8 @@ import {
   type AgentTool,
   type Workspace,
 } from '../../server/src';
+import type { AgentTerminals } from './agentTerminal';
 
-/** The terminal the agent's commands run in, so the person at the desk sees them. */
-export const AGENT_TERMINAL_NAME = 'DeskRelay Agent';
-/** How long a new terminal may take to report shell integration before the hidden process is used. */
-const SHELL_INTEGRATION_WAIT_MS = 4000;
-const KILL_GRACE_MS = 2000;
 const MAX_FILE_BYTES = 4 * 1024 * 1024;
 
 export interface VsCodeWorkspaceOptions {
@@ -223,170 +217,3 @@ const SEVERITY: Record<vscode.DiagnosticSeverity, Diagnostic['severity']> = {
   [vscode.DiagnosticSeverity.Information]: 'info',
   [vscode.DiagnosticSeverity.Hint]: 'hint',
 };
-
-/**
- * The "DeskRelay Agent" terminals, one per folder, one command at a time each. With shell
- * integration the command runs in the terminal and its output and exit code are read from it;
- * without (a shell VS Code cannot integrate with), it runs as a hidden process and the result
- * says so.
- */
-export class AgentTerminals implements vscode.Disposable {
-  private readonly terminals = new Map<string, vscode.Terminal>();
-  private readonly queues = new Map<string, Promise<unknown>>();
-  private readonly closed: vscode.Disposable;
-
-  constructor() {
-    this.closed = vscode.window.onDidCloseTerminal((t) => {
-      for (const [cwd, known] of this.terminals) if (known === t) this.terminals.delete(cwd);
-    });
-  }
-
-  run(cwd: string, command: string, env: NodeJS.ProcessEnv, options: CommandOptions): Promise<CommandResult> {
-    const previous = this.queues.get(cwd) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.runNow(cwd, command, env, options));
-    this.queues.set(cwd, next);
-    return next;
-  }
-
-  private async runNow(cwd: string, command: string, env: NodeJS.ProcessEnv, options: CommandOptions): Promise<CommandResult> {
-    let terminal = this.terminals.get(cwd);
-    if (!terminal || terminal.exitStatus !== undefined) {
-      terminal = vscode.window.createTerminal({ name: AGENT_TERMINAL_NAME, cwd, env, strictEnv: true, isTransient: true });
-      this.terminals.set(cwd, terminal);
-    }
-    terminal.show(true);
-    const integration = terminal.shellIntegration ?? (await shellIntegrationOf(terminal, SHELL_INTEGRATION_WAIT_MS));
-    if (!integration) {
-      const result = await runShellCommand(command, cwd, env, options);
-      return { ...result, note: 'Ran as a hidden process: the "DeskRelay Agent" terminal has no shell integration here, so its output could not be read from it.' };
-    }
-    return runInTerminal(terminal, integration, command, options);
-  }
-
-  dispose(): void {
-    this.closed.dispose();
-    for (const t of this.terminals.values()) t.dispose();
-    this.terminals.clear();
-  }
-}
-
-function shellIntegrationOf(terminal: vscode.Terminal, timeoutMs: number): Promise<vscode.TerminalShellIntegration | undefined> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      sub.dispose();
-      resolve(terminal.shellIntegration);
-    }, timeoutMs);
-    const sub = vscode.window.onDidChangeTerminalShellIntegration((e) => {
-      if (e.terminal !== terminal) return;
-      clearTimeout(timer);
-      sub.dispose();
-      resolve(e.shellIntegration);
-    });
-  });
-}
-
-/** Escape sequences a terminal's output carries (colours, cursor moves, shell integration's OSC 633). */
-const ESCAPES = /\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]/g;
-
-async function runInTerminal(terminal: vscode.Terminal, integration: vscode.TerminalShellIntegration, command: string, options: CommandOptions): Promise<CommandResult> {
-  const shellPid = await terminal.processId;
-  const subs: vscode.Disposable[] = [];
-  // The output is read from when the shell says the command started: a stream opened earlier
-  // (a terminal still starting its shell) or later gets nothing, and VS Code may announce the
-  // start before executeCommand returns. Commands in this terminal run one at a time, so the
-  // first start in it is ours.
-  let started: vscode.TerminalShellExecution | undefined;
-  let stream: AsyncIterable<string> | undefined;
-  let onStart: (() => void) | undefined;
-  subs.push(
-    vscode.window.onDidStartTerminalShellExecution((e) => {
-      if (e.terminal !== terminal || started) return;
-      started = e.execution;
-      stream = e.execution.read();
-      onStart?.();
-    }),
-  );
-  const execution = integration.executeCommand(command);
-  const ours = (e: vscode.TerminalShellExecution) => e === execution || e === started;
-  let exitCode: number | null | undefined;
-  let closedNote: string | undefined;
-  const ended = new Promise<void>((resolve) => {
-    subs.push(
-      vscode.window.onDidEndTerminalShellExecution((e) => {
-        if (!ours(e.execution)) return;
-        exitCode = e.exitCode ?? null;
-        resolve();
-      }),
-      // The command ended the shell itself (`exit`), or the person at the desk closed the terminal.
-      vscode.window.onDidCloseTerminal((t) => {
-        if (t !== terminal) return;
-        exitCode ??= t.exitStatus?.code ?? null;
-        closedNote = 'The "DeskRelay Agent" terminal closed while the command ran.';
-        resolve();
-      }),
-    );
-  });
-  let timedOut = false;
-  let stopped = false;
-  const kill = () => void killChildren(shellPid);
-  const timer = setTimeout(() => {
-    timedOut = true;
-    kill();
-  }, options.timeoutMs);
-  const onAbort = () => {
-    stopped = true;
-    kill();
-  };
-  if (options.signal.aborted) onAbort();
-  else options.signal.addEventListener('abort', onAbort, { once: true });
-  let output = '';
-  let dropped = 0;
-  try {
-    if (!started) {
-      await Promise.race([new Promise<void>((resolve) => (onStart = resolve)), ended, new Promise((r) => setTimeout(r, SHELL_INTEGRATION_WAIT_MS))]);
-    }
-    const output$ = stream ?? execution.read();
-    const reading = (async () => {
-      for await (const data of output$) {
-        output += data.replace(ESCAPES, '').replace(/\r\n?/g, '\n');
-        const over = Buffer.byteLength(output) - options.maxOutputBytes;
-        if (over > 0) {
-          const cut = Buffer.from(output).subarray(over).toString('utf8');
-          dropped += Buffer.byteLength(output) - Buffer.byteLength(cut);
-          output = cut;
-        }
-      }
-    })();
-    // The output stream ends with the execution; a closed terminal may never end it.
-    await Promise.race([Promise.all([ended, reading]), ended.then(() => new Promise((r) => setTimeout(r, 500)))]);
-  } finally {
-    clearTimeout(timer);
-    options.signal.removeEventListener('abort', onAbort);
-    for (const s of subs) s.dispose();
-  }
-  return { output, exitCode: exitCode ?? null, timedOut, stopped, droppedBytes: dropped, ...(closedNote ? { note: closedNote } : {}) };
-}
-
-/**
- * Kills what the terminal's shell is running (not the shell): each child with its process group
- * (an interactive shell gives every job its own), SIGTERM then SIGKILL.
- */
-async function killChildren(shellPid: number | undefined): Promise<void> {
-  if (shellPid === undefined || process.platform === 'win32') return;
-  const children = await new Promise<number[]>((resolve) => {
-    execFile('ps', ['-o', 'pid=', '--ppid', String(shellPid)], (err, stdout) => resolve(err ? [] : stdout.split('\n').map((s) => Number(s.trim())).filter((n) => n > 0)));
-  });
-  const signal = (sig: NodeJS.Signals) => {
-    for (const pid of children) {
-      for (const target of [-pid, pid]) {
-        try {
-          process.kill(target, sig);
-        } catch {
-          // already gone
-        }
-      }
-    }
-  };
-  signal('SIGTERM');
-  setTimeout(() => signal('SIGKILL'), KILL_GRACE_MS).unref();
-}

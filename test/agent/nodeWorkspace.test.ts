@@ -192,6 +192,20 @@ describe('commands', () => {
     expect(r.droppedBytes).toBeGreaterThan(100_000);
   });
 
+  it('hands every byte of output to a watcher as it comes (what the desk\'s terminal shows), the cap applying to the result only', async () => {
+    const seen: Buffer[] = [];
+    const r = await ws.runCommand('seq 1 20000; echo done >&2', {
+      signal: new AbortController().signal,
+      timeoutMs: 10_000,
+      maxOutputBytes: 1000,
+      onOutput: (chunk) => seen.push(chunk),
+    });
+    const all = Buffer.concat(seen).toString('utf8');
+    expect(all).toBe(`${Array.from({ length: 20000 }, (_, i) => i + 1).join('\n')}\ndone\n`);
+    expect(all.endsWith(r.output)).toBe(true);
+    expect(Buffer.byteLength(r.output)).toBe(1000);
+  });
+
   it('a timeout or a stop kills the whole process group, background children included', async () => {
     const pidOf = (file: string) => Number(readFileSync(file, 'utf8').trim());
     const timedFile = join(base, 'bg-timed.pid');

@@ -82,6 +82,8 @@ export interface CommandOptions {
   timeoutMs: number;
   /** Output kept at most (bytes, stdout and stderr interleaved); the end is kept, where failures show. */
   maxOutputBytes: number;
+  /** Sees the output as it comes (stdout and stderr interleaved), before any is dropped. */
+  onOutput?: (chunk: Buffer) => void;
 }
 
 export interface CommandResult {
@@ -92,7 +94,7 @@ export interface CommandResult {
   stopped: boolean;
   /** Bytes of output dropped from the start to keep within maxOutputBytes. */
   droppedBytes: number;
-  /** Something for the model and the user about how it ran (a hidden process instead of a terminal). */
+  /** Something for the model and the user about how it ran (stopped from the desk's terminal, say). */
   note?: string;
 }
 

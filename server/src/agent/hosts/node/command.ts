@@ -23,6 +23,7 @@ export function runShellCommand(command: string, cwd: string, env: NodeJS.Proces
     let settled = false;
     let child: ChildProcess;
     const keep = (chunk: Buffer) => {
+      options.onOutput?.(chunk);
       chunks.push(chunk);
       held += chunk.length;
       while (held > options.maxOutputBytes && chunks.length > 0) {

@@ -3,6 +3,7 @@ import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
 import * as vscode from 'vscode';
 import {
+  CommandDeadline,
   NodeWorkspace,
   WorkspaceError,
   globToRegExp,
@@ -326,19 +327,7 @@ async function runInTerminal(terminal: vscode.Terminal, integration: vscode.Term
       }),
     );
   });
-  let timedOut = false;
-  let stopped = false;
-  const kill = () => void killChildren(shellPid);
-  const timer = setTimeout(() => {
-    timedOut = true;
-    kill();
-  }, options.timeoutMs);
-  const onAbort = () => {
-    stopped = true;
-    kill();
-  };
-  if (options.signal.aborted) onAbort();
-  else options.signal.addEventListener('abort', onAbort, { once: true });
+  const deadline = new CommandDeadline(options, () => void killChildren(shellPid));
   let output = '';
   let dropped = 0;
   try {
@@ -360,11 +349,10 @@ async function runInTerminal(terminal: vscode.Terminal, integration: vscode.Term
     // The output stream ends with the execution; a closed terminal may never end it.
     await Promise.race([Promise.all([ended, reading]), ended.then(() => new Promise((r) => setTimeout(r, 500)))]);
   } finally {
-    clearTimeout(timer);
-    options.signal.removeEventListener('abort', onAbort);
+    deadline.clear();
     for (const s of subs) s.dispose();
   }
-  return { output, exitCode: exitCode ?? null, timedOut, stopped, droppedBytes: dropped, ...(closedNote ? { note: closedNote } : {}) };
+  return { output, exitCode: exitCode ?? null, timedOut: deadline.timedOut, stopped: deadline.stopped, droppedBytes: dropped, ...(closedNote ? { note: closedNote } : {}) };
 }
 
 /**

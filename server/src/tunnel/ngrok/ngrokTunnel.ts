@@ -59,11 +59,7 @@ export class NgrokTunnel extends ProcessTunnel {
       exitWhen: 'before it reported a tunnel URL.',
       timeout: 'ngrok reported no tunnel URL',
     });
-    this.logger.info(`ngrok opened ${url}; waiting for it to answer`);
-    this.announce(url);
-    this.progress(`ngrok opened ${url}; waiting for the tunnel to answer…`);
-    await this.waitForProcessAnswer(proc, url, signal, NOT_REACHED);
-    return url;
+    return this.opened(proc, url, signal, NOT_REACHED);
   }
 
   protected onLine(proc: AgentProcess, line: string): void {

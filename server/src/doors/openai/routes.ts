@@ -3,7 +3,7 @@ import type { RelayContext, Route } from '../../http/context';
 import type { Dialect } from '../../http/route';
 import type { ReplySink } from '../../chat/service';
 import { sendJson } from '../../http/json';
-import { SseStream } from '../../http/sse';
+import { SseStream } from '../../http/stream';
 import { Completion, errorChunk, modelName } from './completion';
 import { generationError, openAiError, sendOpenAiError } from './errors';
 import { parseCompletionRequest } from './request';

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   for (const door of DOORS) for (let i = 0; i < 3; i++) await send(door);
   // esbuild marks where each module starts in a bundle that is not minified.
   const bundle = readFileSync(bundlePath, 'utf8');
-  const marks = [...bundle.matchAll(/^\/\/ (\S+\.ts)$/gm)].map((m) => ({ at: m.index!, file: m[1]! }));
+  const marks = [...bundle.matchAll(/^\/\/ (\S+\.(?:ts|js|mjs|cjs))$/gm)].map((m) => ({ at: m.index!, file: m[1]! }));
   const fileAt = (offset: number) => marks.findLast((m) => m.at <= offset)?.file ?? '';
   await post('Profiler.enable');
   await post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });

@@ -11,18 +11,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { median, rssBytes, spawnReady, stopProcess } from './lib.mjs';
+import { AGENT_TREE_RARE, agentBenchArgs, median, rssBytes, spawnReady, stopProcess } from './lib.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const opt = (name, dflt) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
-const TREE = resolve(opt('tree', join(tmpdir(), 'deskrelay-agent-tree')));
-const R = Number(opt('rounds', 3));
-const roots = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')).map((d) => resolve(d));
-if (roots.length === 0) roots.push(resolve(HERE, '..'));
-const RARE = 'zq_rare_needle_4711';
+const { tree: TREE, rounds: R, roots } = agentBenchArgs();
+const RARE = AGENT_TREE_RARE;
 
 const { build } = await import(pathToFileURL(join(HERE, '../node_modules/esbuild/lib/main.js')).href);
 const bundled = join(mkdtempSync(join(tmpdir(), 'deskrelay-door-bench-')), 'scripted.mjs');

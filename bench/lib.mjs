@@ -1,7 +1,8 @@
 // Helpers for bench/run.mjs: processes, /proc readings, the streaming client, statistics.
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'node:http';
 
@@ -272,4 +273,18 @@ export async function startFloor(providerPort) {
     body: (plan) => JSON.stringify({ messages: [{ role: 'user', content: JSON.stringify(plan) }] }),
     pids: () => [r.child.pid],
   };
+}
+
+/** The string the agent benches' generated tree holds in 3 files (and 50 of its node_modules). */
+export const AGENT_TREE_RARE = 'zq_rare_needle_4711';
+
+/**
+ * The agent benches' command line: `[--tree DIR] [--rounds 3] [ROOT ...]`; the tree defaults to
+ * $TMPDIR/deskrelay-agent-tree, the roots to this checkout.
+ */
+export function agentBenchArgs(argv = process.argv.slice(2)) {
+  const opt = (name, dflt) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : dflt);
+  const roots = argv.filter((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--')).map((d) => resolve(d));
+  if (roots.length === 0) roots.push(resolve(fileURLToPath(new URL('..', import.meta.url))));
+  return { tree: resolve(opt('tree', join(tmpdir(), 'deskrelay-agent-tree'))), rounds: Number(opt('rounds', 3)), roots };
 }

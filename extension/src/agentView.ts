@@ -5,15 +5,14 @@
  * editor on request, and a status bar hint while an approval waits. Thin: it follows and answers
  * the door's own sessions in-process (server/src's SessionStore and AgentSession).
  */
-import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { NotPendingError, reverseDiff, type AgentEvent, type AgentSession, type AgentStatus } from '../../server/src';
 import type { ExtensionAgentHost } from './agent';
 import { Disposable } from './dispose';
+import { askRendered, escapeHtml, webviewHtml } from './webview';
 
 const t = vscode.l10n.t;
 const BEFORE_SCHEME = 'deskrelay-agent-before';
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const h = (message: string) => escapeHtml(t(message));
 
 const STATUS_ICON: Record<AgentStatus, vscode.ThemeIcon> = {
@@ -224,19 +223,7 @@ export class AgentPanel {
 
   /** Tests only: the transcript as the webview shows it now (its HTML), asked of the webview itself. */
   rendered(): Promise<string> {
-    // A webview still loading drops the probe: then '' after a moment, and the caller asks again.
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        once.dispose();
-        resolve('');
-      }, 2000);
-      const once = this.renderedHtml.event((html) => {
-        clearTimeout(timer);
-        once.dispose();
-        resolve(html);
-      });
-      void this.panel.webview.postMessage({ type: 'probe' });
-    });
+    return askRendered(this.panel.webview, this.renderedHtml.event);
   }
 
   dispose(): void {
@@ -250,9 +237,7 @@ export class AgentPanel {
 
   private html(): string {
     const webview = this.panel.webview;
-    const nonce = randomBytes(16).toString('base64');
-    const media = (name: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', name));
-    const csp = ["default-src 'none'", `style-src ${webview.cspSource}`, `script-src 'nonce-${nonce}'`].join('; ');
+    const media = (name: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', name)).toString();
     const words = JSON.stringify({
       allow: t('Allow'),
       deny: t('Deny'),
@@ -269,24 +254,18 @@ export class AgentPanel {
       output: t('Output'),
       status: { running: t('Working…'), waiting: t('Waiting for you'), idle: t('Done: send more'), stopped: t('Stopped'), failed: t('Failed') },
     }).replace(/</g, '\\u003c');
-    return `<!DOCTYPE html>
-<html lang="${vscode.env.language.replace(/[^\w-]/g, '')}">
-<head>
-  <meta charset="UTF-8">
-  <meta http-equiv="Content-Security-Policy" content="${csp}">
-  <meta name="viewport" content="width=device-width, initial-scale=1.0">
-  <link href="${media('agent-session.css')}" rel="stylesheet">
-  <title>Agent session</title>
-</head>
-<body>
-  <header><h1 id="title"></h1><p id="status" role="status"></p><button id="stop" type="button" class="danger">${h('Stop')}</button></header>
+    return webviewHtml({
+      cspSource: webview.cspSource,
+      language: vscode.env.language,
+      title: t('Agent session'),
+      stylesheets: [media('agent-session.css')],
+      body: (nonce) => `<header><h1 id="title"></h1><p id="status" role="status"></p><button id="stop" type="button" class="danger">${h('Stop')}</button></header>
   <p id="notice" role="alert" hidden></p>
   <ol id="log" aria-label="${h('Agent session')}"></ol>
   <form id="compose"><label for="message" class="visually-hidden">${h('Message to the agent')}</label><textarea id="message" rows="2" placeholder="${h('Message the agent')}"></textarea><button type="submit">${h('Send')}</button></form>
   <script nonce="${nonce}" id="words" type="application/json">${words}</script>
   <script nonce="${nonce}" src="${media('markdown.js')}"></script>
-  <script nonce="${nonce}" src="${media('agent-session.js')}"></script>
-</body>
-</html>`;
+  <script nonce="${nonce}" src="${media('agent-session.js')}"></script>`,
+    });
   }
 }

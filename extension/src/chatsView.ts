@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { Disposable } from './dispose';
 import type { RemoteChat } from './remoteChat';
+import { askRendered, webviewHtml } from './webview';
 
 /** One row of the list: `/v1/conversations`' summary (docs/conversations.md). */
 interface Summary {
@@ -201,7 +202,7 @@ class ChatPanel {
   ) {
     const media = vscode.Uri.joinPath(view.extensionUri, 'media');
     this.panel = vscode.window.createWebviewPanel('deskrelay.chat', vscode.l10n.t('DeskRelay chat'), vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [media] });
-    this.panel.webview.html = page(this.panel.webview.cspSource, this.panel.webview.asWebviewUri(vscode.Uri.joinPath(media, 'markdown.js')));
+    this.panel.webview.html = page(this.panel.webview.cspSource, this.panel.webview.asWebviewUri(vscode.Uri.joinPath(media, 'markdown.js')).toString());
     this.panel.onDidDispose(() => {
       this.events?.abort();
       this.renderedHtml.dispose();
@@ -223,19 +224,7 @@ class ChatPanel {
   }
 
   rendered(): Promise<string> {
-    // A webview still loading drops the probe: then '' after a moment, and the caller asks again.
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        once.dispose();
-        resolve('');
-      }, 2000);
-      const once = this.renderedHtml.event((html) => {
-        clearTimeout(timer);
-        once.dispose();
-        resolve(html);
-      });
-      void this.panel.webview.postMessage({ type: 'probe' });
-    });
+    return askRendered(this.panel.webview, this.renderedHtml.event);
   }
 
   /** Shows the conversation as the desktop has it, then follows its events from there; its title. */
@@ -289,12 +278,12 @@ class ChatPanel {
  * Markdown renderer (media/markdown.js). A reply is sanitised Markdown, as on the phone; the
  * user's words and errors are text (textContent).
  */
-function page(cspSource: string, markdownJs: vscode.Uri): string {
-  const nonce = Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
-  return `<!doctype html><html><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${cspSource} 'unsafe-inline'; script-src 'nonce-${nonce}';">
-<style>
-body{font-family:var(--vscode-font-family);color:var(--vscode-foreground);padding:0 12px}
+function page(cspSource: string, markdownJs: string): string {
+  return webviewHtml({
+    cspSource,
+    language: vscode.env.language,
+    title: vscode.l10n.t('DeskRelay chat'),
+    inlineCss: `body{font-family:var(--vscode-font-family);color:var(--vscode-foreground);padding:0 12px}
 .msg{white-space:pre-wrap;margin:10px 0;padding:8px 10px;border-radius:6px}
 .msg.assistant{white-space:normal;overflow-wrap:anywhere}
 .msg.assistant>:first-child{margin-top:0}.msg.assistant>:last-child{margin-bottom:0}
@@ -304,9 +293,8 @@ body{font-family:var(--vscode-font-family);color:var(--vscode-foreground);paddin
 .user{background:var(--vscode-input-background)}
 .error{color:var(--vscode-errorForeground)}
 form{display:flex;gap:6px;position:sticky;bottom:0;padding:8px 0;background:var(--vscode-editor-background)}
-textarea{flex:1;font:inherit;color:var(--vscode-input-foreground);background:var(--vscode-input-background);border:1px solid var(--vscode-input-border,transparent)}
-</style></head><body>
-<div id="log" role="log" aria-live="polite"></div>
+textarea{flex:1;font:inherit;color:var(--vscode-input-foreground);background:var(--vscode-input-background);border:1px solid var(--vscode-input-border,transparent)}`,
+    body: (nonce) => `<div id="log" role="log" aria-live="polite"></div>
 <form id="form"><textarea id="text" rows="2" aria-label="Message"></textarea><button id="send" type="submit">Send</button><button id="stop" type="button" hidden>Stop</button></form>
 <script nonce="${nonce}" src="${markdownJs}"></script>
 <script nonce="${nonce}">
@@ -357,5 +345,6 @@ document.getElementById('form').addEventListener('submit', (e) => {
   t.value = '';
 });
 document.getElementById('stop').addEventListener('click', () => vscode.postMessage({ type: 'stop' }));
-</script></body></html>`;
+</script>`,
+  });
 }

@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import * as QRCode from 'qrcode';
 import * as vscode from 'vscode';
 import { isLoopbackUrl, LOOPBACK_WARNING } from '../../server/src';
 import { Disposable } from './dispose';
 import type { RemoteChat } from './remoteChat';
 import { phoneMaySwitch, SECTION } from './settings';
+import { escapeHtml, webviewHtml } from './webview';
 
 /** What the webview script renders (media/pairing.js). */
 export interface PanelState {
@@ -32,9 +32,6 @@ const t = vscode.l10n.t;
 const SECRET_WARNING = () =>
   t('The pairing payload and the link hold the token: whoever has them can chat through your providers and spend their quota. Show them only to your own phone.');
 const LAN_WARNING = () => t('This is a direct LAN address over plain HTTP: anyone on the network can read the token and your chats. Prefer the tunnel.');
-
-/** Text for the panel's HTML. */
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 async function qrDataUrl(text: string): Promise<string> {
   const svg = await QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
@@ -142,26 +139,15 @@ export class PairingPanel extends Disposable {
 
   private html(): string {
     const webview = this.panel.webview;
-    const nonce = randomBytes(16).toString('base64');
-    const media = (name: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', name));
-    const csp = [
-      "default-src 'none'",
-      `img-src ${webview.cspSource} data:`,
-      `style-src ${webview.cspSource}`,
-      `script-src 'nonce-${nonce}'`,
-    ].join('; ');
+    const media = (name: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', name)).toString();
     const h = (message: string) => escapeHtml(t(message));
-    return `<!DOCTYPE html>
-<html lang="${escapeHtml(vscode.env.language)}">
-<head>
-  <meta charset="UTF-8">
-  <meta http-equiv="Content-Security-Policy" content="${csp}">
-  <meta name="viewport" content="width=device-width, initial-scale=1.0">
-  <link href="${media('pairing.css')}" rel="stylesheet">
-  <title>${h('DeskRelay Pairing')}</title>
-</head>
-<body>
-  <main>
+    return webviewHtml({
+      cspSource: webview.cspSource,
+      language: vscode.env.language,
+      title: t('DeskRelay Pairing'),
+      stylesheets: [media('pairing.css')],
+      images: true,
+      body: (nonce) => `<main>
     <h1>${h('Pair your phone with DeskRelay')}</h1>
     <section id="stopped" hidden>
       <p>${h('DeskRelay is not running.')}</p>
@@ -198,9 +184,8 @@ export class PairingPanel extends Disposable {
     </section>
     <ul id="warnings" class="warnings"></ul>
   </main>
-  <script nonce="${nonce}" src="${media('pairing.js')}"></script>
-</body>
-</html>`;
+  <script nonce="${nonce}" src="${media('pairing.js')}"></script>`,
+    });
   }
 }
 

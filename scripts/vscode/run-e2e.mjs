@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { ensureCodeServer, entryScript } from './install-code-server.mjs';
 import { CHROMIUM, CHROMIUM_FLAGS, sleep, startCodeServer as launchCodeServer, waitFor } from './code-server.mjs';
 import { compileTests, buildDir } from './compile-tests.mjs';
+import { e2eDirs } from './e2e-dirs.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const artifactsDir = join(repoRoot, 'test-results');
@@ -169,12 +170,7 @@ async function main() {
     if (args.keep) log(`kept ${tmp}`);
     else rmSync(tmp, { recursive: true, force: true });
   });
-  const workspace = join(tmp, 'workspace');
-  const configDir = join(tmp, 'deskrelay-config');
-  mkdirSync(workspace, { recursive: true });
-  mkdirSync(configDir, { recursive: true, mode: 0o700 });
-  writeFileSync(join(workspace, 'README.md'), '# DeskRelay e2e workspace\n');
-  const resultsPath = join(tmp, 'results.json');
+  const { workspace, configDir, resultsPath } = e2eDirs(tmp);
   const secretsPath = join(tmp, 'secrets.txt');
   writeFileSync(secretsPath, '');
   const env = {

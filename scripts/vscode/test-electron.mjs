@@ -10,18 +10,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runTests } from '@vscode/test-electron';
 import { compileTests, suiteIndex } from './compile-tests.mjs';
+import { e2eDirs } from './e2e-dirs.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: args } = parseArgs({ options: { version: { type: 'string', default: '1.96.0' }, grep: { type: 'string' } } });
 
 await compileTests({ ui: false });
 const tmp = mkdtempSync(join(tmpdir(), 'deskrelay-desktop-'));
-const workspace = join(tmp, 'workspace');
-const configDir = join(tmp, 'deskrelay-config');
-mkdirSync(workspace, { recursive: true });
-mkdirSync(configDir, { recursive: true, mode: 0o700 });
-writeFileSync(join(workspace, 'README.md'), '# DeskRelay e2e workspace\n');
-const resultsPath = join(tmp, 'results.json');
+const { workspace, configDir, resultsPath } = e2eDirs(tmp);
 mkdirSync(join(tmp, 'ud', 'User'), { recursive: true });
 // As in run-e2e.mjs: keep VS Code's proxy support from replacing the tunnel tests' https Agent.
 writeFileSync(join(tmp, 'ud', 'User', 'settings.json'), JSON.stringify({ 'http.proxySupport': 'off', 'security.workspace.trust.enabled': false }));

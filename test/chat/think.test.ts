@@ -1,6 +1,6 @@
 /** ThinkWrapper: reasoning pieces wrapped in one <think>…</think> segment, closed before the answer and at the end (SPEC, CONTRACT §6). */
 import { expect, it } from 'vitest';
-import { ThinkWrapper } from '../../server/src/chat/think';
+import { ThinkWrapper } from '../../server/src/chat/specReply';
 
 it('opens <think> once for a run of reasoning and closes it before the next text', () => {
   const think = new ThinkWrapper();

@@ -5,6 +5,7 @@
  * secrets go (the environment, never argv, never a message).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import type https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -172,11 +173,50 @@ describe('ngrok (ngrok http … --log stdout --log-format json)', () => {
     const info = readInfo(infoFile) as ReturnType<typeof readInfo> & { authtokenSource: string };
     expect(url).toBe(info.url);
     expect(url).toMatch(/^https:\/\/[0-9a-f]{4}-203-0-113-7\.ngrok-free\.app$/);
-    expect(info.argv).toEqual(['http', relay.url, '--log', 'stdout', '--log-format', 'json']);
+    expect(info.argv).toEqual(['http', relay.url, '--log', 'stdout', '--log-format', 'json', '--inspect=false']);
     expect(info.authtokenSource).toBe('env');
     expect(info.env!.NGROK_AUTHTOKEN).toBe(AUTHTOKEN);
     expect(tunnel.lastingUrl).toBe(true);
     expect(relay.healthHosts).toContain(new URL(url).host);
+  });
+
+  it("127.0.0.1:4040 held by another agent's API: DeskRelay reports its own agent's URL and never asks 4040", async () => {
+    // What a second agent (or anything else) on ngrok's default web port looks like: another
+    // tunnel list at GET /api/tunnels. Ours then serves its API on the next port (the stand-in
+    // does as the real agent does), so an address read from 4040 would be the other agent's.
+    const asked: string[] = [];
+    const other = http.createServer((req, res) => {
+      asked.push(`${req.method} ${req.url}`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({
+        tunnels: [{ name: 'command_line', uri: '/api/tunnels/command_line', public_url: 'https://someone-else.ngrok-free.app', proto: 'https', config: { addr: relay.url, inspect: true } }],
+        uri: '/api/tunnels',
+      }));
+    });
+    const held = await holdPort(other, 4040, 15_000);
+    closers.push(() => other.close());
+    const { tunnel, infoFile } = ngrok('normal', {}, { token: AUTHTOKEN });
+    const url = await tunnel.start();
+    const info = readInfo(infoFile) as ReturnType<typeof readInfo> & { webAddr: string };
+    expect(url).toBe(info.url);
+    expect(url).not.toBe('https://someone-else.ngrok-free.app');
+    // The clash really happened: our agent's API is not on 4040.
+    expect(info.webAddr).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(info.webAddr).not.toBe('127.0.0.1:4040');
+    expect(relay.healthHosts).toContain(new URL(url).host);
+    // Held by something not ours (a real ngrok on this machine): the clash is there all the same,
+    // but what it was asked is not ours to see.
+    if (held) expect(asked).toEqual([]);
+  });
+
+  it('asks its agent to keep no copy of the requests it forwards (--inspect=false)', async () => {
+    // ngrok's inspector keeps each request whole (the bearer token, the chat) and serves it to
+    // any local process at /api/requests/http.
+    const { tunnel, infoFile } = ngrok('normal', {}, { token: AUTHTOKEN });
+    await tunnel.start();
+    const { webAddr } = readInfo(infoFile) as ReturnType<typeof readInfo> & { webAddr: string };
+    const listed = (await (await fetch(`http://${webAddr}/api/tunnels`)).json()) as { tunnels: { public_url: string; config: { inspect: boolean } }[] };
+    expect(listed.tunnels.map((t) => [t.public_url, t.config.inspect])).toEqual([[tunnel.url, false]]);
   });
 
   it("without NGROK_AUTHTOKEN it uses ngrok's own config file (found through HOME)", async () => {
@@ -354,3 +394,24 @@ describe('Tailscale Funnel and Serve (tailscale funnel|serve --bg, status --json
     expect(() => agent.locate()).toThrow(/tailscale was not found at .*no-tailscale[\s\S]*Install Tailscale/);
   });
 });
+
+/**
+ * Listens on 127.0.0.1:`port`, waiting up to `waitMs` while something else (another test's
+ * stand-in agent) holds it. False when it stays held: then something not ours is there.
+ */
+async function holdPort(server: http.Server, port: number, waitMs: number): Promise<boolean> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const err = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+      server.once('error', resolve);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', resolve);
+        resolve(undefined);
+      });
+    });
+    if (!err) return true;
+    if (err.code !== 'EADDRINUSE') throw err;
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -8,7 +8,7 @@
 import { ApiError, apiError, bearer, isDroppedConnection, UNREACHABLE_MESSAGE } from './api';
 import type { Chat, ChatStore, Message } from './chats';
 import type { Photo } from './photos';
-import { sseParser } from './sse';
+import { readText, sseParser } from './sse';
 import type { ContentPart } from './turn';
 
 const PATH = '/v1/conversations';
@@ -194,12 +194,7 @@ export function followChanges(token: string, changed: () => void): () => void {
             if (id) lastId = id;
             changed();
           });
-          const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-          for (;;) {
-            const { value, done } = await reader.read();
-            if (done) break;
-            parse(value);
-          }
+          await readText(res.body, parse);
         }
       } catch {
         /* dropped: try again below */

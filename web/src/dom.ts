@@ -3,87 +3,43 @@
  * rendered into the same document later, and a lookup by id (or by name, or through window's and
  * document's named properties) at use time could then find an element the model put there.
  */
-function pageElement<T extends HTMLElement = HTMLElement>(id: string): T {
+function pageElement<T extends HTMLElement>(kind: { new (): T; prototype: T }, id: string): T {
   const el = document.getElementById(id);
   if (!el) throw new Error(`index.html has no #${id}`);
-  return el as T;
+  if (!(el instanceof kind)) throw new Error(`index.html's #${id} is not a ${kind.name}`);
+  return el;
+}
+
+/** `status-dot` → `statusDot`: each element goes by its id in camelCase. */
+type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
+
+function pageElements<T extends HTMLElement, const Ids extends readonly string[]>(kind: { new (): T; prototype: T }, ids: Ids) {
+  const found = ids.map((id) => [id.replace(/-(\w)/g, (_, c: string) => c.toUpperCase()), pageElement(kind, id)]);
+  return Object.fromEntries(found) as { [K in Ids[number] as Camel<K>]: T };
 }
 
 export const ui = Object.freeze({
-  conn: pageElement('conn'),
-  statusDot: pageElement('status-dot'),
-  chatHeading: pageElement('chat-heading'),
-  menuOpen: pageElement<HTMLButtonElement>('menu-open'),
-  settingsSheet: pageElement('settings-sheet'),
-  settingsClose: pageElement<HTMLButtonElement>('settings-close'),
-  scrim: pageElement('scrim'),
-  unpairConfirm: pageElement('unpair-confirm'),
-  unpairCancel: pageElement<HTMLButtonElement>('unpair-cancel'),
-  unpairYes: pageElement<HTMLButtonElement>('unpair-yes'),
-  device: pageElement('device'),
-  deviceName: pageElement<HTMLInputElement>('device-name'),
-  deviceNote: pageElement('device-note'),
-  empty: pageElement('empty'),
-  emptyHost: pageElement('empty-host'),
-  emptyModel: pageElement('empty-model'),
-  suggestions: pageElement<HTMLUListElement>('suggestions'),
-  toast: pageElement('toast'),
-  toastText: pageElement('toast-text'),
-  toastUndo: pageElement<HTMLButtonElement>('toast-undo'),
-  unpair: pageElement<HTMLButtonElement>('unpair'),
-  chatsOpen: pageElement<HTMLButtonElement>('chats-open'),
-  pushBell: pageElement<HTMLButtonElement>('push-bell'),
-  pushNote: pageElement('push-note'),
-  pairRemember: pageElement<HTMLInputElement>('pair-remember'),
-  keepChats: pageElement<HTMLInputElement>('keep-chats'),
-  remember: pageElement<HTMLInputElement>('remember'),
-  forget: pageElement<HTMLButtonElement>('forget'),
-  history: pageElement('history'),
-  historyNew: pageElement<HTMLButtonElement>('history-new'),
-  historyClose: pageElement<HTMLButtonElement>('history-close'),
-  historyEmpty: pageElement('history-empty'),
-  historyKept: pageElement('history-kept'),
-  chatList: pageElement<HTMLUListElement>('chat-list'),
-  deleteAll: pageElement<HTMLButtonElement>('delete-all'),
-  storeError: pageElement('store-error'),
-  system: pageElement('system'),
-  systemPrompt: pageElement<HTMLTextAreaElement>('system-prompt'),
-  editing: pageElement('editing'),
-  editCancel: pageElement<HTMLButtonElement>('edit-cancel'),
-  pair: pageElement('pair'),
-  pairForm: pageElement<HTMLFormElement>('pair-form'),
-  pairJson: pageElement<HTMLTextAreaElement>('pair-json'),
-  pairError: pageElement('pair-error'),
-  info: pageElement('info'),
-  infoHost: pageElement('info-host'),
-  infoVersion: pageElement('info-version'),
-  infoWarning: pageElement('info-warning'),
-  testConn: pageElement<HTMLButtonElement>('test-conn'),
-  chat: pageElement('chat'),
-  log: pageElement<HTMLOListElement>('log'),
-  chatStatus: pageElement('chat-status'),
-  compose: pageElement<HTMLFormElement>('compose'),
-  message: pageElement<HTMLTextAreaElement>('message'),
-  newChat: pageElement<HTMLButtonElement>('new-chat'),
-  stop: pageElement<HTMLButtonElement>('stop'),
-  send: pageElement<HTMLButtonElement>('send'),
-  modelBar: pageElement('model-bar'),
-  modelName: pageElement('model-name'),
-  modelChange: pageElement<HTMLButtonElement>('model-change'),
-  picker: pageElement<HTMLFormElement>('picker'),
-  pickProvider: pageElement<HTMLSelectElement>('pick-provider'),
-  pickModel: pageElement<HTMLSelectElement>('pick-model'),
-  pickerUse: pageElement<HTMLButtonElement>('picker-use'),
-  pickerCancel: pageElement<HTMLButtonElement>('picker-cancel'),
-  pickerError: pageElement('picker-error'),
-  attach: pageElement<HTMLButtonElement>('attach'),
-  photoInput: pageElement<HTMLInputElement>('photo-input'),
-  thumbs: pageElement<HTMLUListElement>('thumbs'),
-  attachError: pageElement('attach-error'),
-  photoBudget: pageElement('photo-budget'),
-  voiceSendAtOnce: pageElement<HTMLInputElement>('voice-send-at-once'),
-  readAloud: pageElement<HTMLInputElement>('read-aloud'),
-  readAloudRow: pageElement('read-aloud-row'),
+  ...pageElements(HTMLElement, [
+    'conn', 'status-dot', 'chat-heading', 'settings-sheet', 'scrim', 'unpair-confirm', 'device',
+    'device-note', 'empty', 'empty-host', 'empty-model', 'toast', 'toast-text', 'push-note', 'history',
+    'history-empty', 'history-kept', 'store-error', 'system', 'editing', 'pair', 'pair-error', 'info',
+    'info-host', 'info-version', 'info-warning', 'chat', 'chat-status', 'model-bar', 'model-name',
+    'picker-error', 'attach-error', 'photo-budget', 'read-aloud-row',
+  ]),
+  ...pageElements(HTMLButtonElement, [
+    'menu-open', 'settings-close', 'unpair-cancel', 'unpair-yes', 'toast-undo', 'unpair', 'chats-open',
+    'push-bell', 'forget', 'history-new', 'history-close', 'delete-all', 'edit-cancel', 'test-conn',
+    'new-chat', 'stop', 'send', 'model-change', 'picker-use', 'picker-cancel', 'attach',
+  ]),
+  ...pageElements(HTMLInputElement, [
+    'device-name', 'pair-remember', 'keep-chats', 'remember', 'photo-input', 'voice-send-at-once',
+    'read-aloud',
+  ]),
+  ...pageElements(HTMLUListElement, ['suggestions', 'chat-list', 'thumbs']),
+  ...pageElements(HTMLTextAreaElement, ['system-prompt', 'pair-json', 'message']),
+  ...pageElements(HTMLFormElement, ['pair-form', 'compose', 'picker']),
+  ...pageElements(HTMLOListElement, ['log']),
+  ...pageElements(HTMLSelectElement, ['pick-provider', 'pick-model']),
 });
 
 /** Taken at load like the controls: document's named properties outrank its own. */

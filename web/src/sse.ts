@@ -29,3 +29,13 @@ export function sseParser(onEvent: (data: string, id: string | null) => void): (
     }
   };
 }
+
+/** Feeds a response body's text to `parse` as it arrives, until the body ends (a dropped stream throws). */
+export async function readText(body: NonNullable<Response['body']>, parse: (chunk: string) => void): Promise<void> {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    parse(value);
+  }
+}

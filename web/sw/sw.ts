@@ -123,35 +123,24 @@ function agentPush(event: PushEvent, data: AgentPushData): void {
 /** Opening the notification brings the chat back: the open page (told which reply), or a new one, which resumes the reply it was streaming. */
 self.addEventListener('notificationclick', (event) => {
   event.notification.close();
-  const agent = event.notification.data as { agentSession?: string; callId?: string; agentType?: string } | null;
-  if (agent?.agentSession) {
-    const { agentSession, callId, agentType } = agent;
-    event.waitUntil(
-      (async () => {
-        const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
-        const page = windows.find((w) => w.focused) ?? windows[0];
-        if (page) {
-          await page.focus().catch(() => page);
-          page.postMessage({ type: agentType, session: agentSession, callId });
-          return;
-        }
-        const q = new URLSearchParams({ agent: agentSession, ...(callId ? { call: callId } : {}) });
-        await self.clients.openWindow(`./?${q.toString()}`);
-      })(),
-    );
+  const data = event.notification.data as { agentSession?: string; callId?: string; agentType?: string; idempotencyKey?: string } | null;
+  if (data?.agentSession) {
+    const { agentSession, callId, agentType } = data;
+    const q = new URLSearchParams({ agent: agentSession, ...(callId ? { call: callId } : {}) });
+    event.waitUntil(bringBack({ type: agentType, session: agentSession, callId }, `./?${q.toString()}`));
     return;
   }
-  const key = (event.notification.data as { idempotencyKey?: string } | null)?.idempotencyKey;
-  event.waitUntil(
-    (async () => {
-      const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
-      const page = windows.find((w) => w.focused) ?? windows[0];
-      if (page) {
-        await page.focus().catch(() => page);
-        page.postMessage({ type: 'reply_ready', idempotencyKey: key });
-        return;
-      }
-      await self.clients.openWindow('./');
-    })(),
-  );
+  event.waitUntil(bringBack({ type: 'reply_ready', idempotencyKey: data?.idempotencyKey }, './'));
 });
+
+/** Tells the focused (or first) open page `message`; with no page open, opens `url`. */
+async function bringBack(message: object, url: string): Promise<void> {
+  const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  const page = windows.find((w) => w.focused) ?? windows[0];
+  if (page) {
+    await page.focus().catch(() => page);
+    page.postMessage(message);
+    return;
+  }
+  await self.clients.openWindow(url);
+}

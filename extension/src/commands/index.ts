@@ -12,7 +12,7 @@ export function makeCommands(chat: RemoteChat, keys: SecretKeySource, log: Outpu
   const relay = new RelayCommands(chat, log, context);
   return {
     relay,
-    tunnel: new TunnelCommands(chat, log, context, tunnelSecrets, relay),
+    tunnel: new TunnelCommands(relay, tunnelSecrets),
     devices: new DeviceCommands(chat, log),
     providers: new ProviderCommands(keys, log),
   };

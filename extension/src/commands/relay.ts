@@ -10,10 +10,11 @@ const t = vscode.l10n.t;
 
 /** The relay's own commands: start, stop, pairing, the status bar's menu and settings changes. */
 export class RelayCommands {
+  /** The tunnel's commands act through these too. */
   constructor(
-    private readonly chat: RemoteChat,
-    private readonly log: OutputLog,
-    private readonly context: vscode.ExtensionContext,
+    readonly chat: RemoteChat,
+    readonly log: OutputLog,
+    readonly context: vscode.ExtensionContext,
   ) {}
 
   /** Start Remote Chat. Returns the status (no token); `error` when it could not start. */

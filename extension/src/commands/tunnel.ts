@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
 import { tunnelKindInfo, tunnelSecretName, TUNNEL_KINDS, type TunnelKind } from '../../../server/src';
-import type { OutputLog } from '../log';
-import { TunnelAgentNotFound, type RemoteChat } from '../remoteChat';
+import { TunnelAgentNotFound } from '../remoteChat';
 import type { TunnelSecrets } from '../secrets';
 import { tunnelSettings } from '../settings';
 import { offerAgentInstall } from './agentInstall';
@@ -13,27 +12,24 @@ const t = vscode.l10n.t;
 /** The tunnel's commands: start (the relay first when needed), stop, its token, and its going down. */
 export class TunnelCommands {
   constructor(
-    private readonly chat: RemoteChat,
-    private readonly log: OutputLog,
-    private readonly context: vscode.ExtensionContext,
-    private readonly tunnelSecrets: TunnelSecrets,
     private readonly relay: RelayCommands,
+    private readonly tunnelSecrets: TunnelSecrets,
   ) {}
 
   /** Start Tunnel (starting the relay first when needed). Resolves with the tunnel URL, or undefined. */
   async startTunnel(): Promise<string | undefined> {
-    if (!this.chat.status().running) {
+    if (!this.relay.chat.status().running) {
       const started = await this.relay.start();
       if (!started.running) return undefined;
     }
     let agent;
     try {
-      agent = this.chat.findTunnelAgent();
+      agent = this.relay.chat.findTunnelAgent();
     } catch (err) {
       if (err instanceof TunnelAgentNotFound) return this.offerAgentInstall(err);
       throw err;
     }
-    const kind = this.chat.tunnelKind();
+    const kind = this.relay.chat.tunnelKind();
     const needs = tunnelKindInfo(kind);
     if (needs.needsHostname && !tunnelSettings().hostname) {
       void vscode.window
@@ -47,25 +43,25 @@ export class TunnelCommands {
         .then((choice) => choice && void vscode.commands.executeCommand('deskrelay.setTunnelToken', kind));
       return undefined;
     }
-    this.log.info(`starting ${agent.title} (${agent.path})`);
+    this.relay.log.info(`starting ${agent.title} (${agent.path})`);
     let cancelled = false;
     try {
       const url = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: t('DeskRelay tunnel'), cancellable: true },
         (progress, cancel) => {
-          const sub = this.chat.onTunnelProgress((m) => progress.report({ message: m }));
+          const sub = this.relay.chat.onTunnelProgress((m) => progress.report({ message: m }));
           const stop = cancel.onCancellationRequested(() => {
             cancelled = true;
-            void this.chat.stopTunnel();
+            void this.relay.chat.stopTunnel();
           });
           progress.report({ message: t('Starting {0}…', agent.program) });
-          return this.chat.startTunnel().finally(() => {
+          return this.relay.chat.startTunnel().finally(() => {
             sub.dispose();
             stop.dispose();
           });
         },
       );
-      const lasting = this.chat.status().lastingUrl;
+      const lasting = this.relay.chat.status().lastingUrl;
       void vscode.window
         .showInformationMessage(
           lasting
@@ -83,7 +79,7 @@ export class TunnelCommands {
       if (err instanceof TunnelAgentNotFound) return this.offerAgentInstall(err);
       if (cancelled) return undefined;
       void vscode.window.showErrorMessage(t('DeskRelay tunnel failed: {0}', firstLine(message(err))), SHOW_LOG(), RESTART_TUNNEL()).then((choice) => {
-        if (choice === SHOW_LOG()) this.log.show();
+        if (choice === SHOW_LOG()) this.relay.log.show();
         else if (choice === RESTART_TUNNEL()) void vscode.commands.executeCommand('deskrelay.startTunnel');
       });
       return undefined;
@@ -91,14 +87,14 @@ export class TunnelCommands {
   }
 
   async stopTunnel(): Promise<void> {
-    await this.chat.stopTunnel();
+    await this.relay.chat.stopTunnel();
   }
 
   /** The tunnel died or lost its connection after it was up. */
   tunnelDown(text: string): void {
     void vscode.window.showWarningMessage(t('DeskRelay tunnel is down: {0}', firstLine(text)), RESTART_TUNNEL(), SHOW_LOG()).then((choice) => {
       if (choice === RESTART_TUNNEL()) void vscode.commands.executeCommand('deskrelay.startTunnel');
-      else if (choice === SHOW_LOG()) this.log.show();
+      else if (choice === SHOW_LOG()) this.relay.log.show();
     });
   }
 
@@ -133,7 +129,7 @@ export class TunnelCommands {
       if (token === undefined) return false;
     }
     await this.tunnelSecrets.set(chosen, token.trim());
-    this.log.info(`${name} ${token.trim() ? 'stored' : 'removed'}`);
+    this.relay.log.info(`${name} ${token.trim() ? 'stored' : 'removed'}`);
     void vscode.window.showInformationMessage(
       token.trim() ? t("DeskRelay: {0} stored in VS Code's secret storage.", name) : t('DeskRelay: {0} removed.', name),
     );
@@ -141,6 +137,6 @@ export class TunnelCommands {
   }
 
   private offerAgentInstall(err: TunnelAgentNotFound): undefined {
-    return offerAgentInstall({ log: this.log, context: this.context, startTunnel: () => this.startTunnel() }, err);
+    return offerAgentInstall({ log: this.relay.log, context: this.relay.context, startTunnel: () => this.startTunnel() }, err);
   }
 }

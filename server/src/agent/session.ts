@@ -1,6 +1,6 @@
 import { CancelReason } from '../chat/events';
 import type { ChatHandle, ChatService, ReplySink } from '../chat/service';
-import { HttpError } from '../http/errors';
+import { HttpError } from '../errors';
 import type { Logger } from '../logger';
 import type { AgentEvent, AgentPush, AgentStatus } from '../protocol';
 import type { ChatMessage, ToolCall } from '../providers/types';

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentEventLog } from '../agent/eventLog';
 import type { RelayContext } from '../http/context';
 import { HttpError } from '../http/errors';
-import { SseStream } from '../http/sse';
+import { SseStream } from '../http/stream';
 import { EVENT_ID_RE, HEADERS } from '../protocol';
 
 /**

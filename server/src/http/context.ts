@@ -3,7 +3,7 @@ import type { Logger } from '../logger';
 import type { AdapterFactories, KeySource, ProviderSource } from '../providers/types';
 import type { ChatService } from '../chat/service';
 import type { ReplyEvents } from '../doors/replyEvents';
-import type { BodyBudget } from './bodyBudget';
+import type { BodyBudget } from './body';
 import type { DeviceChange, DeviceRegistry } from '../store/devices';
 import type { AgentHost } from '../agent/host';
 import type { ConversationBounds } from '../store/conversations';

@@ -1,12 +1,10 @@
-import type { ProviderCall } from './call';
+import { keyedCall, requireKey, streamReply, type ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider } from './config';
 import type { EventHandler } from './framing';
-import { keyedCall, requireKey } from './keys';
 import { forcedName, offered, ToolCallAssembler } from './tools';
 import { toConversation, type Turn } from './turns';
 import { fetchNames, field, LIST_PAGE, pluck } from './models';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
-import { streamReply } from './streamReply';
 import { saidIn, statusText, type HttpFailure } from './wording';
 
 /** Anthropic requires max_tokens; this fits any current Claude model's output limit. */

@@ -1,8 +1,10 @@
 /**
  * One call of a provider, as its adapter sees it: the exchange (transport.ts), its body framed
  * (framing.ts), and every failure turned into a ProviderError a person can act on (wording.ts),
- * with the API key and any credentials of the base URL redacted first.
+ * with the API key and any credentials of the base URL redacted first. Below it, how an adapter
+ * gets one (its key read, keyedCall) and streams a reply through it (streamReply).
  */
+import { baseUrlSecrets } from './config';
 import { abortError, ProviderError, redact } from './errors';
 import { BodyFramer, FrameTooLong, MAX_ERROR_BODY, MAX_JSON_BYTES, NdjsonFramer, SseFramer, type EventHandler, type LineHandler } from './framing';
 import { Exchange, TransportFailure, type Flushable, type ProviderResponse, type RawBody } from './transport';
@@ -20,6 +22,8 @@ import {
   type Explain,
   type HttpFailure,
 } from './wording';
+
+import type { AdapterDeps, FinishReason, PieceSink, ProviderConfig } from './types';
 
 export type { ProviderResponse } from './transport';
 
@@ -186,3 +190,74 @@ export class ProviderCall {
 }
 
 const NO_FLUSH: Flushable = { flush: () => undefined };
+
+/** The key for a provider, if one is set. A key store that fails is reported, never its error text. */
+export async function readKey(config: ProviderConfig, deps: AdapterDeps, label: string): Promise<string | undefined> {
+  try {
+    return (await deps.keys.get(config)) || undefined;
+  } catch {
+    throw new ProviderError(`the API key for ${label} could not be read; ${deps.keys.howToSet(config)}`);
+  }
+}
+
+/**
+ * The key for a provider that cannot work without one. A missing key is the user's to fix, so
+ * the message says how (the variable or command from KeySource.howToSet).
+ */
+export async function requireKey(config: ProviderConfig, deps: AdapterDeps, label: string): Promise<string> {
+  const key = await readKey(config, deps, label);
+  if (!key) throw new ProviderError(`${label} needs an API key and none is set; ${deps.keys.howToSet(config)}`);
+  return key;
+}
+
+/**
+ * The call of a provider: the key (if any) and the base URL's credentials are redacted from
+ * every message the call produces, and a refused key is answered with how to set it.
+ */
+export function keyedCall(
+  config: ProviderConfig,
+  deps: AdapterDeps,
+  label: string,
+  signal: AbortSignal,
+  key: string | undefined,
+  opts: { model?: string; explain?: Explain; keyHint?: boolean } = {},
+): ProviderCall {
+  return new ProviderCall({
+    label,
+    idleTimeoutMs: deps.idleTimeoutMs,
+    signal,
+    secret: key,
+    hidden: baseUrlSecrets(config),
+    keyHint: opts.keyHint === false ? undefined : deps.keys.howToSet(config),
+    model: opts.model ?? config.model,
+    explain: opts.explain,
+  });
+}
+
+/** A reader knows, once the stream ends, how the reply finished (undefined: it was cut short). */
+interface Finishing {
+  finish: FinishReason | undefined;
+}
+
+/** One adapter's request: where, its own headers and body, and the reader of its framing. */
+export type StreamRequest = { url: string; headers: Record<string, string>; body: unknown } & ({ sse: EventHandler & Finishing } | { ndjson: LineHandler & Finishing });
+
+/**
+ * The adapters' one request-stream-parse path. `request` picks the model and builds the body
+ * inside it, so the call is closed however it ends; the reply is POSTed for, its stream fed to the
+ * reader in its framing, and a stream that ends before the reader saw the finish is truncated.
+ */
+export async function streamReply(call: ProviderCall, sink: PieceSink, request: () => Promise<StreamRequest> | StreamRequest): Promise<FinishReason> {
+  try {
+    const r = await request();
+    const accept = 'ndjson' in r ? 'application/x-ndjson' : 'text/event-stream';
+    const res = await call.send(r.url, { method: 'POST', headers: { ...r.headers, accept }, body: r.body });
+    const reader = 'ndjson' in r ? r.ndjson : r.sse;
+    if ('ndjson' in r) await call.lines(res, r.ndjson, sink);
+    else await call.events(res, r.sse, sink);
+    if (reader.finish === undefined) throw call.truncated();
+    return reader.finish;
+  } finally {
+    call.close();
+  }
+}

@@ -1,12 +1,10 @@
-import type { ProviderCall } from './call';
+import { keyedCall, requireKey, streamReply, type ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider } from './config';
 import type { EventHandler } from './framing';
-import { keyedCall, requireKey } from './keys';
 import { argumentsObject, CallIds, checkArgumentSize, forcedName, offered, toolRefusal } from './tools';
 import { toConversation, type Turn } from './turns';
 import { fetchNames, field, LIST_PAGE } from './models';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolCall, ToolOptions } from './types';
-import { streamReply } from './streamReply';
 import { keyRefused, providerMessage, statusText, type HttpFailure, type WordingContext } from './wording';
 
 interface GeminiChunk {

@@ -1,10 +1,8 @@
-import type { ProviderCall } from './call';
+import { keyedCall, streamReply, type ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider } from './config';
 import type { LineHandler } from './framing';
-import { keyedCall } from './keys';
 import { fetchNames, field, pluck, resolveModel } from './models';
 import { argumentsObject, CallIds, checkArgumentSize, offered, parseArguments, toolNameOf, toolRefusal } from './tools';
-import { streamReply } from './streamReply';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
 
 interface OllamaLine {

@@ -1,13 +1,11 @@
-import type { ProviderCall } from './call';
+import { keyedCall, readKey, streamReply, type ProviderCall } from './call';
 import { anthropicOverloaded } from './anthropic';
 import { apiUrl, baseUrlOf, describeProvider } from './config';
 import type { EventHandler } from './framing';
 import { geminiKeyRefusal } from './gemini';
-import { keyedCall, readKey } from './keys';
 import { fetchNames, field, pluck, resolveModel } from './models';
 import { forcedName, offered, toolRefusal, ToolCallAssembler } from './tools';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
-import { streamReply } from './streamReply';
 import { providerMessage, saidIn } from './wording';
 
 interface Chunk {

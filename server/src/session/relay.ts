@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { createFunnel, requestState } from '../http/funnel';
 import { HostPolicy } from '../http/host';
-import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from '../http/bodyBudget';
+import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from '../http/body';
 import { RequestLog } from '../http/requestLog';
 import { answerClientError } from '../http/clientError';
 import type { RelayContext, RelayOptions, ResolvedOptions, Route } from '../http/context';

@@ -97,6 +97,15 @@ export abstract class ProcessTunnel extends AgentTunnel {
     });
   }
 
+  /** The agent printed its public `url`: shown at once (log, progress, the 'url' event), then waited for until it answers through the tunnel. */
+  protected async opened(proc: AgentProcess, url: string, signal: AbortSignal, hint: string): Promise<string> {
+    this.logger.info(`${this.agent} opened ${url}; waiting for it to answer`);
+    this.announce(url);
+    this.progress(`${this.agent} opened ${url}; waiting for the tunnel to answer…`);
+    await this.waitForProcessAnswer(proc, url, signal, hint);
+    return url;
+  }
+
   /** waitForAnswer() that fails at once, with the agent's last lines, when the agent exits meanwhile. */
   protected async waitForProcessAnswer(proc: AgentProcess, url: string, signal: AbortSignal, hint: string): Promise<void> {
     const died = proc.done.then((exit): never => {

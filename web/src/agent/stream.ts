@@ -6,7 +6,7 @@
 import type { AgentEvent } from '../../../server/src/protocol';
 import { bearer } from '../api';
 import { app } from '../app';
-import { sseParser } from '../sse';
+import { readText, sseParser } from '../sse';
 
 export type Reach = 'live' | 'reconnecting' | 'ended';
 
@@ -66,12 +66,7 @@ export function followSession(id: string, onEvent: (e: AgentEvent, eventId: numb
         }
         onEvent(event, n);
       });
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        parse(value);
-      }
+      await readText(res.body, parse);
     } catch {
       /* dropped: resumed below */
     } finally {

@@ -1,15 +1,7 @@
-import { stringArg, type AgentTool } from './tool';
+import { stringArg, toolSpec, type AgentTool } from './tool';
 
 export const diagnostics: AgentTool = {
-  spec: {
-    name: 'diagnostics',
-    description: 'The editor\'s problems (errors and warnings from its language servers) for the folder or one file.',
-    parameters: {
-      type: 'object',
-      properties: { path: { type: 'string', description: 'One file, relative to the folder root. Default: every file.' } },
-      additionalProperties: false,
-    },
-  },
+  spec: toolSpec('diagnostics', 'The editor\'s problems (errors and warnings from its language servers) for the folder or one file.', { path: { type: 'string', description: 'One file, relative to the folder root. Default: every file.' } }),
   approval: 'never',
   async prepare(input, ctx) {
     const path = stringArg(input, 'path');

@@ -1,22 +1,12 @@
 import { approvedEdit } from './approvedEdit';
-import { ArgumentError, stringArg, type AgentTool } from './tool';
+import { ArgumentError, stringArg, toolSpec, type AgentTool } from './tool';
 
 export const editFile: AgentTool = {
-  spec: {
-    name: 'edit_file',
-    description:
-      'Replace one exact piece of a file: "old" must occur exactly once in it (include enough surrounding lines to make it unique); it becomes "new". The user approves the diff first.',
-    parameters: {
-      type: 'object',
-      properties: {
-        path: { type: 'string', description: 'The file, relative to the folder root.' },
-        old: { type: 'string', description: 'The exact text to replace, unique in the file.' },
-        new: { type: 'string', description: 'The text to put in its place.' },
-      },
-      required: ['path', 'old', 'new'],
-      additionalProperties: false,
-    },
-  },
+  spec: toolSpec('edit_file', 'Replace one exact piece of a file: "old" must occur exactly once in it (include enough surrounding lines to make it unique); it becomes "new". The user approves the diff first.', {
+    path: { type: 'string', description: 'The file, relative to the folder root.' },
+    old: { type: 'string', description: 'The exact text to replace, unique in the file.' },
+    new: { type: 'string', description: 'The text to put in its place.' },
+  }, ['path', 'old', 'new']),
   approval: 'edit',
   async prepare(input, ctx) {
     const path = stringArg(input, 'path', true);

@@ -1,15 +1,7 @@
-import { booleanArg, type AgentTool } from './tool';
+import { booleanArg, toolSpec, type AgentTool } from './tool';
 
 export const gitDiff: AgentTool = {
-  spec: {
-    name: 'git_diff',
-    description: 'The folder\'s uncommitted changes as `git diff` shows them (staged: true for what is staged).',
-    parameters: {
-      type: 'object',
-      properties: { staged: { type: 'boolean', description: 'Show the staged changes instead of the unstaged ones.' } },
-      additionalProperties: false,
-    },
-  },
+  spec: toolSpec('git_diff', 'The folder\'s uncommitted changes as `git diff` shows them (staged: true for what is staged).', { staged: { type: 'boolean', description: 'Show the staged changes instead of the unstaged ones.' } }),
   approval: 'never',
   async prepare(input, ctx) {
     const staged = booleanArg(input, 'staged');

@@ -1,18 +1,10 @@
-import { stringArg, type AgentTool } from './tool';
+import { stringArg, toolSpec, type AgentTool } from './tool';
 
 export const listFiles: AgentTool = {
-  spec: {
-    name: 'list_files',
-    description: 'List the files in the folder (or under a subfolder), honouring .gitignore. Optionally filter with a glob such as "*.ts" or "src/**/*.test.ts".',
-    parameters: {
-      type: 'object',
-      properties: {
-        path: { type: 'string', description: 'A subfolder, relative to the folder root. Default: the root.' },
-        pattern: { type: 'string', description: 'A glob the relative paths must match.' },
-      },
-      additionalProperties: false,
-    },
-  },
+  spec: toolSpec('list_files', 'List the files in the folder (or under a subfolder), honouring .gitignore. Optionally filter with a glob such as "*.ts" or "src/**/*.test.ts".', {
+    path: { type: 'string', description: 'A subfolder, relative to the folder root. Default: the root.' },
+    pattern: { type: 'string', description: 'A glob the relative paths must match.' },
+  }),
   approval: 'never',
   async prepare(input, ctx) {
     const path = stringArg(input, 'path');

@@ -1,20 +1,11 @@
-import { lineArg, stringArg, ArgumentError, type AgentTool } from './tool';
+import { lineArg, stringArg, ArgumentError, toolSpec, type AgentTool } from './tool';
 
 export const readFile: AgentTool = {
-  spec: {
-    name: 'read_file',
-    description: 'Read a text file of the folder, whole or a range of lines (1-based, inclusive). Lines come numbered as "N: text".',
-    parameters: {
-      type: 'object',
-      properties: {
-        path: { type: 'string', description: 'The file, relative to the folder root.' },
-        startLine: { type: 'integer', minimum: 1, description: 'First line to read (default 1).' },
-        endLine: { type: 'integer', minimum: 1, description: 'Last line to read (default: the end).' },
-      },
-      required: ['path'],
-      additionalProperties: false,
-    },
-  },
+  spec: toolSpec('read_file', 'Read a text file of the folder, whole or a range of lines (1-based, inclusive). Lines come numbered as "N: text".', {
+    path: { type: 'string', description: 'The file, relative to the folder root.' },
+    startLine: { type: 'integer', minimum: 1, description: 'First line to read (default 1).' },
+    endLine: { type: 'integer', minimum: 1, description: 'Last line to read (default: the end).' },
+  }, ['path']),
   approval: 'never',
   async prepare(input, ctx) {
     const path = stringArg(input, 'path', true);

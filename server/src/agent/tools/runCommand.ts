@@ -1,17 +1,7 @@
-import { stringArg, type AgentTool } from './tool';
+import { stringArg, toolSpec, type AgentTool } from './tool';
 
 export const runCommand: AgentTool = {
-  spec: {
-    name: 'run_command',
-    description:
-      'Run one shell command line in the folder (the user approves the exact line first). Answers the exit code and the output (stdout and stderr together; the end is kept when long). No input is given; commands are stopped after a time limit.',
-    parameters: {
-      type: 'object',
-      properties: { command: { type: 'string', description: 'The command line, e.g. "npm test".' } },
-      required: ['command'],
-      additionalProperties: false,
-    },
-  },
+  spec: toolSpec('run_command', 'Run one shell command line in the folder (the user approves the exact line first). Answers the exit code and the output (stdout and stderr together; the end is kept when long). No input is given; commands are stopped after a time limit.', { command: { type: 'string', description: 'The command line, e.g. "npm test".' } }, ['command']),
   approval: 'command',
   async prepare(input, ctx) {
     const command = stringArg(input, 'command', true);

@@ -1,20 +1,11 @@
-import { booleanArg, stringArg, type AgentTool } from './tool';
+import { booleanArg, stringArg, toolSpec, type AgentTool } from './tool';
 
 export const search: AgentTool = {
-  spec: {
-    name: 'search',
-    description: 'Search the text of the folder\'s files (honouring .gitignore) for a string, or a JavaScript regular expression with regex: true. Case-sensitive. Answers "path:line: text" per match.',
-    parameters: {
-      type: 'object',
-      properties: {
-        query: { type: 'string', description: 'The text (or regular expression) to find in a line.' },
-        path: { type: 'string', description: 'Search only under this subfolder or file.' },
-        regex: { type: 'boolean', description: 'Treat query as a regular expression.' },
-      },
-      required: ['query'],
-      additionalProperties: false,
-    },
-  },
+  spec: toolSpec('search', 'Search the text of the folder\'s files (honouring .gitignore) for a string, or a JavaScript regular expression with regex: true. Case-sensitive. Answers "path:line: text" per match.', {
+    query: { type: 'string', description: 'The text (or regular expression) to find in a line.' },
+    path: { type: 'string', description: 'Search only under this subfolder or file.' },
+    regex: { type: 'boolean', description: 'Treat query as a regular expression.' },
+  }, ['query']),
   approval: 'never',
   async prepare(input, ctx) {
     const query = stringArg(input, 'query', true);

@@ -68,6 +68,14 @@ export function lineArg(input: Record<string, unknown>, name: string): number | 
   return value;
 }
 
+/**
+ * A tool's spec: its arguments are exactly `properties` (the schema says no others), `required`
+ * among them.
+ */
+export function toolSpec(name: string, description: string, properties: Record<string, Record<string, unknown>>, required: string[] = []): ToolSpec {
+  return { name, description, parameters: { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false } };
+}
+
 /** A bad argument: told to the model as the tool's result, like a WorkspaceError. */
 export class ArgumentError extends Error {}
 

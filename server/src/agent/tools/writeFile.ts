@@ -1,20 +1,11 @@
 import { approvedEdit } from './approvedEdit';
-import { stringArg, type AgentTool } from './tool';
+import { stringArg, toolSpec, type AgentTool } from './tool';
 
 export const writeFile: AgentTool = {
-  spec: {
-    name: 'write_file',
-    description: 'Create a file, or replace a whole file, with "content". The user approves the diff first. Prefer edit_file for changes to an existing file.',
-    parameters: {
-      type: 'object',
-      properties: {
-        path: { type: 'string', description: 'The file, relative to the folder root (folders are created).' },
-        content: { type: 'string', description: 'The whole new text of the file.' },
-      },
-      required: ['path', 'content'],
-      additionalProperties: false,
-    },
-  },
+  spec: toolSpec('write_file', 'Create a file, or replace a whole file, with "content". The user approves the diff first. Prefer edit_file for changes to an existing file.', {
+    path: { type: 'string', description: 'The file, relative to the folder root (folders are created).' },
+    content: { type: 'string', description: 'The whole new text of the file.' },
+  }, ['path', 'content']),
   approval: 'edit',
   async prepare(input, ctx) {
     const path = stringArg(input, 'path', true);

@@ -3,7 +3,7 @@ import type { RelayContext, Route } from '../../http/context';
 import type { Dialect } from '../../http/route';
 import type { ReplySink } from '../../chat/service';
 import { sendJson } from '../../http/json';
-import { SseStream } from '../../http/sse';
+import { SseStream } from '../../http/stream';
 import { Completion, errorChunk, modelName } from './completion';
 import { generationError, openAiError, sendOpenAiError } from './errors';
 import { parseCompletionRequest } from './request';
@@ -20,11 +20,13 @@ export const openAiDialect: Dialect = {
   sendError: (res, requestId, err) => sendOpenAiError(res, requestId, err.status, openAiError(err), err.headers),
 };
 
+/** Every route of the door: behind the token (the client's API key), refusals in OpenAI's shape. */
+const OPENAI_ROUTE = { auth: true, dialect: openAiDialect } as const;
+
 export const modelsRoute: Route = {
+  ...OPENAI_ROUTE,
   method: 'GET',
   path: '/v1/models',
-  auth: true,
-  dialect: openAiDialect,
   /**
    * The models of the desktop's providers, as each lists them (the same lists as
    * `GET /v1/providers/<id>/models`), the active provider first with its configured model at the
@@ -53,10 +55,9 @@ export const modelsRoute: Route = {
 };
 
 export const completionsRoute: Route = {
+  ...OPENAI_ROUTE,
   method: 'POST',
   path: '/v1/chat/completions',
-  auth: true,
-  dialect: openAiDialect,
   async handle(req, res, ctx) {
     const { json, raw } = await readJsonBody(req, ctx, { images: true });
     const { messages, stream, tools } = parseCompletionRequest(json);

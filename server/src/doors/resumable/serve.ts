@@ -6,7 +6,7 @@ import { SpecReply, type SpecEventWriter } from '../../chat/specReply';
 import type { RelayContext } from '../../http/context';
 import { HttpError, serverStopping } from '../../http/errors';
 import type { Route } from '../../http/route';
-import { SseStream } from '../../http/sse';
+import { SseStream } from '../../http/stream';
 import type { ChatMessage } from '../../providers/types';
 import { chatProvider, limitTextOnly, readJsonBody } from '../read';
 import type { EventLog, Frame, FrameListener } from './eventLog';

@@ -1,7 +1,7 @@
 import { parseChatRequest } from '../../chat/request';
 import { SpecReply } from '../../chat/specReply';
 import type { Route } from '../../http/route';
-import { SseStream } from '../../http/sse';
+import { SseStream } from '../../http/stream';
 import { chatProvider, limitTextOnly, readJsonBody } from '../read';
 import { runChat } from '../runChat';
 

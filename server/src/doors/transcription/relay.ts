@@ -4,7 +4,7 @@ import { HttpError } from '../../http/errors';
 import { buildForm, type FormPart } from '../../http/multipart';
 import { describeProvider, isAbortError, ProviderError } from '../../providers';
 import { apiUrl, baseUrlOf } from '../../providers/config';
-import { keyedCall, readKey } from '../../providers/keys';
+import { keyedCall, readKey } from '../../providers/call';
 import type { ProviderConfig } from '../../providers/types';
 import type { AudioForm } from './form';
 

@@ -54,11 +54,7 @@ export class QuickTunnel extends ProcessTunnel {
       exitWhen: 'before it printed a tunnel URL.',
       timeout: 'cloudflared printed no tunnel URL',
     });
-    this.logger.info(`cloudflared opened ${url}; waiting for it to answer`);
-    this.announce(url);
-    this.progress(`cloudflared opened ${url}; waiting for the tunnel to answer…`);
-    await this.waitForProcessAnswer(proc, url, signal, NOT_REACHED);
-    return url;
+    return this.opened(proc, url, signal, NOT_REACHED);
   }
 
   protected onLine(proc: AgentProcess, line: string): void {

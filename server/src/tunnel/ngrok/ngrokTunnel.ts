@@ -15,7 +15,9 @@ const NOT_REACHED = 'ngrok is running but its URL does not reach DeskRelay throu
 
 /**
  * The user's ngrok agent: `ngrok http <relay> --log stdout --log-format json`, the URL from the
- * `started tunnel` record. The authtoken comes from ngrok's own config file (found through HOME,
+ * `started tunnel` record of our own agent's log, never from its web API: that sits on
+ * 127.0.0.1:4040 only while the port is free (another agent there moves ours to 4041, 4042…), so
+ * 4040 may well answer with someone else's tunnels. The authtoken comes from ngrok's own config file (found through HOME,
  * or XDG_CONFIG_HOME when set) or, given on purpose, NGROK_AUTHTOKEN; nothing else of the user's
  * environment (env.ts). A free account's dev domain, or the domain set here, stays the same across
  * restarts.
@@ -38,7 +40,9 @@ export class NgrokTunnel extends ProcessTunnel {
 
   protected async open(signal: AbortSignal): Promise<string> {
     this.track();
-    const args = ['http', this.localOrigin, '--log', 'stdout', '--log-format', 'json', ...(this.domain ? ['--url', `https://${this.domain}`] : [])];
+    // --inspect=false: ngrok's inspector would keep every request whole (the bearer token, the
+    // chat) and hand it to any local process at its web API (/api/requests/http).
+    const args = ['http', this.localOrigin, '--log', 'stdout', '--log-format', 'json', '--inspect=false', ...(this.domain ? ['--url', `https://${this.domain}`] : [])];
     const source = this.opts.env ?? process.env;
     const set: Record<string, string> = {};
     if (this.authtoken) set.NGROK_AUTHTOKEN = this.authtoken;
@@ -55,11 +59,7 @@ export class NgrokTunnel extends ProcessTunnel {
       exitWhen: 'before it reported a tunnel URL.',
       timeout: 'ngrok reported no tunnel URL',
     });
-    this.logger.info(`ngrok opened ${url}; waiting for it to answer`);
-    this.announce(url);
-    this.progress(`ngrok opened ${url}; waiting for the tunnel to answer…`);
-    await this.waitForProcessAnswer(proc, url, signal, NOT_REACHED);
-    return url;
+    return this.opened(proc, url, signal, NOT_REACHED);
   }
 
   protected onLine(proc: AgentProcess, line: string): void {

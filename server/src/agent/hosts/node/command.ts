@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { CommandDeadline } from '../../commandDeadline';
 import type { CommandOptions, CommandResult } from '../../workspace';
 
 /** After SIGTERM, how long a command's processes get before SIGKILL. */
@@ -18,8 +19,6 @@ export function runShellCommand(command: string, cwd: string, env: NodeJS.Proces
     let chunks: Buffer[] = [];
     let held = 0;
     let dropped = 0;
-    let timedOut = false;
-    let stopped = false;
     let settled = false;
     let child: ChildProcess;
     const keep = (chunk: Buffer) => {
@@ -65,16 +64,7 @@ export function runShellCommand(command: string, cwd: string, env: NodeJS.Proces
       killGroup('SIGTERM');
       killTimer ??= setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS);
     };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      terminate();
-    }, options.timeoutMs);
-    const onAbort = () => {
-      stopped = true;
-      terminate();
-    };
-    if (options.signal.aborted) onAbort();
-    else options.signal.addEventListener('abort', onAbort, { once: true });
+    const deadline = new CommandDeadline(options, terminate);
 
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
@@ -85,15 +75,14 @@ export function runShellCommand(command: string, cwd: string, env: NodeJS.Proces
     const finish = () => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      deadline.clear();
       clearTimeout(drainTimer);
-      options.signal.removeEventListener('abort', onAbort);
       // Whatever the command left running in its group ends with it.
       killGroup('SIGKILL');
       if (killTimer) clearTimeout(killTimer);
       const output = Buffer.concat(chunks).toString('utf8');
       chunks = [];
-      resolve({ output, exitCode, timedOut, stopped, droppedBytes: dropped });
+      resolve({ output, exitCode, timedOut: deadline.timedOut, stopped: deadline.stopped, droppedBytes: dropped });
     };
     child.once('error', (err: NodeJS.ErrnoException) => {
       keep(Buffer.from(`The command could not start: ${err.code ?? err.message}\n`));

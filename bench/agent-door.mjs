@@ -7,7 +7,10 @@
 // `tool_call` event to its `tool_result` event as the client sees them, and the relay's peak RSS
 // meanwhile (from /proc, sampled every 5 ms). The tree is bench/agent.mjs's (generate it first).
 //
-//   node bench/agent-door.mjs [--tree DIR] [--rounds 3] [ROOT ...]
+//   node bench/agent-door.mjs [--tree DIR] [--rounds 3] [--cpu-prof DIR] [ROOT ...]
+//
+// --cpu-prof DIR: each relay writes a V8 CPU profile there on exit (summarise it with
+// bench/cpuprofile-top.mjs).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -20,6 +23,7 @@ const args = process.argv.slice(2);
 const opt = (name, dflt) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
 const TREE = resolve(opt('tree', join(tmpdir(), 'deskrelay-agent-tree')));
 const R = Number(opt('rounds', 3));
+const PROF = opt('cpu-prof');
 const roots = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')).map((d) => resolve(d));
 if (roots.length === 0) roots.push(resolve(HERE, '..'));
 const RARE = 'zq_rare_needle_4711';
@@ -33,7 +37,7 @@ const model = await startScriptedModel();
 async function startCli(root) {
   const dir = mkdtempSync(join(tmpdir(), 'deskrelay-door-cfg-'));
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ activeProvider: 'scripted', providers: [{ id: 'scripted', kind: 'openai-compatible', baseUrl: `${model.url}/v1`, model: 'gpt-4o' }] }));
-  const r = await spawnReady(process.execPath, [join(root, 'dist/cli.js'), 'serve', '--port', '0', '--agent', TREE], {
+  const r = await spawnReady(process.execPath, [...(PROF ? ['--cpu-prof', '--cpu-prof-dir', resolve(PROF)] : []), join(root, 'dist/cli.js'), 'serve', '--port', '0', '--agent', TREE], {
     env: { DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '' },
     ready: (o) => {
       const m = /\{"url":"(http:[^"]+)","token":"(dr_[^"]+)"\}/.exec(o);

@@ -109,6 +109,16 @@ async function readIgnore(dir: string): Promise<Ignore | undefined> {
   }
 }
 
+/**
+ * Whether a folder-relative file is ignored by the .gitignore of root or of a folder above
+ * `under`: what a search started at `under` by another walker (ripgrep, which reads the rules
+ * from `under` down) must still leave out.
+ */
+export async function ignoredAbove(root: string, under: string): Promise<(rel: string) => boolean> {
+  const rules = await parentRules(root, under);
+  return (rel) => rules.length > 0 && ignored(rules, rel, false);
+}
+
 /** The .gitignore rules of root and every folder above `under`, so a walk from a subfolder skips what a whole walk would. */
 async function parentRules(root: string, under: string): Promise<Level['rules']> {
   const rules: Level['rules'] = [];

@@ -59,6 +59,7 @@ export {
   NodeWorkspace,
   relativeInside,
   shortPath,
+  findRipgrep,
   WorkspaceError,
   SessionStore,
   AgentSession,

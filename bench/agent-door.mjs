@@ -7,14 +7,15 @@
 // `tool_call` event to its `tool_result` event as the client sees them, and the relay's peak RSS
 // meanwhile (from /proc, sampled every 5 ms). The tree is bench/agent.mjs's (generate it first).
 //
-//   node bench/agent-door.mjs [--tree DIR] [--rounds 3] [--cpu-prof DIR] [ROOT ...]
+//   node bench/agent-door.mjs [--tree DIR] [--rounds 3] [--cpu-prof DIR] [--no-rg] [ROOT ...]
 //
 // --cpu-prof DIR: each relay writes a V8 CPU profile there on exit (summarise it with
-// bench/cpuprofile-top.mjs).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+// bench/cpuprofile-top.mjs). --no-rg: the relays' PATH leaves out every folder with an `rg`, so
+// a relay that would search with ripgrep uses its plain search.
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { median, rssBytes, spawnReady, stopProcess } from './lib.mjs';
 
@@ -24,7 +25,8 @@ const opt = (name, dflt) => (args.includes(`--${name}`) ? args[args.indexOf(`--$
 const TREE = resolve(opt('tree', join(tmpdir(), 'deskrelay-agent-tree')));
 const R = Number(opt('rounds', 3));
 const PROF = opt('cpu-prof');
-const roots = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')).map((d) => resolve(d));
+const PATH = args.includes('--no-rg') ? (process.env.PATH ?? '').split(delimiter).filter((d) => !existsSync(join(d, 'rg'))).join(delimiter) : process.env.PATH;
+const roots = args.filter((a, i) => !a.startsWith('--') && !(args[i - 1]?.startsWith('--') && args[i - 1] !== '--no-rg')).map((d) => resolve(d));
 if (roots.length === 0) roots.push(resolve(HERE, '..'));
 const RARE = 'zq_rare_needle_4711';
 
@@ -38,7 +40,7 @@ async function startCli(root) {
   const dir = mkdtempSync(join(tmpdir(), 'deskrelay-door-cfg-'));
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ activeProvider: 'scripted', providers: [{ id: 'scripted', kind: 'openai-compatible', baseUrl: `${model.url}/v1`, model: 'gpt-4o' }] }));
   const r = await spawnReady(process.execPath, [...(PROF ? ['--cpu-prof', '--cpu-prof-dir', resolve(PROF)] : []), join(root, 'dist/cli.js'), 'serve', '--port', '0', '--agent', TREE], {
-    env: { DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '' },
+    env: { DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '', PATH },
     ready: (o) => {
       const m = /\{"url":"(http:[^"]+)","token":"(dr_[^"]+)"\}/.exec(o);
       return m ? { url: new URL(m[1]), token: m[2] } : undefined;

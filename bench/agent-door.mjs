@@ -71,6 +71,7 @@ async function once(cli, tool, input) {
   const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(cli.child.pid))), 5);
   const out = await new Promise((resolve, reject) => {
     let callAt;
+    let result;
     let rest = '';
     const req = request({ host: cli.url.hostname, port: cli.url.port, path: `/v1/agent/sessions/${created.json.id}/events`, headers: { authorization: `Bearer ${cli.token}` } }, (res) => {
       res.setEncoding('utf8').on('data', (d) => {
@@ -82,9 +83,12 @@ async function once(cli, tool, input) {
           if (!line) continue;
           const e = JSON.parse(line.slice(6));
           if (e.type === 'tool_call') callAt = now;
-          if (e.type === 'tool_result') {
+          if (e.type === 'tool_result') result = { ms: now - callAt, result: e };
+          // The session's last model request is made before it goes idle: ending the session
+          // sooner let that request take the next session's script step, and the bench hung.
+          if (e.type === 'status' && e.status === 'idle' && result) {
             req.destroy();
-            resolve({ ms: now - callAt, result: e });
+            resolve(result);
           }
           if (e.type === 'error') {
             req.destroy();

@@ -1,7 +1,7 @@
 // The CLI's Workspace host on a real temporary git repository: what stays inside the folder,
 // what is never reachable, and the read/search/diff/write/command primitives the tools stand on.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -200,6 +200,24 @@ describe('reads', () => {
     }
     expect(a0(await viaRg.search({ query: 'needle', regex: false, maxMatches: 50 }))).toEqual({ path: 'README.md', line: 1, text: 'needle in the readme' });
     expect(readFileSync(runs, 'utf8').split('\n').length - 1).toBe(5);
+  });
+
+  // As root every file is readable: ripgrep runs as nobody there (runuser), so one can be made unreadable.
+  const asRoot = process.getuid?.() === 0;
+  const runuser = asRoot ? ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser'].find((p) => existsSync(p)) : undefined;
+  it.skipIf(!rg || (asRoot && !runuser))('a file ripgrep cannot read is left out and the rest of its answer stands', async () => {
+    const dir = join(base, 'unreadable');
+    mkdirSync(join(dir, 'locked'), { recursive: true });
+    writeFileSync(join(dir, 'a.txt'), 'needle\n');
+    writeFileSync(join(dir, 'locked', 'b.txt'), 'needle\n', { mode: 0o000 });
+    symlinkSync(join(dir, 'a.txt'), join(dir, 'link.txt'));
+    for (const d of [base, dir, join(dir, 'locked')]) chmodSync(d, 0o755);
+    const wrapper = join(base, 'rg-as-nobody.sh');
+    writeFileSync(wrapper, asRoot ? `#!/bin/sh\nexec ${runuser} -u nobody -- rg "$@"\n` : '#!/bin/sh\nexec rg "$@"\n', { mode: 0o755 });
+    const found = await new NodeWorkspace({ folder: dir, configDir: config(), ripgrep: () => wrapper }).search({ query: 'needle', regex: false, maxMatches: 9 });
+    // ripgrep's own answer (it does not follow link.txt; the plain search would), though it
+    // exited 2 for the file it could not read.
+    expect(found).toEqual({ matches: [{ path: 'a.txt', line: 1, text: 'needle' }], truncated: false });
   });
 
   it('finds rg on PATH (after the candidates given), or none', () => {

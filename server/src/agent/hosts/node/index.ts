@@ -52,7 +52,7 @@ export function shortPath(path: string, home = homedir()): string {
   return home && inside(home, path) ? `~${path.slice(home.length).replace(/\\/g, '/')}` : path;
 }
 
-/** The CLI's Workspace: node fs in one folder, `git` when present, a plain JS search, commands in their own process group. */
+/** The CLI's Workspace: node fs in one folder, `git` when present, ripgrep when given one else a plain search on a thread of its own, commands in their own process group. */
 export class NodeWorkspace implements Workspace {
   readonly name: string;
   readonly displayPath: string;

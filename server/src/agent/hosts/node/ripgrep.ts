@@ -62,6 +62,7 @@ export function ripgrepSearch(opts: RipgrepSearch, search: SearchOptions): Promi
     let truncated = false;
     let rest = '';
     let settled = false;
+    let searched = false;
     const done = (result: SearchResult | undefined) => {
       if (settled) return;
       settled = true;
@@ -81,6 +82,7 @@ export function ripgrepSearch(opts: RipgrepSearch, search: SearchOptions): Promi
       } catch {
         return;
       }
+      if (event.type === 'summary') searched = true;
       if (event.type !== 'match' || !event.data?.path?.text || event.data.lines?.text === undefined) return;
       const path = event.data.path.text.replace(/^\.[\\/]/, '').split(sep).join('/');
       const abs = join(opts.root, path);
@@ -102,10 +104,12 @@ export function ripgrepSearch(opts: RipgrepSearch, search: SearchOptions): Promi
     child.stderr.on('data', () => {});
     child.stderr.on('error', () => {});
     child.once('error', () => done(undefined));
-    // 0: matches, 1: none, 2: an error (a bad pattern, say): the plain search answers instead.
+    // 0: matches, 1: none, 2: an error. After a search (its summary came), the error was a file
+    // it could not read, which the plain search skips too: the answer stands. Before one (a bad
+    // pattern, say), the plain search answers instead.
     child.once('close', (code) => {
       take(rest);
-      done(code === 0 || code === 1 ? { matches, truncated } : undefined);
+      done(code === 0 || code === 1 || (code === 2 && searched) ? { matches, truncated } : undefined);
     });
   });
 }

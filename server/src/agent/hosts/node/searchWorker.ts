@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { sep } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { WorkspaceError, type SearchResult } from '../../workspace';
 
@@ -44,24 +44,35 @@ let job;
 const clip = (line) => (line.length > LINE_TEST_CHARS ? line.slice(0, LINE_TEST_CHARS) : line);
 const shown = (line) => (line.length > MATCH_CHARS ? line.slice(0, MATCH_CHARS) + '\\u2026' : line.replace(/\\r$/, ''));
 
+// Most source files fit in one read of this size: open, read, close, and no fstat; the buffer
+// is reused (a file's lines are strings, copied out of it, before the next file is read).
+const FIRST = Buffer.allocUnsafe(64 * 1024);
+
 function read(path) {
   let fd;
   try {
     fd = openSync(path, FLAGS);
-    const info = fstatSync(fd);
-    if (!info.isFile() || info.size > job.maxBytes) return undefined;
-    const buf = Buffer.allocUnsafe(info.size);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) break;
-      got += n;
+    const want = Math.min(FIRST.length, job.maxBytes + 1);
+    const first = readSync(fd, FIRST, 0, want, 0);
+    let content = FIRST.subarray(0, first);
+    if (first === want) {
+      const info = fstatSync(fd);
+      if (!info.isFile() || info.size > job.maxBytes) return undefined;
+      const buf = Buffer.allocUnsafe(Math.max(info.size, first));
+      FIRST.copy(buf, 0, 0, first);
+      let got = first;
+      // A file that grows meanwhile is read up to the size it had; one that shrinks, up to its end.
+      while (got < buf.length) {
+        const n = readSync(fd, buf, got, buf.length - got, got);
+        if (n === 0) break;
+        got += n;
+      }
+      content = buf.subarray(0, got);
     }
-    const content = buf.subarray(0, got);
     if (content.subarray(0, 8192).includes(0)) return undefined;
     return content;
   } catch {
-    return undefined; // gone or unreadable since the walk: skipped
+    return undefined; // gone, unreadable, or no longer a file since the walk: skipped
   } finally {
     if (fd !== undefined) try { closeSync(fd); } catch {}
   }
@@ -190,6 +201,8 @@ export async function searchFiles(paths: AsyncIterable<string>, root: string, jo
   worker.on('exit', (code) => fail(new WorkspaceError(`The search's thread stopped (exit code ${code}).`)));
   worker.postMessage({ job: { query: job.query, regex: job.regex, maxBytes: job.maxBytes, maxMatches: job.maxMatches, budgetMs: REGEX_BUDGET_MS } });
 
+  // The walk's paths are already relative and normalised: a join per file would only cost time.
+  const prefix = root.endsWith(sep) ? root : root + sep;
   const it = paths[Symbol.asyncIterator]();
   let exhausted = false;
   const inFlight: { sent: string[]; reply: Promise<Reply> }[] = [];
@@ -205,7 +218,7 @@ export async function searchFiles(paths: AsyncIterable<string>, root: string, jo
     const reply = new Promise<Reply>((resolve, reject) => waiting.push({ resolve, reject }));
     // Awaited later, maybe never (the search stopped first): a failure must not go unhandled meanwhile.
     reply.catch(() => {});
-    worker.postMessage({ paths: sent.map((f) => join(root, f)) });
+    worker.postMessage({ paths: sent.map((f) => prefix + f) });
     inFlight.push({ sent, reply });
   };
   const matches: SearchResult['matches'] = [];

@@ -35,7 +35,7 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
   const rootPrefix = root.endsWith(sep) ? root : root + sep;
   // Only protected paths inside the folder can be met on the way; usually there are none.
   const protect = options.protect.filter((p) => p === root || p.startsWith(rootPrefix) || rootPrefix.startsWith(p + sep));
-  const isProtected = (full: string) => protect.length > 0 && protect.some((p) => full === p || full.startsWith(p + sep));
+  const isProtected = (full: string) => protect.some((p) => full === p || full.startsWith(p + sep));
   const first = await listDir({ dir: options.under, rules: await parentRules(root, options.under) }, root);
   if (!first) return;
   const stack: Frame[] = [first];
@@ -50,14 +50,14 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
     if (entry.name === '.git') continue;
     const { dir, rules } = frame.level;
     const rel = dir === '' ? entry.name : `${dir}/${entry.name}`;
-    const full = join(frame.abs, entry.name);
-    if (isProtected(full)) continue;
+    // Joined only when needed: a join per entry was ~9% of the relay's busy time in a search (profile, issue 28).
+    if (protect.length > 0 && isProtected(join(frame.abs, entry.name))) continue;
     let isDir = entry.isDirectory();
     let isFile = entry.isFile();
     if (entry.isSymbolicLink()) {
       // Linked folders are not entered; a linked file counts when it stays inside.
       try {
-        const real = await realpath(full);
+        const real = await realpath(join(frame.abs, entry.name));
         const info = await lstat(real);
         if (!info.isFile() || !real.startsWith(rootPrefix)) continue;
         if (protect.some((p) => real === p || real.startsWith(p + sep))) continue;

@@ -12,12 +12,19 @@
 // --cpu-prof DIR: each relay writes a V8 CPU profile there on exit (summarise it with
 // bench/cpuprofile-top.mjs). --no-rg: the relays' PATH leaves out every folder with an `rg`, so
 // a relay that would search with ripgrep uses its plain search.
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { median, rssBytes, spawnReady, stopProcess } from './lib.mjs';
+import { clockTicks, median, rssBytes, spawnReady, stopProcess } from './lib.mjs';
+
+/** CPU ms of a process and of the children it has waited for (an rg it ran), from /proc/<pid>/stat. */
+function cpuWithChildrenMs(pid) {
+  const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+  return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / clockTicks();
+}
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -67,6 +74,7 @@ async function once(cli, tool, input) {
   const created = await call(cli, 'POST', '/v1/agent/sessions', { prompt: `use ${tool}` });
   if (created.status !== 201) throw new Error(`session: HTTP ${created.status} ${JSON.stringify(created.json)}`);
   const rss0 = rssBytes(cli.child.pid);
+  const cpu0 = cpuWithChildrenMs(cli.child.pid);
   let peak = rss0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(cli.child.pid))), 5);
   const out = await new Promise((resolve, reject) => {
@@ -101,8 +109,9 @@ async function once(cli, tool, input) {
     req.end();
   });
   clearInterval(sampler);
+  const cpuMs = cpuWithChildrenMs(cli.child.pid) - cpu0;
   await call(cli, 'DELETE', `/v1/agent/sessions/${created.json.id}`);
-  return { ...out, rssPeakMiB: (peak - rss0) / 2 ** 20 };
+  return { ...out, cpuMs, rssPeakMiB: (peak - rss0) / 2 ** 20 };
 }
 
 const CASES = [
@@ -119,16 +128,16 @@ for (let r = 0; r < R; r++) {
     for (const [name, tool, input] of CASES) {
       const m = await once(c, tool, input);
       rows[c.root][name].push(m);
-      if (r === 0) console.log(`${c.root}: ${name}: ${m.ms.toFixed(1)} ms, relay RSS +${m.rssPeakMiB.toFixed(1)} MiB (${JSON.stringify(m.result).slice(0, 160)}…)`);
+      if (r === 0) console.log(`${c.root}: ${name}: ${m.ms.toFixed(1)} ms, relay CPU ${m.cpuMs.toFixed(0)} ms, relay RSS +${m.rssPeakMiB.toFixed(1)} MiB (${JSON.stringify(m.result).slice(0, 160)}…)`);
     }
   }
 }
-console.log(`\nthrough the door, medians over ${R} rounds (tool_call → tool_result as the client reads them; relay peak RSS above the start):`);
+console.log(`\nthrough the door, medians over ${R} rounds (tool_call → tool_result as the client reads them; the relay's CPU with its threads and the rg it ran, over the whole session: less sensitive to the machine's load than the time; relay peak RSS above the start):`);
 for (const c of clis) {
   console.log(`  ${c.root}`);
   for (const [name] of CASES) {
     const xs = rows[c.root][name];
-    console.log(`    ${name.padEnd(42)} ${median(xs.map((x) => x.ms)).toFixed(1).padStart(8)} ms   RSS +${median(xs.map((x) => x.rssPeakMiB)).toFixed(1)} MiB`);
+    console.log(`    ${name.padEnd(42)} ${median(xs.map((x) => x.ms)).toFixed(1).padStart(8)} ms   CPU ${median(xs.map((x) => x.cpuMs)).toFixed(0).padStart(5)} ms   RSS +${median(xs.map((x) => x.rssPeakMiB)).toFixed(1)} MiB`);
   }
 }
 for (const c of clis) await stopProcess(c.child);

@@ -7,16 +7,29 @@
 // `tool_call` event to its `tool_result` event as the client sees them, and the relay's peak RSS
 // meanwhile (from /proc, sampled every 5 ms). The tree is bench/agent.mjs's (generate it first).
 //
-//   node bench/agent-door.mjs [--tree DIR] [--rounds 3] [ROOT ...]
-import { mkdtempSync, writeFileSync } from 'node:fs';
+//   node bench/agent-door.mjs [--tree DIR] [--rounds 3] [--cpu-prof DIR] [--no-rg] [ROOT ...]
+//
+// --cpu-prof DIR: each relay writes a V8 CPU profile there on exit (summarise it with
+// bench/cpuprofile-top.mjs). --no-rg: the relays' PATH leaves out every folder with an `rg`, so
+// a relay that would search with ripgrep uses its plain search.
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { AGENT_TREE_RARE, agentBenchArgs, median, rssBytes, spawnReady, stopProcess } from './lib.mjs';
+import { AGENT_TREE_RARE, agentBenchArgs, clockTicks, median, rssBytes, spawnReady, stopProcess } from './lib.mjs';
+
+/** CPU ms of a process and of the children it has waited for (an rg it ran), from /proc/<pid>/stat. */
+function cpuWithChildrenMs(pid) {
+  const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+  return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / clockTicks();
+}
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const { tree: TREE, rounds: R, roots } = agentBenchArgs();
+const { tree: TREE, rounds: R, roots, opt, has } = agentBenchArgs(undefined, { switches: ['no-rg'] });
+const PROF = opt('cpu-prof');
+const PATH = has('no-rg') ? (process.env.PATH ?? '').split(delimiter).filter((d) => !existsSync(join(d, 'rg'))).join(delimiter) : process.env.PATH;
 const RARE = AGENT_TREE_RARE;
 
 const { build } = await import(pathToFileURL(join(HERE, '../node_modules/esbuild/lib/main.js')).href);
@@ -28,8 +41,8 @@ const model = await startScriptedModel();
 async function startCli(root) {
   const dir = mkdtempSync(join(tmpdir(), 'deskrelay-door-cfg-'));
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ activeProvider: 'scripted', providers: [{ id: 'scripted', kind: 'openai-compatible', baseUrl: `${model.url}/v1`, model: 'gpt-4o' }] }));
-  const r = await spawnReady(process.execPath, [join(root, 'dist/cli.js'), 'serve', '--port', '0', '--agent', TREE], {
-    env: { DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '' },
+  const r = await spawnReady(process.execPath, [...(PROF ? ['--cpu-prof', '--cpu-prof-dir', resolve(PROF)] : []), join(root, 'dist/cli.js'), 'serve', '--port', '0', '--agent', TREE], {
+    env: { DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '', PATH },
     ready: (o) => {
       const m = /\{"url":"(http:[^"]+)","token":"(dr_[^"]+)"\}/.exec(o);
       return m ? { url: new URL(m[1]), token: m[2] } : undefined;
@@ -56,10 +69,12 @@ async function once(cli, tool, input) {
   const created = await call(cli, 'POST', '/v1/agent/sessions', { prompt: `use ${tool}` });
   if (created.status !== 201) throw new Error(`session: HTTP ${created.status} ${JSON.stringify(created.json)}`);
   const rss0 = rssBytes(cli.child.pid);
+  const cpu0 = cpuWithChildrenMs(cli.child.pid);
   let peak = rss0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(cli.child.pid))), 5);
   const out = await new Promise((resolve, reject) => {
     let callAt;
+    let result;
     let rest = '';
     const req = request({ host: cli.url.hostname, port: cli.url.port, path: `/v1/agent/sessions/${created.json.id}/events`, headers: { authorization: `Bearer ${cli.token}` } }, (res) => {
       res.setEncoding('utf8').on('data', (d) => {
@@ -71,9 +86,12 @@ async function once(cli, tool, input) {
           if (!line) continue;
           const e = JSON.parse(line.slice(6));
           if (e.type === 'tool_call') callAt = now;
-          if (e.type === 'tool_result') {
+          if (e.type === 'tool_result') result = { ms: now - callAt, result: e };
+          // The session's last model request is made before it goes idle: ending the session
+          // sooner let that request take the next session's script step, and the bench hung.
+          if (e.type === 'status' && e.status === 'idle' && result) {
             req.destroy();
-            resolve({ ms: now - callAt, result: e });
+            resolve(result);
           }
           if (e.type === 'error') {
             req.destroy();
@@ -86,8 +104,9 @@ async function once(cli, tool, input) {
     req.end();
   });
   clearInterval(sampler);
+  const cpuMs = cpuWithChildrenMs(cli.child.pid) - cpu0;
   await call(cli, 'DELETE', `/v1/agent/sessions/${created.json.id}`);
-  return { ...out, rssPeakMiB: (peak - rss0) / 2 ** 20 };
+  return { ...out, cpuMs, rssPeakMiB: (peak - rss0) / 2 ** 20 };
 }
 
 const CASES = [
@@ -104,16 +123,16 @@ for (let r = 0; r < R; r++) {
     for (const [name, tool, input] of CASES) {
       const m = await once(c, tool, input);
       rows[c.root][name].push(m);
-      if (r === 0) console.log(`${c.root}: ${name}: ${m.ms.toFixed(1)} ms, relay RSS +${m.rssPeakMiB.toFixed(1)} MiB (${JSON.stringify(m.result).slice(0, 160)}…)`);
+      if (r === 0) console.log(`${c.root}: ${name}: ${m.ms.toFixed(1)} ms, relay CPU ${m.cpuMs.toFixed(0)} ms, relay RSS +${m.rssPeakMiB.toFixed(1)} MiB (${JSON.stringify(m.result).slice(0, 160)}…)`);
     }
   }
 }
-console.log(`\nthrough the door, medians over ${R} rounds (tool_call → tool_result as the client reads them; relay peak RSS above the start):`);
+console.log(`\nthrough the door, medians over ${R} rounds (tool_call → tool_result as the client reads them; the relay's CPU with its threads and the rg it ran, over the whole session: less sensitive to the machine's load than the time; relay peak RSS above the start):`);
 for (const c of clis) {
   console.log(`  ${c.root}`);
   for (const [name] of CASES) {
     const xs = rows[c.root][name];
-    console.log(`    ${name.padEnd(42)} ${median(xs.map((x) => x.ms)).toFixed(1).padStart(8)} ms   RSS +${median(xs.map((x) => x.rssPeakMiB)).toFixed(1)} MiB`);
+    console.log(`    ${name.padEnd(42)} ${median(xs.map((x) => x.ms)).toFixed(1).padStart(8)} ms   CPU ${median(xs.map((x) => x.cpuMs)).toFixed(0).padStart(5)} ms   RSS +${median(xs.map((x) => x.rssPeakMiB)).toFixed(1)} MiB`);
   }
 }
 for (const c of clis) await stopProcess(c.child);

@@ -79,7 +79,11 @@ async function load(root) {
   return new NodeWorkspace({ folder: TREE, configDir: join(tmpdir(), 'deskrelay-agent-bench-config-none') });
 }
 
-/** Runs `fn`, sampling RSS and heap every 10 ms: wall time and the peaks above the start. */
+/**
+ * Runs `fn`, sampling RSS and heap every 10 ms: wall time and the peaks above the start, and the
+ * longest the event loop was held meanwhile (the gap between two 5 ms ticks, less the 5 ms): what
+ * every other stream of the relay waits while the tool runs.
+ */
 async function measure(fn) {
   globalThis.gc?.();
   const m0 = process.memoryUsage();
@@ -90,14 +94,23 @@ async function measure(fn) {
     rss = Math.max(rss, m.rss);
     heap = Math.max(heap, m.heapUsed);
   }, 10);
+  let last = performance.now();
+  let stall = 0;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    stall = Math.max(stall, now - last - 5);
+    last = now;
+  }, 5);
   const c0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const value = await fn().catch((err) => ({ error: err.message }));
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   const cpu = process.cpuUsage(c0);
   clearInterval(timer);
+  clearInterval(ticker);
+  stall = Math.max(stall, performance.now() - last - 5);
   const m1 = process.memoryUsage();
-  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, value, rssPeakMiB: (Math.max(rss, m1.rss) - m0.rss) / 2 ** 20, heapPeakMiB: (Math.max(heap, m1.heapUsed) - m0.heapUsed) / 2 ** 20 };
+  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, stallMs: Math.max(0, stall), value, rssPeakMiB: (Math.max(rss, m1.rss) - m0.rss) / 2 ** 20, heapPeakMiB: (Math.max(heap, m1.heapUsed) - m0.heapUsed) / 2 ** 20 };
 }
 
 const CASES = [
@@ -124,15 +137,15 @@ for (let r = 0; r < R; r++) {
     for (const [name, fn, show] of CASES) {
       const m = await measure(() => fn(h.ws));
       rows[h.root][name].push(m);
-      if (r === 0) log(`${h.root}: ${name}: ${m.ms.toFixed(1)} ms (CPU ${m.cpuMs.toFixed(0)} ms), RSS +${m.rssPeakMiB.toFixed(1)} MiB, heap +${m.heapPeakMiB.toFixed(1)} MiB (${m.value.error ? `failed: ${m.value.error}` : show(m.value)})`);
+      if (r === 0) log(`${h.root}: ${name}: ${m.ms.toFixed(1)} ms (CPU ${m.cpuMs.toFixed(0)} ms, loop held ≤ ${m.stallMs.toFixed(0)} ms), RSS +${m.rssPeakMiB.toFixed(1)} MiB, heap +${m.heapPeakMiB.toFixed(1)} MiB (${m.value.error ? `failed: ${m.value.error}` : show(m.value)})`);
     }
   }
 }
-console.log(`\nmedians over ${R} rounds (wall ms, this process's CPU ms, which includes libuv's pool threads; peak RSS / heap above the start, MiB):`);
+console.log(`\nmedians over ${R} rounds (wall ms, this process's CPU ms, which includes libuv's pool and worker threads; the longest the event loop was held; peak RSS / heap above the start, MiB):`);
 for (const h of hosts) {
   console.log(`  ${h.root}`);
   for (const [name] of CASES) {
     const xs = rows[h.root][name];
-    console.log(`    ${name.padEnd(44)} ${median(xs.map((x) => x.ms)).toFixed(1).padStart(8)} ms  CPU ${median(xs.map((x) => x.cpuMs)).toFixed(0).padStart(6)} ms   RSS +${median(xs.map((x) => x.rssPeakMiB)).toFixed(1)}   heap +${median(xs.map((x) => x.heapPeakMiB)).toFixed(1)}`);
+    console.log(`    ${name.padEnd(44)} ${median(xs.map((x) => x.ms)).toFixed(1).padStart(8)} ms  CPU ${median(xs.map((x) => x.cpuMs)).toFixed(0).padStart(6)} ms  held ${median(xs.map((x) => x.stallMs)).toFixed(0).padStart(4)} ms   RSS +${median(xs.map((x) => x.rssPeakMiB)).toFixed(1)}   heap +${median(xs.map((x) => x.heapPeakMiB)).toFixed(1)}`);
   }
 }

@@ -282,9 +282,17 @@ export const AGENT_TREE_RARE = 'zq_rare_needle_4711';
  * The agent benches' command line: `[--tree DIR] [--rounds 3] [ROOT ...]`; the tree defaults to
  * $TMPDIR/deskrelay-agent-tree, the roots to this checkout.
  */
-export function agentBenchArgs(argv = process.argv.slice(2)) {
+export function agentBenchArgs(argv = process.argv.slice(2), { switches = [] } = {}) {
   const opt = (name, dflt) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : dflt);
-  const roots = argv.filter((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--')).map((d) => resolve(d));
+  // `--name VALUE` options take the next word; switches (`--no-rg`) do not.
+  const takesValue = (a) => a !== undefined && a.startsWith('--') && !switches.includes(a.slice(2));
+  const roots = argv.filter((a, i) => !a.startsWith('--') && !takesValue(argv[i - 1])).map((d) => resolve(d));
   if (roots.length === 0) roots.push(resolve(fileURLToPath(new URL('..', import.meta.url))));
-  return { tree: resolve(opt('tree', join(tmpdir(), 'deskrelay-agent-tree'))), rounds: Number(opt('rounds', 3)), roots };
+  return {
+    tree: resolve(opt('tree', join(tmpdir(), 'deskrelay-agent-tree'))),
+    rounds: Number(opt('rounds', 3)),
+    roots,
+    opt,
+    has: (name) => argv.includes(`--${name}`),
+  };
 }

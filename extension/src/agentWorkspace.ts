@@ -1,9 +1,9 @@
-import { accessSync, constants } from 'node:fs';
-import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import * as vscode from 'vscode';
 import {
   NodeWorkspace,
   WorkspaceError,
+  findRipgrep,
   globToRegExp,
   isDenied,
   type CommandOptions,
@@ -57,7 +57,7 @@ export class VsCodeWorkspace implements Workspace {
       denyPaths: options.denyPaths,
       configDir: options.configDir,
       env: options.env(),
-      ripgrep: findRipgrep,
+      ripgrep: findVsCodeRipgrep,
     });
     this.displayPath = this.files.displayPath;
   }
@@ -151,22 +151,11 @@ let ripgrep: string | undefined | null = null;
  * extensions find it: `findTextInFiles` is still a proposed API), else `rg` on PATH, else none
  * (the plain search). Looked up once.
  */
-export function findRipgrep(): string | undefined {
+export function findVsCodeRipgrep(): string | undefined {
   if (ripgrep !== null) return ripgrep;
   const exe = process.platform === 'win32' ? 'rg.exe' : 'rg';
-  const shipped = ['node_modules', 'node_modules.asar.unpacked'].map((dir) => join(vscode.env.appRoot, dir, '@vscode', 'ripgrep', 'bin', exe));
-  const onPath = (process.env.PATH ?? '').split(delimiter).filter((d) => d !== '').map((d) => join(d, exe));
-  ripgrep = [...shipped, ...onPath].find(isExecutable);
+  ripgrep = findRipgrep(['node_modules', 'node_modules.asar.unpacked'].map((dir) => join(vscode.env.appRoot, dir, '@vscode', 'ripgrep', 'bin', exe)));
   return ripgrep;
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** What a provider accepts as a tool name (OpenAI's rule, the strictest of them). */

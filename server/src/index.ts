@@ -60,6 +60,7 @@ export {
   NodeWorkspace,
   relativeInside,
   shortPath,
+  findRipgrep,
   WorkspaceError,
   SessionStore,
   AgentSession,

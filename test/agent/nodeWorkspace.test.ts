@@ -1,12 +1,13 @@
 // The CLI's Workspace host on a real temporary git repository: what stays inside the folder,
 // what is never reachable, and the read/search/diff/write/command primitives the tools stand on.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandEnv } from '../../server/src/agent/commandEnv';
 import { NodeWorkspace } from '../../server/src/agent/hosts/node';
+import { findRipgrep } from '../../server/src/agent/hosts/node/ripgrep';
 import { globToRegExp, isDenied } from '../../server/src/agent/paths';
 import { WorkspaceError } from '../../server/src/agent/workspace';
 import { alive } from './support';
@@ -45,6 +46,8 @@ beforeAll(() => {
 });
 
 afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+const a0 = (r: { matches: unknown[] }) => r.matches[0];
 
 const refused = async (p: Promise<unknown>, re: RegExp) => {
   const err = await p.then(() => undefined, (e: unknown) => e);
@@ -144,6 +147,92 @@ describe('reads', () => {
     expect(await where(new NodeWorkspace({ folder: small, configDir: config() }))).toEqual(['a.txt', 'link.txt']);
     // A pattern ripgrep refuses falls back to the plain search, which explains it.
     await refused(viaRg.search({ query: '(', regex: true, maxMatches: 1 }), /not valid/);
+  });
+
+  it.skipIf(!rg)('with and without ripgrep: the same answers, from the folder\'s own .gitignore files only, never a secret, denied or outside file', async () => {
+    // outer/.gitignore is above the folder (a home folder's, say): neither search may honour it,
+    // nor a .ignore file, which only ripgrep would read by default.
+    const outer = join(base, 'outer');
+    const dir = join(outer, 'ws');
+    mkdirSync(join(dir, 'pkg', 'gen'), { recursive: true });
+    mkdirSync(join(dir, 'pkg', 'dist'), { recursive: true });
+    mkdirSync(join(dir, 'pkg', 'keys'), { recursive: true });
+    mkdirSync(join(dir, 'private'), { recursive: true });
+    writeFileSync(join(outer, '.gitignore'), '*.md\nws/\n');
+    writeFileSync(join(dir, '.gitignore'), 'pkg/dist/\n*.tmp\n');
+    writeFileSync(join(dir, '.ignore'), 'notes.txt\n');
+    writeFileSync(join(dir, 'pkg', '.gitignore'), 'gen/\n');
+    writeFileSync(join(dir, 'README.md'), 'needle in the readme\n');
+    writeFileSync(join(dir, 'notes.txt'), 'a needle\nand another needle\n');
+    writeFileSync(join(dir, 'scratch.tmp'), 'needle (ignored)\n');
+    writeFileSync(join(dir, 'pkg', 'index.ts'), 'export const needle = 1;\n// no match here\nneedle();\n');
+    writeFileSync(join(dir, 'pkg', 'gen', 'out.ts'), 'needle (ignored by pkg/.gitignore)\n');
+    writeFileSync(join(dir, 'pkg', 'dist', 'out.js'), 'needle (ignored by the root .gitignore, inside pkg)\n');
+    writeFileSync(join(dir, 'pkg', 'keys', 'server.key'), 'needle (a secret)\n');
+    writeFileSync(join(dir, '.env'), 'NEEDLE=secret\nneedle\n');
+    writeFileSync(join(dir, 'private', 'plan.txt'), 'needle (denyPaths)\n');
+    writeFileSync(join(base, 'far.txt'), 'needle outside the folder\n');
+    symlinkSync(join(base, 'far.txt'), join(dir, 'far-link.txt'));
+    symlinkSync(base, join(dir, 'base-link'));
+    const own = join(dir, '.deskrelay');
+    mkdirSync(own);
+    writeFileSync(join(own, 'config.json'), '{"needle": true}\n');
+    const runs = join(base, 'rg-runs-2');
+    const wrapper = join(base, 'rg-wrapper-2.sh');
+    writeFileSync(wrapper, `#!/bin/sh\necho run >> ${runs}\nexec rg "$@"\n`, { mode: 0o755 });
+    const options = { folder: dir, configDir: own, denyPaths: ['private/'] };
+    const plain = new NodeWorkspace(options);
+    const viaRg = new NodeWorkspace({ ...options, ripgrep: () => wrapper });
+    const where = (r: { matches: { path: string; line: number }[] }) => r.matches.map((m) => `${m.path}:${m.line}`);
+    const all = ['README.md:1', 'notes.txt:1', 'notes.txt:2', 'pkg/index.ts:1', 'pkg/index.ts:3'];
+    for (const [query, path, maxMatches, expected, truncated] of [
+      ['needle', undefined, 50, all, false],
+      ['needle', 'pkg', 50, ['pkg/index.ts:1', 'pkg/index.ts:3'], false],
+      ['needle', undefined, 3, all.slice(0, 3), true],
+      ['^needle\\(', undefined, 50, ['pkg/index.ts:3'], false],
+    ] as const) {
+      const regex = query.startsWith('^');
+      const a = await plain.search({ query, path, regex, maxMatches });
+      const b = await viaRg.search({ query, path, regex, maxMatches });
+      expect(where(a), `${query} under ${path ?? '.'}`).toEqual(expected);
+      expect(b, `${query} under ${path ?? '.'} through ripgrep`).toEqual(a);
+      expect(a.truncated).toBe(truncated);
+    }
+    expect(a0(await viaRg.search({ query: 'needle', regex: false, maxMatches: 50 }))).toEqual({ path: 'README.md', line: 1, text: 'needle in the readme' });
+    expect(readFileSync(runs, 'utf8').split('\n').length - 1).toBe(5);
+  });
+
+  // As root every file is readable: ripgrep runs as nobody there (runuser), so one can be made unreadable.
+  const asRoot = process.getuid?.() === 0;
+  const runuser = asRoot ? ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser'].find((p) => existsSync(p)) : undefined;
+  it.skipIf(!rg || (asRoot && !runuser))('a file ripgrep cannot read is left out and the rest of its answer stands', async () => {
+    const dir = join(base, 'unreadable');
+    mkdirSync(join(dir, 'locked'), { recursive: true });
+    writeFileSync(join(dir, 'a.txt'), 'needle\n');
+    writeFileSync(join(dir, 'locked', 'b.txt'), 'needle\n', { mode: 0o000 });
+    symlinkSync(join(dir, 'a.txt'), join(dir, 'link.txt'));
+    for (const d of [base, dir, join(dir, 'locked')]) chmodSync(d, 0o755);
+    const wrapper = join(base, 'rg-as-nobody.sh');
+    writeFileSync(wrapper, asRoot ? `#!/bin/sh\nexec ${runuser} -u nobody -- rg "$@"\n` : '#!/bin/sh\nexec rg "$@"\n', { mode: 0o755 });
+    const found = await new NodeWorkspace({ folder: dir, configDir: config(), ripgrep: () => wrapper }).search({ query: 'needle', regex: false, maxMatches: 9 });
+    // ripgrep's own answer (it does not follow link.txt; the plain search would), though it
+    // exited 2 for the file it could not read.
+    expect(found).toEqual({ matches: [{ path: 'a.txt', line: 1, text: 'needle' }], truncated: false });
+  });
+
+  it('finds rg on PATH (after the candidates given), or none', () => {
+    const bin = join(base, 'bin-with-rg');
+    const other = join(base, 'bin-without');
+    mkdirSync(bin);
+    mkdirSync(other);
+    writeFileSync(join(bin, 'rg'), '#!/bin/sh\n', { mode: 0o755 });
+    writeFileSync(join(other, 'rg-not'), '#!/bin/sh\n', { mode: 0o755 });
+    const notRunnable = join(other, 'rg');
+    writeFileSync(notRunnable, 'not executable', { mode: 0o644 });
+    expect(findRipgrep([], { PATH: [other, bin].join(delimiter) }, 'linux')).toBe(join(bin, 'rg'));
+    expect(findRipgrep([join(other, 'rg-not')], { PATH: bin }, 'linux')).toBe(join(other, 'rg-not'));
+    expect(findRipgrep([join(other, 'missing')], { PATH: other }, 'linux')).toBeUndefined();
+    expect(findRipgrep([], {}, 'linux')).toBeUndefined();
   });
 
   it('stops a regular expression that backtracks without end after its time budget, saying so', async () => {

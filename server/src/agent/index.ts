@@ -1,6 +1,7 @@
 export type { AgentHost } from './host';
 export { DEFAULT_LIMITS, type AgentLimits } from './limits';
 export { NodeWorkspace, shortPath, type NodeWorkspaceOptions } from './hosts/node';
+export { findRipgrep } from './hosts/node/ripgrep';
 export { commandEnv } from './commandEnv';
 export { globToRegExp, isDenied, relativeInside } from './paths';
 export { WorkspaceError } from './workspace';

@@ -14,7 +14,7 @@ import type { ProviderSource } from '../providers/types';
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
-import { NodeWorkspace, type AgentHost } from '../agent';
+import { findRipgrep, NodeWorkspace, type AgentHost } from '../agent';
 import { terminalQr } from './qr';
 import { DevicesError, runDevices } from './devices';
 
@@ -169,6 +169,10 @@ function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): Age
   const seen = new Set<string>();
   const names = new Set<string>();
   const workspaces: NodeWorkspace[] = [];
+  // `rg` on PATH searches when there is one (gitignore-aware, parallel, off the relay's thread),
+  // looked up at the first search; else the plain search.
+  let rg: string | undefined | null = null;
+  const ripgrep = () => (rg === null ? (rg = findRipgrep()) : rg);
   for (const dir of dirs) {
     if (seen.has(dir)) continue;
     seen.add(dir);
@@ -190,6 +194,7 @@ function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): Age
         configDir: configDir(),
         protect: [configPath],
         keyNames: () => config.current().providers.flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : [])),
+        ripgrep,
       }),
     );
   }

@@ -16,10 +16,9 @@ import {
   type Workspace,
 } from '../../workspace';
 import { runShellCommand } from './command';
-import { searchableFiles } from './readAhead';
-import { RegexLines } from './regexLines';
 import { ripgrepSearch } from './ripgrep';
-import { walkFiles } from './walk';
+import { searchFiles } from './searchWorker';
+import { ignoredAbove, walkFiles } from './walk';
 
 export interface NodeWorkspaceOptions {
   /** The folder (absolute). */
@@ -43,11 +42,6 @@ export interface NodeWorkspaceOptions {
 /** Files larger than this are not read whole or searched: the agent is for source, not data. */
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 const MAX_SEARCH_FILE_BYTES = 2 * 1024 * 1024;
-const MAX_MATCH_CHARS = 300;
-/** Lines are tested on this many characters at most. */
-const LINE_TEST_CHARS = 10_000;
-/** Text gathered for one run of a regular expression. */
-const REGEX_BATCH_BYTES = 1024 * 1024;
 const GIT_TIMEOUT_MS = 30_000;
 const GIT_MAX_BYTES = 1024 * 1024;
 
@@ -58,7 +52,7 @@ export function shortPath(path: string, home = homedir()): string {
   return home && inside(home, path) ? `~${path.slice(home.length).replace(/\\/g, '/')}` : path;
 }
 
-/** The CLI's Workspace: node fs in one folder, `git` when present, a plain JS search, commands in their own process group. */
+/** The CLI's Workspace: node fs in one folder, `git` when present, ripgrep when given one else a plain search on a thread of its own, commands in their own process group. */
 export class NodeWorkspace implements Workspace {
   readonly name: string;
   readonly displayPath: string;
@@ -160,63 +154,13 @@ export class NodeWorkspace implements Workspace {
     const root = await this.root();
     const rg = this.options.ripgrep?.();
     if (rg) {
-      const found = await ripgrepSearch({ rg, root, under: rel, deny: this.deny, denyGlobs: this.options.denyPaths ?? [], protect: await this.protectedPaths() }, options);
+      const found = await ripgrepSearch({ rg, root, under: rel, deny: this.deny, denyGlobs: this.options.denyPaths ?? [], protect: await this.protectedPaths(), ignoredAbove: rel === '' ? undefined : await ignoredAbove(root, rel) }, options);
       if (found) return found;
     }
-    // Lines past 10 000 characters are tested on their start only (minified code, data).
-    const regex = options.regex ? new RegexLines(options.query) : undefined;
-    const clip = (line: string) => (line.length > LINE_TEST_CHARS ? line.slice(0, LINE_TEST_CHARS) : line);
-    // A plain query absent from a file's bytes is absent from its text: most files are ruled out
-    // without decoding or splitting them. (Not for a query with U+FFFD, which a decoder also
-    // makes of bytes that are not UTF-8.)
-    const needle = !regex && !options.query.includes('\uFFFD') ? Buffer.from(options.query, 'utf8') : undefined;
-    const matches: SearchResult['matches'] = [];
-    const take = (file: string, lines: string[], hits: Iterable<number>): boolean => {
-      for (const i of hits) {
-        const line = lines[i]!;
-        if (matches.length >= options.maxMatches) return false;
-        matches.push({ path: file, line: i + 1, text: line.length > MAX_MATCH_CHARS ? `${line.slice(0, MAX_MATCH_CHARS)}…` : line.replace(/\r$/, '') });
-      }
-      return true;
-    };
-    // A regular expression runs over the lines of many files at once: each run pays for vm's
-    // watchdog, and one run per file spent the whole time budget on a 50,000-file tree.
-    const batch: { file: string; lines: string[] }[] = [];
-    let batchChars = 0;
-    const runBatch = (): boolean => {
-      if (batch.length === 0) return true;
-      const all: string[] = [];
-      for (const b of batch) for (const line of b.lines) all.push(clip(line));
-      const hits = regex!.match(all);
-      let h = 0;
-      let offset = 0;
-      const files = batch.splice(0);
-      batchChars = 0;
-      for (const b of files) {
-        const mine: number[] = [];
-        while (h < hits.length && hits[h]! < offset + b.lines.length) mine.push(hits[h++]! - offset);
-        offset += b.lines.length;
-        if (!take(b.file, b.lines, mine)) return false;
-      }
-      return true;
-    };
-    // One file at a time in the walk's order (read a batch ahead on a worker thread), a capped
-    // number of matches: a huge tree costs time, never memory.
+    // One file at a time in the walk's order, read and matched on a thread of the search's own,
+    // a capped number of matches: a huge tree costs time, never memory, and never holds the relay.
     const files = walkFiles({ root, under: rel, deny: this.deny, protect: await this.protectedPaths(), signal: options.signal });
-    for await (const [file, bytes] of searchableFiles(files, root, MAX_SEARCH_FILE_BYTES, needle)) {
-      const lines = bytes.toString('utf8').split('\n');
-      if (regex) {
-        batch.push({ file, lines });
-        batchChars += bytes.length;
-        if (batchChars >= REGEX_BATCH_BYTES && !runBatch()) return { matches, truncated: true };
-        continue;
-      }
-      const hits: number[] = [];
-      lines.forEach((line, i) => clip(line).includes(options.query) && hits.push(i));
-      if (!take(file, lines, hits)) return { matches, truncated: true };
-    }
-    if (regex && !runBatch()) return { matches, truncated: true };
-    return { matches, truncated: false };
+    return searchFiles(files, root, { query: options.query, regex: options.regex, maxBytes: MAX_SEARCH_FILE_BYTES, maxMatches: options.maxMatches, signal: options.signal });
   }
 
   diagnostics(): Promise<DiagnosticsResult> {

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { join, sep } from 'node:path';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join, sep } from 'node:path';
 import { isDenied } from '../../paths';
 import type { SearchOptions, SearchResult } from '../../workspace';
 
@@ -7,6 +8,26 @@ const MAX_MATCH_CHARS = 300;
 const RG_TIMEOUT_MS = 60_000;
 /** The built-in deny list as ripgrep globs; a fast path only, every match is checked again with isDenied. */
 const DENIED_GLOBS = ['.env', '.env.*', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*', '.npmrc', '.netrc', '.git'];
+
+/**
+ * The first of `candidates`, then of `rg` in the PATH's folders, that this process may run; undefined
+ * when there is none (the plain search answers). The CLI looks on PATH only; VS Code's host puts the
+ * ripgrep VS Code ships first.
+ */
+export function findRipgrep(candidates: readonly string[] = [], env: NodeJS.ProcessEnv = process.env, platform = process.platform): string | undefined {
+  const exe = platform === 'win32' ? 'rg.exe' : 'rg';
+  const onPath = (env.PATH ?? env.Path ?? '').split(delimiter).filter((d) => d !== '').map((d) => join(d, exe));
+  return [...candidates, ...onPath].find(isExecutable);
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export interface RipgrepSearch {
   /** The rg binary. */
@@ -19,16 +40,20 @@ export interface RipgrepSearch {
   denyGlobs: readonly string[];
   /** Real paths never searched (DeskRelay's config folder). */
   protect: readonly string[];
+  /** Whether a path is ignored by a .gitignore above `under` (which ripgrep is told not to read). */
+  ignoredAbove?: (rel: string) => boolean;
 }
 
 /**
- * The search through ripgrep: the same rules as the plain search (.gitignore honoured even
- * outside a repository, hidden files searched, links not followed, files over 2 MiB skipped,
- * denied and protected files never reported), in path order. Resolves undefined when rg
- * cannot run or refuses the pattern (the caller falls back to the plain search).
+ * The search through ripgrep: the same rules as the plain search (the folder's .gitignore files
+ * honoured even outside a repository, and only those: not a .gitignore above the folder, such
+ * as a home folder's, nor .ignore, .git/info/exclude or the global excludes file; hidden files
+ * searched, links not followed, files over 2 MiB skipped, denied and protected files never
+ * reported), in path order. Resolves undefined when rg cannot run or refuses the pattern (the
+ * caller falls back to the plain search).
  */
 export function ripgrepSearch(opts: RipgrepSearch, search: SearchOptions): Promise<SearchResult | undefined> {
-  const args = ['--json', '--no-config', '--no-require-git', '--hidden', '--sort', 'path', '--max-filesize', '2M'];
+  const args = ['--json', '--no-config', '--no-require-git', '--no-ignore-parent', '--no-ignore-dot', '--no-ignore-exclude', '--no-ignore-global', '--hidden', '--sort', 'path', '--max-filesize', '2M'];
   for (const glob of [...DENIED_GLOBS, ...opts.denyGlobs]) args.push('--glob', `!${glob}`);
   args.push(...(search.regex ? [] : ['--fixed-strings']), '-e', search.query, '--', opts.under === '' ? '.' : opts.under);
   return new Promise((resolve) => {
@@ -37,6 +62,7 @@ export function ripgrepSearch(opts: RipgrepSearch, search: SearchOptions): Promi
     let truncated = false;
     let rest = '';
     let settled = false;
+    let searched = false;
     const done = (result: SearchResult | undefined) => {
       if (settled) return;
       settled = true;
@@ -56,10 +82,11 @@ export function ripgrepSearch(opts: RipgrepSearch, search: SearchOptions): Promi
       } catch {
         return;
       }
+      if (event.type === 'summary') searched = true;
       if (event.type !== 'match' || !event.data?.path?.text || event.data.lines?.text === undefined) return;
       const path = event.data.path.text.replace(/^\.[\\/]/, '').split(sep).join('/');
       const abs = join(opts.root, path);
-      if (isDenied(path, opts.deny) || opts.protect.some((p) => abs === p || abs.startsWith(p + sep))) return;
+      if (isDenied(path, opts.deny) || opts.protect.some((p) => abs === p || abs.startsWith(p + sep)) || opts.ignoredAbove?.(path)) return;
       if (matches.length >= search.maxMatches) {
         truncated = true;
         done({ matches, truncated });
@@ -77,10 +104,12 @@ export function ripgrepSearch(opts: RipgrepSearch, search: SearchOptions): Promi
     child.stderr.on('data', () => {});
     child.stderr.on('error', () => {});
     child.once('error', () => done(undefined));
-    // 0: matches, 1: none, 2: an error (a bad pattern, say): the plain search answers instead.
+    // 0: matches, 1: none, 2: an error. After a search (its summary came), the error was a file
+    // it could not read, which the plain search skips too: the answer stands. Before one (a bad
+    // pattern, say), the plain search answers instead.
     child.once('close', (code) => {
       take(rest);
-      done(code === 0 || code === 1 ? { matches, truncated } : undefined);
+      done(code === 0 || code === 1 || (code === 2 && searched) ? { matches, truncated } : undefined);
     });
   });
 }

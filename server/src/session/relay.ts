@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { createFunnel, requestState } from '../http/funnel';
-import { HostPolicy } from '../http/host';
+import { HostPolicy } from '../http/admission';
 import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from '../http/body';
 import { RequestLog } from '../http/requestLog';
 import { answerClientError } from '../http/clientError';

@@ -4,7 +4,7 @@ import { networkInterfaces } from 'node:os';
 import { createFunnel, requestState } from '../http/funnel';
 import { HostPolicy } from '../http/admission';
 import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from '../http/body';
-import { RequestLog } from '../http/requestLog';
+import { RequestLog } from '../http/requestState';
 import { answerClientError } from '../http/clientError';
 import type { RelayContext, RelayOptions, ResolvedOptions, Route } from '../http/context';
 import { STOPPING_MESSAGE } from '../chat/events';

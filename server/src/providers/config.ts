@@ -1,4 +1,3 @@
-import type { ProviderCall } from './call';
 import { PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './types';
 
 const DEFAULT_BASE_URL: Partial<Record<ProviderKind, string>> = {
@@ -84,6 +83,16 @@ export function wantsAutoModel(config: ProviderConfig): boolean {
 
 // The model: `model: "auto"` resolved from the runner's list, and the helpers each kind's model listing shares.
 
+/**
+ * What listing models needs of a chat's ProviderCall (providers/call.ts), named here so that the
+ * config stays below the call instead of importing it back (the call reads baseUrlSecrets).
+ */
+interface ListingCall {
+  getJson(url: string, headers: Record<string, string>): Promise<unknown>;
+  fail(message: string): Error;
+  close(): void;
+}
+
 const CACHE_MS = 30_000;
 const cache = new Map<string, { model: string; at: number }>();
 
@@ -102,7 +111,7 @@ export interface ModelListing {
  * runner lists. The choice is cached briefly, so a chat does not pay a round trip per message,
  * yet a newly pulled model is picked up soon.
  */
-export async function resolveModel(call: ProviderCall, config: ProviderConfig, listing: ModelListing): Promise<string> {
+export async function resolveModel(call: ListingCall, config: ProviderConfig, listing: ModelListing): Promise<string> {
   if (!wantsAutoModel(config)) return config.model!;
   const hit = cache.get(listing.url);
   if (hit && Date.now() - hit.at < CACHE_MS) return hit.model;
@@ -130,7 +139,7 @@ export function pluck(list: unknown, field: string): string[] {
 export const LIST_PAGE = 1000;
 
 /** One model-list request through a chat's ProviderCall (so failures are worded as on a stream); names deduplicated. */
-export async function fetchNames(call: ProviderCall, url: string, headers: Record<string, string>, names: (doc: unknown) => string[]): Promise<string[]> {
+export async function fetchNames(call: ListingCall, url: string, headers: Record<string, string>, names: (doc: unknown) => string[]): Promise<string[]> {
   try {
     return [...new Set(names(await call.getJson(url, headers)))];
   } finally {

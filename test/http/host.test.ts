@@ -1,6 +1,6 @@
 /** HostPolicy on its own: the Host values the relay answers (the DNS-rebinding defence). */
 import { describe, expect, it } from 'vitest';
-import { HostPolicy } from '../../server/src/http/host';
+import { HostPolicy } from '../../server/src/http/admission';
 
 describe('HostPolicy', () => {
   it('allows loopback names and addresses with any port, and refuses other names', () => {

@@ -4,7 +4,7 @@
  * Timing itself is measured in bench/ (bench/devices.mjs), never asserted here.
  */
 import { describe, expect, it } from 'vitest';
-import { admitToken } from '../../server/src/http/auth';
+import { admitToken } from '../../server/src/http/admission';
 import { DeviceRegistry, matchDigest } from '../../server/src/store/devices';
 import { silentLogger } from '../../server/src/logger';
 import { newToken } from '../../server/src/session/token';

@@ -1,5 +1,10 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { carriesImages } from '../chat/request';
+import type { Ending, ReplySink } from '../chat/service';
+import { checkMediaType, MAX_BODY_BYTES, parseJson, readBody, tooLarge } from '../http/body';
 import type { RelayContext } from '../http/context';
 import type { Route } from '../http/route';
+import type { ChatMessage, PieceKind, ProviderConfig, ToolCall, ToolOptions } from '../providers/types';
 
 /**
  * A door: one way in for clients (SPEC's SSE stream, resumable streams, the WebSocket, the
@@ -14,3 +19,104 @@ export interface Door {
 
 /** Makes a relay's instance of a door. A new door is its own file plus one line in doors/index.ts. */
 export type DoorFactory = (ctx: RelayContext) => Door;
+
+// What every door shares: reading its request body, and running a chat for a response.
+
+/** A chat request carrying images may be this large (issue 13); every other request keeps MAX_BODY_BYTES. */
+export const MAX_IMAGE_BODY_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Only a message whose content is an array can hold an image; a JSON string cannot hold this
+ * byte sequence (its quotes are escaped), so a body without it in its first MiB is text only.
+ */
+const CONTENT_ARRAY = /"content"\s*:\s*\[/;
+
+export interface BodyLimit {
+  /**
+   * The route takes chat requests that may carry images: up to MAX_IMAGE_BODY_BYTES when they do.
+   * A RegExp is the route's own sign of images in the body's first MiB (Ollama's `"images":[`).
+   */
+  images?: boolean | RegExp;
+}
+
+/**
+ * An HTTP door's request body, checked in CONTRACT's order after auth: media type → size →
+ * JSON. `raw` is what resumable streams hash to tell a repeated request from a new one. With
+ * `images`, the body may pass 1 MiB only while its first MiB shows content given as parts;
+ * the door then calls `limitTextOnly` once it has parsed the messages.
+ */
+export async function readJsonBody(req: IncomingMessage, ctx: RelayContext, limit: BodyLimit = {}): Promise<{ json: unknown; raw: Buffer }> {
+  checkMediaType(req);
+  const marker = limit.images instanceof RegExp ? limit.images : CONTENT_ARRAY;
+  const raw = await readBody(
+    req,
+    limit.images
+      ? {
+          timeoutMs: ctx.options.bodyTimeoutMs,
+          budget: ctx.bodies,
+          maxBytes: MAX_IMAGE_BODY_BYTES,
+          softMaxBytes: MAX_BODY_BYTES,
+          mayGrow: (prefix) => marker.test(prefix.toString('latin1')),
+        }
+      : { timeoutMs: ctx.options.bodyTimeoutMs, budget: ctx.bodies },
+  );
+  return { json: parseJson(raw), raw };
+}
+
+/** 413 for a chat request over 1 MiB that carries no image after all (read whole, so the connection stays). */
+export function limitTextOnly(size: number, messages: readonly ChatMessage[]): void {
+  if (size > MAX_BODY_BYTES && !carriesImages(messages)) {
+    throw tooLarge(MAX_BODY_BYTES, ` (only requests carrying images may be up to ${MAX_IMAGE_BODY_BYTES / 1024 / 1024} MiB)`, false);
+  }
+}
+
+/** The provider this chat request gets (412 when none), noted for the request log line. */
+export function chatProvider(req: IncomingMessage, ctx: RelayContext): ProviderConfig {
+  const provider = ctx.chat.provider();
+  ctx.state(req).provider = provider.id;
+  return provider;
+}
+
+/** What a door asks the chat service for: one provider, the conversation, the tools the client offered. */
+export interface ChatAsk {
+  provider: ProviderConfig;
+  messages: ChatMessage[];
+  tools?: ToolOptions;
+}
+
+/** How a chat ended, and the model that answered (`auto` resolved) when the adapter named it. */
+export interface ChatResult {
+  ending: Ending;
+  model: string | undefined;
+}
+
+/**
+ * The one way a door runs a chat for a response: start it, `open` the response (headers out
+ * before the provider is asked, so a cold model still shows a live stream), abort it when the
+ * client goes away (no more quota is spent), and wait for its end.
+ */
+export async function runChat(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, sink: ReplySink, open?: () => void): Promise<ChatResult> {
+  const chat = ctx.chat.start(ask.provider, ask.messages, sink, ask.tools);
+  open?.();
+  res.once('close', () => chat.abort());
+  const ending = await chat.done;
+  return { ending, model: chat.model };
+}
+
+/** Where a non-streamed answer is kept whole (the OpenAI door's Completion, the Ollama door's reply). */
+export interface Keeper {
+  keep(kind: PieceKind, text: string): void;
+  keepToolCall(call: ToolCall): void;
+}
+
+/** A non-streamed answer: the reply kept whole in `keeper`; undefined when the client left before it was. */
+export async function collect(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, keeper: Keeper): Promise<ChatResult | undefined> {
+  const sink: ReplySink = {
+    piece: (kind, text) => keeper.keep(kind, text),
+    toolCall: (call) => keeper.keepToolCall(call),
+    flush: () => undefined,
+    end: () => undefined,
+  };
+  const result = await runChat(res, ctx, ask, sink);
+  return res.destroyed ? undefined : result;
+}

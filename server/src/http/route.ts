@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { HttpError } from './errors';
 import type { RelayContext } from './context';
-import type { Credentials, Principal } from './auth';
+import type { Credentials, Principal } from './admission';
 
 /**
  * How a door words a refusal it did not get to answer itself (bad token, stopping relay, bad

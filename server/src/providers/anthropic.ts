@@ -1,9 +1,8 @@
 import { keyedCall, requireKey, streamReply, type ProviderCall } from './call';
-import { apiUrl, baseUrlOf, describeProvider } from './config';
+import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, LIST_PAGE, pluck } from './config';
 import type { EventHandler } from './framing';
 import { forcedName, offered, ToolCallAssembler } from './tools';
 import { toConversation, type Turn } from './turns';
-import { fetchNames, field, LIST_PAGE, pluck } from './models';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
 import { saidIn, statusText, type HttpFailure } from './wording';
 

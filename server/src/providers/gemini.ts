@@ -1,9 +1,8 @@
 import { keyedCall, requireKey, streamReply, type ProviderCall } from './call';
-import { apiUrl, baseUrlOf, describeProvider } from './config';
+import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, LIST_PAGE } from './config';
 import type { EventHandler } from './framing';
 import { argumentsObject, CallIds, checkArgumentSize, forcedName, offered, toolRefusal } from './tools';
 import { toConversation, type Turn } from './turns';
-import { fetchNames, field, LIST_PAGE } from './models';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolCall, ToolOptions } from './types';
 import { keyRefused, providerMessage, statusText, type HttpFailure, type WordingContext } from './wording';
 

@@ -7,9 +7,8 @@ import type { AdapterDeps, AdapterFactories, ChatAdapter, ProviderConfig, Provid
 
 import { describeProvider } from './config';
 
-export { describeProvider, validateProviderConfig } from './config';
+export { clearModelCache, describeProvider, validateProviderConfig } from './config';
 export { isAbortError, ProviderError } from './errors';
-export { clearModelCache } from './models';
 
 /**
  * `vscode-lm` outside VS Code (deskrelay serve): every chat ends with one error event that says

@@ -1,7 +1,6 @@
 import { keyedCall, streamReply, type ProviderCall } from './call';
-import { apiUrl, baseUrlOf, describeProvider } from './config';
+import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, pluck, resolveModel } from './config';
 import type { LineHandler } from './framing';
-import { fetchNames, field, pluck, resolveModel } from './models';
 import { argumentsObject, CallIds, checkArgumentSize, offered, parseArguments, toolNameOf, toolRefusal } from './tools';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
 

@@ -1,9 +1,8 @@
 import { keyedCall, readKey, streamReply, type ProviderCall } from './call';
 import { anthropicOverloaded } from './anthropic';
-import { apiUrl, baseUrlOf, describeProvider } from './config';
+import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, pluck, resolveModel } from './config';
 import type { EventHandler } from './framing';
 import { geminiKeyRefusal } from './gemini';
-import { fetchNames, field, pluck, resolveModel } from './models';
 import { forcedName, offered, toolRefusal, ToolCallAssembler } from './tools';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
 import { providerMessage, saidIn } from './wording';

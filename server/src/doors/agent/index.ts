@@ -8,9 +8,8 @@ import type { Workspace } from '../../agent/workspace';
 import { HttpError } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
 import { requestParams, type Route } from '../../http/route';
-import type { DoorFactory } from '../door';
+import { type DoorFactory, readJsonBody } from '../door';
 import { followLog } from '../logStream';
-import { readJsonBody } from '../read';
 
 /** The door's paths (docs/agent.md). */
 export const AGENT_FOLDERS_PATH = '/v1/agent/folders';

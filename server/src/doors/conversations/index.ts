@@ -17,9 +17,8 @@ import {
   MAX_TITLE_LENGTH,
   type StoredConversation,
 } from '../../store/conversations';
-import type { DoorFactory } from '../door';
+import { type DoorFactory, readJsonBody } from '../door';
 import { followLog } from '../logStream';
-import { readJsonBody } from '../read';
 import { conversationMarkdown, markdownFileName } from './markdown';
 
 /** The door's paths (docs/conversations.md). */

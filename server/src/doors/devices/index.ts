@@ -5,8 +5,7 @@ import { sendJson, sendNoContent } from '../../http/json';
 import { requestParams } from '../../http/route';
 import { PATHS, type DeviceInfo, type DeviceRegistration } from '../../protocol';
 import { CONNECTED_WINDOW_MS, cleanDeviceName, MAX_DEVICES, MAX_NAME_LENGTH, type DeviceRegistry, type DeviceSummary } from '../../store/devices';
-import type { DoorFactory } from '../door';
-import { readJsonBody } from '../read';
+import { type DoorFactory, readJsonBody } from '../door';
 
 export const DEVICES_PATH = PATHS.devices;
 export const DEVICE_PATH = '/v1/devices/{id}';

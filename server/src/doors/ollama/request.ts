@@ -1,6 +1,5 @@
-import { checkImage, MAX_IMAGES, parseChatRequest } from '../../chat/request';
+import { checkImage, linkToolResults, MAX_IMAGES, parseChatRequest, parseToolCall, parseTools } from '../../chat/request';
 import { imageTypeOf, NOT_AN_IMAGE } from '../../chat/imageType';
-import { linkToolResults, parseToolCall, parseTools } from '../../chat/tools';
 import { HttpError } from '../../http/errors';
 import type { ChatImage, ChatMessage, ToolOptions } from '../../providers/types';
 

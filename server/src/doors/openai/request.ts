@@ -1,5 +1,4 @@
-import { checkImage, parseChatRequest } from '../../chat/request';
-import { linkToolResults, parseToolCall, parseToolChoice, parseTools } from '../../chat/tools';
+import { checkImage, linkToolResults, parseChatRequest, parseToolCall, parseToolChoice, parseTools } from '../../chat/request';
 import { HttpError } from '../../http/errors';
 import type { ChatMessage, ToolOptions } from '../../providers/types';
 

@@ -7,9 +7,8 @@ import { SseStream } from '../../http/stream';
 import { Completion, errorChunk, modelName } from './completion';
 import { generationError, openAiError, sendOpenAiError } from './errors';
 import { parseCompletionRequest } from './request';
-import { chatProvider, limitTextOnly, readJsonBody } from '../read';
+import { type ChatAsk, chatProvider, collect, limitTextOnly, readJsonBody, runChat } from '../door';
 import { configuredProviders, leaving, modelsOf } from '../providers';
-import { collect, runChat, type ChatAsk } from '../runChat';
 
 /**
  * An OpenAI-compatible door on the same relay, so OpenAI SDKs and tools can use the desktop's

@@ -7,8 +7,7 @@ import { describeProvider, isAbortError, ProviderError } from '../../providers';
 import { listModels } from '../../providers';
 import { transcriptionProvider } from '../../providers/transcription';
 import type { ProviderConfig, ProviderKind, ProviderSource } from '../../providers/types';
-import type { DoorFactory } from '../door';
-import { readJsonBody } from '../read';
+import { type DoorFactory, readJsonBody } from '../door';
 
 /** A model list is a small document: a provider that takes longer than this is not answering. */
 const LIST_TIMEOUT_MS = 15_000;

@@ -8,7 +8,7 @@ import { HttpError, serverStopping } from '../../http/errors';
 import type { Route } from '../../http/route';
 import { SseStream } from '../../http/stream';
 import type { ChatMessage } from '../../providers/types';
-import { chatProvider, limitTextOnly, readJsonBody } from '../read';
+import { chatProvider, limitTextOnly, readJsonBody } from '../door';
 import type { EventLog, Frame, FrameListener } from './eventLog';
 import { lastEventIdTooHigh, resumeHeaders } from './headers';
 import { hashBody, type ResumableGeneration, type ResumableRegistry } from './registry';

@@ -2,8 +2,7 @@ import { parseChatRequest } from '../../chat/request';
 import { SpecReply } from '../../chat/specReply';
 import type { Route } from '../../http/route';
 import { SseStream } from '../../http/stream';
-import { chatProvider, limitTextOnly, readJsonBody } from '../read';
-import { runChat } from '../runChat';
+import { chatProvider, limitTextOnly, readJsonBody, runChat } from '../door';
 
 /** SPEC's `POST /v1/chat/stream`: a chat request in, SPEC events out as SSE. */
 export const chatStreamRoute: Route = {

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { admitToken, authenticate, missingToken, type Credentials, type Principal } from '../../http/auth';
+import { admitToken, authenticate, missingToken, type Credentials, type Principal } from '../../http/admission';
 import { HttpError } from '../../http/errors';
 import { SOCKET_BEARER_PREFIX as BEARER_PREFIX, SOCKET_PROTOCOL } from '../../protocol';
 

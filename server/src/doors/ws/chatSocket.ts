@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import { requestState } from '../../http/requestState';
 import { parseJson } from '../../http/body';
-import { chatProvider, limitTextOnly, MAX_IMAGE_BODY_BYTES } from '../read';
+import { chatProvider, limitTextOnly, MAX_IMAGE_BODY_BYTES } from '../door';
 import { parseChatRequest } from '../../chat/request';
 import type { RelayContext, Route } from '../../http/context';
 import { HttpError, serverStopping } from '../../http/errors';

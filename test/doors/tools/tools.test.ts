@@ -169,6 +169,7 @@ describe('OpenAI door', () => {
       [{ messages: ask, tools: many }, 400, 'tools holds 129 tools; a request may offer at most 128.'],
       [{ messages: ask, tools: [big] }, 413, 'tools[0] is 65 KiB; a tool definition may be at most 64 KiB.'],
       [{ messages: ask, tools: [weatherTool], tool_choice: { type: 'function', function: { name: 'nope' } } }, 400, 'tool_choice names the tool "nope", which is not among the tools offered.'],
+      [{ messages: ask, tools: [weatherTool, weatherTool] }, 400, `tools[1].function.name "${weatherTool.function.name}" is offered twice; tool names must be unique.`],
       [{ messages: [...ask, { role: 'tool', content: 'x' }] }, 400, 'messages[1].tool_call_id must be the id of the tool call this result answers.'],
       [{ messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] }, 400, 'messages[0].tool_calls[0].function.arguments must be a JSON object (as a string); it is not valid JSON.'],
     ] as const) {

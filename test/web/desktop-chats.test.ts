@@ -108,7 +108,9 @@ describe('chats kept on the desktop, in the web client', () => {
 
   it('runs the reply on the desktop: another phone opening the chat mid-reply watches it live, and the provider is asked once', async () => {
     const words = Array.from({ length: 16 }, (_, i) => `w${i} `);
-    ollama.set({ mode: 'normal', reply: words, chunkDelayMs: 120 });
+    // The reply stops after 5 words until B has seen them: mid-reply lasts as long as B takes to
+    // open, where a delay between words only made it likely (B opened a finished chat under load).
+    ollama.set({ mode: 'normal', reply: words, chunkDelayMs: 20, holdAfter: 5 });
     const asked = ollama.requests.length;
     const a = await openAt(relay.url);
     await send(a, 'Count slowly');
@@ -122,10 +124,10 @@ describe('chats kept on the desktop, in the web client', () => {
     await openList(b);
     await expect.poll(() => titles(b)).toEqual(['Count slowly']);
     await b.locator('#chat-list .chat-open').first().click();
-    // Mid-reply on B: part of it shown, still being written.
-    await expect.poll(async () => (await b.locator('.msg.assistant .reply').last().textContent())?.length ?? 0).toBeGreaterThan(0);
-    const partial = (await b.locator('.msg.assistant .reply').last().textContent()) ?? '';
-    expect(partial.trim().length).toBeLessThan(words.join('').trim().length);
+    // Mid-reply on B: the part written so far, shown as still being written.
+    await expect.poll(async () => (await b.locator('.msg.assistant .reply').allTextContents()).map((t) => t.trim()), { timeout: 10_000 }).toEqual([words.slice(0, 5).join('').trim()]);
+    expect(await b.locator('.msg.assistant .reply').last().getAttribute('aria-busy')).toBe('true');
+    ollama.release();
     await replyFinished(b, 15_000);
     await replyFinished(a, 15_000);
     expect((await lastReply(b).textContent())?.trim()).toBe(words.join('').trim());

@@ -139,6 +139,37 @@ describe('chats kept on the desktop, in the web client', () => {
     await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
   });
 
+  it('opens a chat as the desktop has it now: a reply that ended after this phone read its list is shown, before the change feed says so', async () => {
+    ollama.set({ mode: 'normal', reply: ['Fine,', ' thanks.'], holdAfter: 1 });
+    const a = await openAt(relay.url);
+    await send(a, 'How are you?');
+    // B's change feed is behind (reconnecting on a slow network): it tells B nothing.
+    const p = await phone(browser);
+    closers.push(() => p.context.close());
+    await p.context.addInitScript(`
+      const realFetch = window.fetch;
+      window.fetch = function (input, init) {
+        const url = String(typeof input === 'string' ? input : input.url);
+        return url.endsWith('/v1/conversations/events') ? new Promise(() => {}) : realFetch.call(this, input, init);
+      };`);
+    await p.page.goto(webClientLink(localhostUrl(), relay.token));
+    await p.page.locator('#chat').waitFor();
+    const b = p.page;
+    // B reads the list while the desktop is still replying ...
+    await openList(b);
+    await expect.poll(() => titles(b), { timeout: 10_000 }).toEqual(['How are you?']);
+    // ... and the reply ends before B taps the chat.
+    ollama.release();
+    await replyFinished(a);
+    const id = (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations[0].id;
+    await expect.poll(async () => (await http(relay.url, `/v1/conversations/${id}`, { headers: bearer(relay.token) })).json.status).toBe('idle');
+    await b.locator('#chat-list .chat-open').first().click();
+    const shown = async () => (await b.locator('#log > li').evaluateAll((lis) => lis.map((li) => `${li.classList.contains('user') ? 'user' : 'assistant'}: ${(li.querySelector('.reply') ?? li.querySelector('.text') ?? li).textContent?.trim()}`)));
+    await expect.poll(shown, { timeout: 10_000 }).toEqual(['user: How are you?', 'assistant: Fine, thanks.']);
+    expect(await b.locator('.msg.assistant .reply').last().getAttribute('aria-busy')).toBe('false');
+    await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
+  });
+
   it('resumes a desktop-run reply after the connection is cut, from the last event, without asking the provider again', async () => {
     const words = Array.from({ length: 12 }, (_, i) => `r${i} `);
     ollama.set({ mode: 'normal', reply: words, chunkDelayMs: 80 });

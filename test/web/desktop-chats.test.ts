@@ -170,6 +170,31 @@ describe('chats kept on the desktop, in the web client', () => {
     await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
   });
 
+  it('a message sent as soon as the chat shows goes to the desktop\'s conversation, however late the desktop says it keeps chats', async () => {
+    ollama.set({ mode: 'normal', reply: ['At once.'] });
+    const p = await phone(browser);
+    closers.push(() => p.context.close());
+    // The answer to "does the desktop keep chats?" comes late (a slow tunnel).
+    await p.context.addInitScript(`
+      const realFetch = window.fetch;
+      window.fetch = async function (input, init) {
+        const url = String(typeof input === 'string' ? input : input.url);
+        if (url.endsWith('/v1/conversations') && !(init && init.method)) await new Promise((r) => setTimeout(r, 1500));
+        return realFetch.call(this, input, init);
+      };`);
+    const streams = countRequests(relay, 'POST', '/v1/chat/stream');
+    await p.page.goto(webClientLink(relay.url, relay.token));
+    await p.page.locator('#chat').waitFor();
+    await send(p.page, 'Quick one');
+    await replyFinished(p.page);
+    expect((await lastReply(p.page).textContent())?.trim()).toBe('At once.');
+    const id = (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations[0]?.id;
+    expect(id).toBeTruthy();
+    expect(countRequests(relay, 'POST', `/v1/conversations/${id}/reply`)).toBe(1);
+    expect(countRequests(relay, 'POST', '/v1/chat/stream')).toBe(streams);
+    await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
+  });
+
   it('resumes a desktop-run reply after the connection is cut, from the last event, without asking the provider again', async () => {
     const words = Array.from({ length: 12 }, (_, i) => `r${i} `);
     ollama.set({ mode: 'normal', reply: words, chunkDelayMs: 80 });

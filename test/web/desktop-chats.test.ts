@@ -96,13 +96,14 @@ describe('chats kept on the desktop, in the web client', () => {
       headers: { ...bearer(relay.token), 'Content-Type': 'application/json' },
       body: JSON.stringify({ title: 'Paris facts' }),
     });
-    await expect.poll(() => titles(a)).toEqual(['Paris facts']);
+    // Through each page's change feed (a 150 ms burst window, then the list read): as long as the machine takes.
+    await expect.poll(() => titles(a), { timeout: 10_000 }).toEqual(['Paris facts']);
     await expect.poll(() => titles(b), { timeout: 10_000 }).toEqual(['Paris facts']);
 
     // Delete on B: gone on the desktop and from A's drawer, without reopening it.
     await openList(b);
     await b.getByRole('button', { name: 'Delete “Paris facts”' }).click();
-    await expect.poll(() => titles(a)).toEqual([]);
+    await expect.poll(() => titles(a), { timeout: 10_000 }).toEqual([]);
     expect((await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations).toEqual([]);
   });
 

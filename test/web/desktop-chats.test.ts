@@ -196,6 +196,56 @@ describe('chats kept on the desktop, in the web client', () => {
     await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
   });
 
+  it('a phone does not write a chat back after a reply the desktop ran: its late copy cannot undo another phone\'s next turn', async () => {
+    ollama.set({ mode: 'normal', reply: ['First answer.'] });
+    const p = await phone(browser);
+    closers.push(() => p.context.close());
+    // A's writes of the chat that carry a reply are held until the test lets them go (a slow network).
+    await p.context.addInitScript(`
+      window.__held = 0;
+      window.__landed = 0;
+      let release;
+      const released = new Promise((r) => (release = r));
+      window.__release = () => release();
+      const realFetch = window.fetch;
+      window.fetch = async function (input, init) {
+        const carriesReply = init && init.method === 'PUT' && String(init.body || '').includes('"assistant"');
+        if (!carriesReply) return realFetch.call(this, input, init);
+        window.__held += 1;
+        await released;
+        try {
+          return await realFetch.call(this, input, init);
+        } finally {
+          window.__landed += 1;
+        }
+      };`);
+    await p.page.goto(webClientLink(relay.url, relay.token));
+    await p.page.locator('#chat').waitFor();
+    const a = p.page;
+    await send(a, 'First question');
+    await replyFinished(a);
+    const id = (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations[0].id;
+    const contents = async () => (await http(relay.url, `/v1/conversations/${id}`, { headers: bearer(relay.token) })).json.messages.map((m: any) => m.content);
+    await expect.poll(contents).toEqual(['First question', 'First answer.']);
+
+    // B goes on with the chat, to the end of its reply.
+    ollama.set({ mode: 'normal', reply: ['Second answer.'] });
+    const b = await openAt(localhostUrl());
+    await openList(b);
+    await expect.poll(() => titles(b), { timeout: 10_000 }).toEqual(['First question']);
+    await b.locator('#chat-list .chat-open').first().click();
+    await expect.poll(async () => (await b.locator('.msg.assistant .reply').allTextContents()).map((t) => t.trim()), { timeout: 10_000 }).toEqual(['First answer.']);
+    await send(b, 'Second question');
+    await replyFinished(b);
+    await expect.poll(contents).toEqual(['First question', 'First answer.', 'Second question', 'Second answer.']);
+
+    // Whatever A held goes now, and lands.
+    await a.evaluate(() => (window as any).__release());
+    await expect.poll(() => a.evaluate(() => (window as any).__landed === (window as any).__held)).toBe(true);
+    expect(await contents()).toEqual(['First question', 'First answer.', 'Second question', 'Second answer.']);
+    await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
+  });
+
   it('resumes a desktop-run reply after the connection is cut, from the last event, without asking the provider again', async () => {
     const words = Array.from({ length: 12 }, (_, i) => `r${i} `);
     ollama.set({ mode: 'normal', reply: words, chunkDelayMs: 80 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { lastReply, phone, replyFinished, SCREENSHOTS, send, sleep, usePhoneSuite, openSettings, closeSettings } from './harness';
+import { lastReply, phone, replyFinished, SCREENSHOTS, send, usePhoneSuite, openSettings, closeSettings } from './harness';
 
 const suite = usePhoneSuite({ mode: 'normal' });
 const { desk, cleanups } = suite;
@@ -157,8 +157,17 @@ describe('chat actions', () => {
     await expect.poll(() => page.locator('.msg.assistant').count(), { timeout: 10_000 }).toBe(2);
     await expect.poll(() => lastReply(page).textContent(), { timeout: 10_000 }).toContain('Line 5');
     await page.mouse.wheel(0, -1500);
-    await sleep(200);
-    const top = await page.evaluate(() => (globalThis as any).document.scrollingElement.scrollTop);
+    // Where the reader stopped: scrolled up, and still on two reads in a row (the wheel's scroll may animate).
+    const scrollTop = () => page.evaluate(() => (globalThis as any).document.scrollingElement.scrollTop as number);
+    let seen = -1;
+    await expect
+      .poll(async () => {
+        const [now, before] = [await scrollTop(), seen];
+        seen = now;
+        return now === before && (await gap()) > 200;
+      }, { timeout: 10_000 })
+      .toBe(true);
+    const top = seen;
     await replyFinished(page);
     expect(await page.evaluate(() => (globalThis as any).document.scrollingElement.scrollTop)).toBe(top);
     expect(await gap()).toBeGreaterThan(200);

@@ -96,19 +96,22 @@ describe('chats kept on the desktop, in the web client', () => {
       headers: { ...bearer(relay.token), 'Content-Type': 'application/json' },
       body: JSON.stringify({ title: 'Paris facts' }),
     });
-    await expect.poll(() => titles(a)).toEqual(['Paris facts']);
+    // Through each page's change feed (a 150 ms burst window, then the list read): as long as the machine takes.
+    await expect.poll(() => titles(a), { timeout: 10_000 }).toEqual(['Paris facts']);
     await expect.poll(() => titles(b), { timeout: 10_000 }).toEqual(['Paris facts']);
 
     // Delete on B: gone on the desktop and from A's drawer, without reopening it.
     await openList(b);
     await b.getByRole('button', { name: 'Delete “Paris facts”' }).click();
-    await expect.poll(() => titles(a)).toEqual([]);
+    await expect.poll(() => titles(a), { timeout: 10_000 }).toEqual([]);
     expect((await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations).toEqual([]);
   });
 
   it('runs the reply on the desktop: another phone opening the chat mid-reply watches it live, and the provider is asked once', async () => {
     const words = Array.from({ length: 16 }, (_, i) => `w${i} `);
-    ollama.set({ mode: 'normal', reply: words, chunkDelayMs: 120 });
+    // The reply stops after 5 words until B has seen them: mid-reply lasts as long as B takes to
+    // open, where a delay between words only made it likely (B opened a finished chat under load).
+    ollama.set({ mode: 'normal', reply: words, chunkDelayMs: 20, holdAfter: 5 });
     const asked = ollama.requests.length;
     const a = await openAt(relay.url);
     await send(a, 'Count slowly');
@@ -122,10 +125,10 @@ describe('chats kept on the desktop, in the web client', () => {
     await openList(b);
     await expect.poll(() => titles(b)).toEqual(['Count slowly']);
     await b.locator('#chat-list .chat-open').first().click();
-    // Mid-reply on B: part of it shown, still being written.
-    await expect.poll(async () => (await b.locator('.msg.assistant .reply').last().textContent())?.length ?? 0).toBeGreaterThan(0);
-    const partial = (await b.locator('.msg.assistant .reply').last().textContent()) ?? '';
-    expect(partial.trim().length).toBeLessThan(words.join('').trim().length);
+    // Mid-reply on B: the part written so far, shown as still being written.
+    await expect.poll(async () => (await b.locator('.msg.assistant .reply').allTextContents()).map((t) => t.trim()), { timeout: 10_000 }).toEqual([words.slice(0, 5).join('').trim()]);
+    expect(await b.locator('.msg.assistant .reply').last().getAttribute('aria-busy')).toBe('true');
+    ollama.release();
     await replyFinished(b, 15_000);
     await replyFinished(a, 15_000);
     expect((await lastReply(b).textContent())?.trim()).toBe(words.join('').trim());
@@ -134,6 +137,112 @@ describe('chats kept on the desktop, in the web client', () => {
     await expect
       .poll(async () => (await http(relay.url, `/v1/conversations/${id}`, { headers: bearer(relay.token) })).json.messages.map((m: any) => m.content))
       .toEqual(['Count slowly', words.join('')]);
+    await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
+  });
+
+  it('opens a chat as the desktop has it now: a reply that ended after this phone read its list is shown, before the change feed says so', async () => {
+    ollama.set({ mode: 'normal', reply: ['Fine,', ' thanks.'], holdAfter: 1 });
+    const a = await openAt(relay.url);
+    await send(a, 'How are you?');
+    // B's change feed is behind (reconnecting on a slow network): it tells B nothing.
+    const p = await phone(browser);
+    closers.push(() => p.context.close());
+    await p.context.addInitScript(`
+      const realFetch = window.fetch;
+      window.fetch = function (input, init) {
+        const url = String(typeof input === 'string' ? input : input.url);
+        return url.endsWith('/v1/conversations/events') ? new Promise(() => {}) : realFetch.call(this, input, init);
+      };`);
+    await p.page.goto(webClientLink(localhostUrl(), relay.token));
+    await p.page.locator('#chat').waitFor();
+    const b = p.page;
+    // B reads the list while the desktop is still replying ...
+    await openList(b);
+    await expect.poll(() => titles(b), { timeout: 10_000 }).toEqual(['How are you?']);
+    // ... and the reply ends before B taps the chat.
+    ollama.release();
+    await replyFinished(a);
+    const id = (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations[0].id;
+    await expect.poll(async () => (await http(relay.url, `/v1/conversations/${id}`, { headers: bearer(relay.token) })).json.status).toBe('idle');
+    await b.locator('#chat-list .chat-open').first().click();
+    const shown = async () => (await b.locator('#log > li').evaluateAll((lis) => lis.map((li) => `${li.classList.contains('user') ? 'user' : 'assistant'}: ${(li.querySelector('.reply') ?? li.querySelector('.text') ?? li).textContent?.trim()}`)));
+    await expect.poll(shown, { timeout: 10_000 }).toEqual(['user: How are you?', 'assistant: Fine, thanks.']);
+    expect(await b.locator('.msg.assistant .reply').last().getAttribute('aria-busy')).toBe('false');
+    await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
+  });
+
+  it('a message sent as soon as the chat shows goes to the desktop\'s conversation, however late the desktop says it keeps chats', async () => {
+    ollama.set({ mode: 'normal', reply: ['At once.'] });
+    const p = await phone(browser);
+    closers.push(() => p.context.close());
+    // The answer to "does the desktop keep chats?" comes late (a slow tunnel).
+    await p.context.addInitScript(`
+      const realFetch = window.fetch;
+      window.fetch = async function (input, init) {
+        const url = String(typeof input === 'string' ? input : input.url);
+        if (url.endsWith('/v1/conversations') && !(init && init.method)) await new Promise((r) => setTimeout(r, 1500));
+        return realFetch.call(this, input, init);
+      };`);
+    const streams = countRequests(relay, 'POST', '/v1/chat/stream');
+    await p.page.goto(webClientLink(relay.url, relay.token));
+    await p.page.locator('#chat').waitFor();
+    await send(p.page, 'Quick one');
+    await replyFinished(p.page);
+    expect((await lastReply(p.page).textContent())?.trim()).toBe('At once.');
+    const id = (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations[0]?.id;
+    expect(id).toBeTruthy();
+    expect(countRequests(relay, 'POST', `/v1/conversations/${id}/reply`)).toBe(1);
+    expect(countRequests(relay, 'POST', '/v1/chat/stream')).toBe(streams);
+    await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
+  });
+
+  it('a phone does not write a chat back after a reply the desktop ran: its late copy cannot undo another phone\'s next turn', async () => {
+    ollama.set({ mode: 'normal', reply: ['First answer.'] });
+    const p = await phone(browser);
+    closers.push(() => p.context.close());
+    // A's writes of the chat that carry a reply are held until the test lets them go (a slow network).
+    await p.context.addInitScript(`
+      window.__held = 0;
+      window.__landed = 0;
+      let release;
+      const released = new Promise((r) => (release = r));
+      window.__release = () => release();
+      const realFetch = window.fetch;
+      window.fetch = async function (input, init) {
+        const carriesReply = init && init.method === 'PUT' && String(init.body || '').includes('"assistant"');
+        if (!carriesReply) return realFetch.call(this, input, init);
+        window.__held += 1;
+        await released;
+        try {
+          return await realFetch.call(this, input, init);
+        } finally {
+          window.__landed += 1;
+        }
+      };`);
+    await p.page.goto(webClientLink(relay.url, relay.token));
+    await p.page.locator('#chat').waitFor();
+    const a = p.page;
+    await send(a, 'First question');
+    await replyFinished(a);
+    const id = (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations[0].id;
+    const contents = async () => (await http(relay.url, `/v1/conversations/${id}`, { headers: bearer(relay.token) })).json.messages.map((m: any) => m.content);
+    await expect.poll(contents).toEqual(['First question', 'First answer.']);
+
+    // B goes on with the chat, to the end of its reply.
+    ollama.set({ mode: 'normal', reply: ['Second answer.'] });
+    const b = await openAt(localhostUrl());
+    await openList(b);
+    await expect.poll(() => titles(b), { timeout: 10_000 }).toEqual(['First question']);
+    await b.locator('#chat-list .chat-open').first().click();
+    await expect.poll(async () => (await b.locator('.msg.assistant .reply').allTextContents()).map((t) => t.trim()), { timeout: 10_000 }).toEqual(['First answer.']);
+    await send(b, 'Second question');
+    await replyFinished(b);
+    await expect.poll(contents).toEqual(['First question', 'First answer.', 'Second question', 'Second answer.']);
+
+    // Whatever A held goes now, and lands.
+    await a.evaluate(() => (window as any).__release());
+    await expect.poll(() => a.evaluate(() => (window as any).__landed === (window as any).__held)).toBe(true);
+    expect(await contents()).toEqual(['First question', 'First answer.', 'Second question', 'Second answer.']);
     await http(relay.url, `/v1/conversations/${id}`, { method: 'DELETE', headers: bearer(relay.token) });
   });
 

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import type { DeviceInfo } from '../../server/src/protocol';
 import { PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
-import { lastReply, openSettings, pairByPaste, pairingJson, replyFinished, SCREENSHOTS, send, setVisibility, sleep, usePhoneSuite } from './harness';
+import { lastReply, openSettings, pairByPaste, pairingJson, replyFinished, SCREENSHOTS, send, setVisibility, usePhoneSuite } from './harness';
 import { startProxy } from './proxy';
 
 const { desk, openPhone } = usePhoneSuite({ mode: 'normal' });
@@ -195,7 +195,8 @@ describe('a phone the desk removed', () => {
       // The screen goes off and the connection drops; meanwhile the desk removes the phone.
       await setVisibility(page, 'hidden');
       proxy.cut();
-      await sleep(300);
+      // The phone noticed the cut (and waits for the screen to resume it) before the desk acts.
+      await expect.poll(() => page.locator('.msg.assistant').last().locator('.note').textContent(), { timeout: 10_000 }).toContain('resume when the page is visible');
       await revokeAtDesk(device.id);
       await setVisibility(page, 'visible');
       const note = page.locator('.msg.assistant').last().locator('.note');

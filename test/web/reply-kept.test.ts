@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import { closedPort } from '../helpers/http';
 import { startRelay } from '../helpers/relay';
-import { lastReply, launchBrowser, phone, replyFinished, SCREENSHOTS, send, sleep, startDesk, type Desk } from './harness';
+import { lastReply, launchBrowser, phone, replyFinished, SCREENSHOTS, send, startDesk, type Desk } from './harness';
 import { startProxy, type TestProxy } from './proxy';
 import type { Browser, BrowserContext } from 'playwright-core';
 
@@ -173,16 +173,20 @@ describe('Retry wherever a reply can fail', () => {
     const busy = await startRelay({ maxConcurrentStreams: () => 1 });
     cleanups.push(() => busy.close());
     busy.useProvider({ id: 'local', kind: 'ollama', baseUrl: desk.ollama.url, model: 'qwen3' });
-    desk.ollama.set({ mode: 'normal', chunkDelayMs: 100, reply: PIECES.slice(0, 12) });
+    // The other client's reply stops mid-way until this phone has been refused: the desktop stays busy however slow the machine.
+    desk.ollama.set({ mode: 'normal', reply: PIECES.slice(0, 12), holdAfter: 2 });
+    const asked = desk.ollama.requests.length;
     const p = await phone(browser);
     cleanups.push(() => p.context.close());
     await p.page.goto(webClientLink(busy.url, busy.token));
     await p.page.locator('#chat').waitFor();
     // Another client holds the desktop's only stream.
     const other = fetch(`${busy.url}/v1/chat/stream`, { method: 'POST', headers: { Authorization: `Bearer ${busy.token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hog' }] }) }).then((r) => r.text());
-    await sleep(300);
+    // The desktop is writing it once the provider was asked.
+    await expect.poll(() => desk.ollama.requests.length).toBe(asked + 1);
     await send(p.page, 'My turn?');
-    await expect.poll(() => note(p.page).locator('.note-text').textContent()).toBe('Your computer is already writing other replies. Wait for one to finish, then tap Retry.');
+    await expect.poll(() => note(p.page).locator('.note-text').textContent(), { timeout: 10_000 }).toBe('Your computer is already writing other replies. Wait for one to finish, then tap Retry.');
+    desk.ollama.release();
     await other;
     desk.ollama.set({ mode: 'normal', reply: ['Your', ' turn.'] });
     await note(p.page).getByRole('button', { name: 'Retry' }).click();

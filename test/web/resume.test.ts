@@ -70,14 +70,14 @@ describe('resume after the screen slept', () => {
     const cdp = await context.newCDPSession(page);
     await cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
     proxy.cut();
+    // Frozen a while, as a sleeping phone is.
     await sleep(500);
     await cdp.send('Page.setWebLifecycleState', { state: 'active' });
-    await sleep(500);
 
     // Hidden: the client noticed the cut but waits; the reply is unfinished.
+    await expect.poll(() => page.locator('.msg.assistant .note').last().textContent(), { timeout: 10_000 }).toContain('resume');
     expect(await lastReply(page).getAttribute('aria-busy')).toBe('true');
     expect(posts.length).toBe(1);
-    expect(await page.locator('.msg.assistant .note').last().textContent()).toContain('resume');
     const partial = await replyText(page);
     expect(partial).not.toBe(FULL);
     await page.screenshot({ path: join(SCREENSHOTS, 'resume-interrupted.png') });

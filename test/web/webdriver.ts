@@ -194,8 +194,12 @@ export async function startWebKit(paths: WebKitPaths = ensureWebKit()): Promise<
 /**
  * Runs `act` once the element can take it. A drawer or sheet still sliding covers what is under
  * it, and WebKitWebDriver calls that "element not interactable"; on a loaded machine the slide can
- * take seconds, so it is tried again for a while (the element must still become usable).
+ * take seconds, so it is tried again for a while (the element must still become usable). A list
+ * drawn again meanwhile (the chats' list after a refresh) leaves a found element "stale": `act`
+ * finds it again, as a Playwright locator would.
  */
+const RETRIED = new Set(['element not interactable', 'stale element reference']);
+
 export async function whenInteractable(act: () => Promise<unknown>, timeoutMs = 15_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
@@ -203,7 +207,7 @@ export async function whenInteractable(act: () => Promise<unknown>, timeoutMs = 
       await act();
       return;
     } catch (err) {
-      if (!(err instanceof WebDriverError) || err.error !== 'element not interactable' || Date.now() > until) throw err;
+      if (!(err instanceof WebDriverError) || !RETRIED.has(err.error) || Date.now() > until) throw err;
       await new Promise((r) => setTimeout(r, 100));
     }
   }

@@ -5,7 +5,7 @@
  * forgetting the desktop ("Forget this desktop", "Unpair" after a confirmation).
  */
 import { ApiError, fetchInfo } from './api';
-import { useDesktopChats } from './library';
+import { desktopKeeps, useDesktopChats } from './library';
 import { app } from './app';
 import { renewPushAfterConnect, hideBell } from './bell';
 import { newChat } from './chats';
@@ -120,7 +120,10 @@ export async function connect(): Promise<boolean> {
     await register();
     if (!app.pairing) return false;
     showDevice();
-    const info = await fetchInfo(app.pairing.token);
+    const token = app.pairing.token;
+    // Asked with the desktop's details, before the chat shows: a message sent at once must go
+    // where the chats are kept, not be run by this phone because the answer came a moment later.
+    const [info, keeps] = await Promise.all([fetchInfo(token), desktopKeeps(token)]);
     app.info = info;
     ui.infoHost.textContent = String(info.hostname ?? '');
     ui.infoVersion.textContent = String(info.version ?? '');
@@ -132,7 +135,7 @@ export async function connect(): Promise<boolean> {
     showChatScreen();
     void loadProviders(app.pairing.token);
     renewPushAfterConnect(app.pairing.token);
-    void useDesktopChats(app.pairing.token);
+    useDesktopChats(token, keeps);
     for (const f of app.onConnection) f();
     return true;
   } catch (err) {

@@ -237,7 +237,9 @@ export function runTurn(c: Chat, resume?: PendingTurn, following?: string): void
       if (t.state === 'done' || (t.state === 'stopped' && withoutThinking(t.raw))) {
         c.messages.push({ role: 'assistant', content: t.raw, ...(t.view.thinkMs !== undefined ? { thoughtMs: t.view.thinkMs } : {}), ...(model ? { model } : {}) });
         assistantActions(t.view, t.raw, model);
-        void save(c);
+        // A reply the desktop ran is already in its conversation: this phone keeps its copy, and
+        // writing the whole chat back would only overwrite a turn another phone started since.
+        void (desktop ? desktop.keepHere(c).catch(() => undefined).then(refreshList) : save(c));
       }
       if (app.current === t) app.current = null;
       if (c === app.chat) updateRegenerate();

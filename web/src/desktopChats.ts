@@ -2,8 +2,9 @@
  * Chats kept on the desktop (issue 30, when the desktop has it on): the list and every chat come
  * from `/v1/conversations`, so a new relay address or a second phone shows the same chats; this
  * phone's store (IndexedDB, or memory) is the cache for reading offline. A chat made here is
- * created on the desktop at its first save and takes the desktop's id; after each reply its
- * messages are written back (PUT), so an edit-and-resend is the desktop's history too.
+ * created on the desktop at its first save and takes the desktop's id; before each reply its
+ * messages are written (PUT), so an edit-and-resend is the desktop's history too; the reply the
+ * desktop writes into the conversation itself.
  */
 import { ApiError, apiError, bearer, isDroppedConnection, UNREACHABLE_MESSAGE } from './api';
 import type { Chat, ChatStore, Message } from './chats';
@@ -150,6 +151,13 @@ export class DesktopStore implements ChatStore {
     await this.cache.put(chat);
   }
 
+  /** Keeps `chat` in this phone's copy only (after any write queued): for what the desktop already has. */
+  keepHere(chat: Chat): Promise<void> {
+    const next = this.writes.catch(() => {}).then(() => this.cache.put(chat));
+    this.writes = next;
+    return next;
+  }
+
   /** Writes `chat` to the desktop now (after any write queued) and gives its desktop id; throws when the desktop cannot be reached. */
   async flush(chat: Chat): Promise<string> {
     await this.put(chat);
@@ -207,15 +215,19 @@ export function followChanges(token: string, changed: () => void): () => void {
   return () => abort.abort();
 }
 
-/** A reply the desktop is writing in this conversation now: where to follow it from, and its text so far. */
-export async function runningReply(token: string, id: string): Promise<{ lastEventId: number; text: string } | undefined> {
+/**
+ * The desktop's copy of a conversation as it is now, and the reply it is writing in it (where to
+ * follow it from, and its text so far), read in one request so the two agree.
+ */
+export async function desktopChat(token: string, id: string): Promise<{ chat: Chat; running?: { lastEventId: number; text: string } } | undefined> {
   try {
     const res = await fetch(`${PATH}/${encodeURIComponent(id)}`, { headers: bearer(token), cache: 'no-store' });
     if (!res.ok) return undefined;
     const c = (await res.json()) as WireConversation & { status: string; lastEventId: number };
     const last = c.messages.at(-1);
-    if (c.status !== 'running' || !last?.pending) return undefined;
-    return { lastEventId: c.lastEventId, text: typeof last.content === 'string' ? last.content : '' };
+    const chat = fromWire(c);
+    if (c.status !== 'running' || !last?.pending) return { chat };
+    return { chat, running: { lastEventId: c.lastEventId, text: typeof last.content === 'string' ? last.content : '' } };
   } catch {
     return undefined;
   }

@@ -7,7 +7,7 @@ import { deleteAllClicked, renderChatList, type ChatListActions } from './chatli
 import { IdbStore, MemoryStore, newChat, QuotaError, type Chat, type ChatStore } from './chats';
 import { newKey } from './api';
 import { runTurn, showChat } from './conversation';
-import { DesktopStore, desktopKeepsChats, followChanges, runningReply } from './desktopChats';
+import { desktopChat, DesktopStore, desktopKeepsChats, followChanges } from './desktopChats';
 import { ui } from './dom';
 import { chatMarkdown, shareMarkdown } from './export';
 import { clearPending } from './pending';
@@ -33,11 +33,17 @@ export async function save(c: Chat): Promise<void> {
   await refreshList();
 }
 
-/** A reply the desktop is writing in the chat just opened (started on another phone or at the desk) is shown live. */
-async function watchReply(token: string, id: string): Promise<void> {
-  const running = await runningReply(token, id);
-  if (!running || app.current || app.chat.id !== id) return;
-  runTurn(app.chat, { key: newKey(), chatId: id, body: '', lastId: running.lastEventId, raw: running.text }, id);
+/**
+ * The chat just opened, as the desktop has it now: the list's copy can be older (a reply that
+ * ended, or went on, since the list was read), and a reply the desktop is writing in it (started
+ * on another phone or at the desk) is shown live.
+ */
+async function openFromDesktop(token: string, opened: Chat): Promise<void> {
+  const now = await desktopChat(token, opened.id);
+  // Left, or something started here meanwhile: what the user did since wins.
+  if (!now || app.current || app.editing !== null || app.chat !== opened) return;
+  if (now.running || now.chat.updated !== opened.updated || now.chat.messages.length !== opened.messages.length) showChat(now.chat);
+  if (now.running) runTurn(app.chat, { key: newKey(), chatId: opened.id, body: '', lastId: now.running.lastEventId, raw: now.running.text }, opened.id);
 }
 
 export async function refreshList(): Promise<void> {
@@ -72,7 +78,7 @@ export const listActions: ChatListActions = {
     if (found) showChat(structuredClone(found));
     showHistory(false);
     void refreshList();
-    if (found && app.store instanceof DesktopStore && app.pairing) void watchReply(app.pairing.token, found.id);
+    if (found && app.store instanceof DesktopStore && app.pairing) void openFromDesktop(app.pairing.token, app.chat);
   },
   rename(id, title) {
     const target = id === app.chat.id ? app.chat : app.chats.find((c) => c.id === id);
@@ -151,13 +157,19 @@ export async function setKeepChats(keep: boolean): Promise<void> {
   await refreshList();
 }
 
+/** Whether the desktop keeps conversations (one check per connection, none once its chats are in use). */
+export async function desktopKeeps(token: string): Promise<boolean> {
+  if (app.store instanceof DesktopStore && app.store.token === token) return true;
+  return desktopKeepsChats(token);
+}
+
 /**
  * After connecting: when the desktop keeps conversations (issue 30), the list comes from it and
- * this phone's store becomes its cache; otherwise nothing changes.
+ * this phone's store becomes its cache; otherwise nothing changes. Synchronous up to the list's
+ * read, so a message sent from then on goes to the desktop's conversation.
  */
-export async function useDesktopChats(token: string): Promise<void> {
-  if (app.store instanceof DesktopStore && app.store.token === token) return;
-  if (!(await desktopKeepsChats(token))) return;
+export function useDesktopChats(token: string, keeps: boolean): void {
+  if (!keeps || (app.store instanceof DesktopStore && app.store.token === token)) return;
   const local = app.store instanceof DesktopStore ? app.store.cache : app.store;
   app.store = new DesktopStore(token, local);
   ui.historyKept.hidden = false;
@@ -168,7 +180,7 @@ export async function useDesktopChats(token: string): Promise<void> {
     clearTimeout(queued);
     queued = setTimeout(() => void refreshList(), 150);
   });
-  await refreshList();
+  void refreshList();
 }
 
 let stopFollowing: (() => void) | undefined;

@@ -6,7 +6,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.cache/**', '.tsbuild/**', '.vscode-test/**', 'test-results/**', 'media/web/vendor/**', 'media/web/app.js', 'media/web/sw.js'] },
+  { ignores: ['dist/**', 'node_modules/**', '.cache/**', '.tsbuild/**', '.vscode-test/**', 'test-results/**', 'media/web/vendor/**', 'media/web/app.js', 'media/web/sw.js', 'media/web/chunks/**', 'media/markdown.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

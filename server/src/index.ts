@@ -4,8 +4,7 @@
  */
 export type { Logger } from './logger';
 export { consoleLogger, silentLogger } from './logger';
-export type { RelayOptions, RequestLogEntry } from './http/context';
-export { DEFAULT_HOST, DEFAULT_PORT, RelayServer, RelayStartError } from './session/relay';
+export { DEFAULT_HOST, DEFAULT_PORT, RelayServer, RelayStartError, type RelayOptions, type RequestLogEntry } from './session/relay';
 export { isLoopbackHost, isLoopbackUrl, LOOPBACK_WARNING, pairingPayload, webClientLink } from './session/pairing';
 export { describeProvider, validateProviderConfig } from './providers';
 export type {

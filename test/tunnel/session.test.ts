@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cloudflareQuickTunnel, INSTALL_HELP, TunnelError } from '../../server/src/tunnel';
 import { RelaySession } from '../../server/src/session/relaySession';
-import type { RelayOptions } from '../../server/src/http/context';
+import type { RelayOptions } from '../../server/src';
 import { EdgeAgent, isAlive, makeTls, readInfo, STANDIN, standinEnv, standinNames, type Tls } from './helpers';
 
 let tls: Tls;

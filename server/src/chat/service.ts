@@ -1,7 +1,7 @@
 import { HttpError } from '../errors';
 import type { Logger } from '../logger';
 import { createAdapter, isAbortError, ProviderError } from '../providers';
-import type { ActiveProvider, AdapterFactories, ChatMessage, FinishReason, KeySource, PieceKind, PieceSink, ProviderConfig, ProviderSource, ToolCall, ToolOptions } from '../providers/types';
+import type { ActiveProvider, AdapterFactories, ChatAdapter, ChatMessage, FinishReason, KeySource, PieceKind, PieceSink, ProviderConfig, ProviderSource, ToolCall, ToolOptions } from '../providers/types';
 import { CANCELLED_MESSAGE, CancelReason, INTERNAL_FAILURE_MESSAGE, PROVIDER_CANCELLED_MESSAGE } from './events';
 
 /** One reply may not grow past this (UTF-16 code units): a broken provider cannot exhaust memory. */
@@ -85,6 +85,7 @@ export function perDeviceLimit(total: number): number {
  */
 export class ChatService {
   private readonly slots = new StreamRegistry();
+  private readonly adapters = new WeakMap<ProviderConfig, ChatAdapter>();
   /** Set on a device's view (forDevice): its chats count against, and end with, that device. */
   private readonly owner: string | undefined = undefined;
 
@@ -120,6 +121,20 @@ export class ChatService {
     const active = this.options.providers.active();
     if (!active.ok) throw noProviderError(active);
     return active.config;
+  }
+
+  /**
+   * One adapter per provider record. A record stays the same object until its settings change
+   * (the CLI re-reads config.json only when it changed), so a chat does not build its adapter
+   * anew; a changed record is a new object and gets a new adapter.
+   */
+  private adapterFor(provider: ProviderConfig): ChatAdapter {
+    let adapter = this.adapters.get(provider);
+    if (!adapter) {
+      adapter = createAdapter(provider, { keys: this.options.keys, idleTimeoutMs: this.options.providerIdleMs }, this.options.adapters);
+      this.adapters.set(provider, adapter);
+    }
+    return adapter;
   }
 
   /**
@@ -201,7 +216,7 @@ export class ChatService {
     };
     try {
       if (signal.aborted) throw signal.reason;
-      const adapter = createAdapter(provider, { keys: this.options.keys, idleTimeoutMs: this.options.providerIdleMs }, this.options.adapters);
+      const adapter = this.adapterFor(provider);
       const calls = { made: false };
       const finish = await adapter.run(messages, signal, capped(sink, controller, adapter.label, this.options.maxReplyChars ?? MAX_REPLY_CHARS, named, calls), options);
       if (signal.aborted) throw signal.reason;

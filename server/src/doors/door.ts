@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { carriesImages } from '../chat/request';
 import type { Ending, ReplySink } from '../chat/service';
+import { HttpError } from '../http/errors';
 import { checkMediaType, MAX_BODY_BYTES, parseJson, readBody, tooLarge } from '../http/body';
 import type { RelayContext } from '../http/context';
 import type { Route } from '../http/route';
@@ -17,8 +18,12 @@ export interface Door {
   stop?(): void;
 }
 
-/** Makes a relay's instance of a door. A new door is its own file plus one line in doors/index.ts. */
-export type DoorFactory = (ctx: RelayContext) => Door;
+/**
+ * Makes a relay's instance of a door. `O` is the door's own options, declared in its folder:
+ * the relay's options are its core ones plus every door's (doors/index.ts derives them from the
+ * list), so a new door is its folder plus one line in doors/index.ts, options included.
+ */
+export type DoorFactory<O extends object = object> = (ctx: RelayContext<O>) => Door;
 
 // What every door shares: reading its request body, and running a chat for a response.
 
@@ -61,6 +66,15 @@ export async function readJsonBody(req: IncomingMessage, ctx: RelayContext, limi
       : { timeoutMs: ctx.options.bodyTimeoutMs, budget: ctx.bodies },
   );
   return { json: parseJson(raw), raw };
+}
+
+/** 400 `request.invalid_body`, in the door's own words of what the body should be. */
+export const invalidBody = (message: string) => new HttpError(400, 'request.invalid_body', message);
+
+/** A parsed body that must be a JSON object; `shape` shows the client what is expected. */
+export function jsonObject(json: unknown, shape: string): Record<string, unknown> {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalidBody(`The body must be a JSON object: ${shape}.`);
+  return json as Record<string, unknown>;
 }
 
 /** 413 for a chat request over 1 MiB that carries no image after all (read whole, so the connection stays). */

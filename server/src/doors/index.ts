@@ -12,7 +12,7 @@ import { transcriptionDoor } from './transcription';
 import { socketDoor } from './ws';
 
 /** Every door of the relay, in the order their routes are matched. A new door is one line here. */
-export const DOORS: readonly DoorFactory[] = [
+export const DOORS = [
   // Before SPEC's stream: it serves the same path when the request carries an Idempotency-Key.
   resumableDoor,
   specDoor,
@@ -25,4 +25,10 @@ export const DOORS: readonly DoorFactory[] = [
   devicesDoor,
   agentDoor,
   conversationsDoor,
-];
+] as const satisfies readonly DoorFactory<never>[];
+
+type OptionsOf<F> = F extends DoorFactory<infer O> ? O : never;
+type AllOf<U> = (U extends unknown ? (u: U) => void : never) extends (all: infer I) => void ? I : never;
+
+/** Every door's own options together: the relay's options are its core ones and these. */
+export type DoorOptions = AllOf<OptionsOf<(typeof DOORS)[number]>>;

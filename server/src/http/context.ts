@@ -5,8 +5,6 @@ import type { ChatService } from '../chat/service';
 import type { ReplyEvents } from '../doors/replyEvents';
 import type { BodyBudget } from './body';
 import type { DeviceChange, DeviceRegistry } from '../store/devices';
-import type { AgentHost } from '../agent/host';
-import type { ConversationBounds } from '../store/conversations';
 
 export interface RequestLogEntry {
   method: string;
@@ -19,8 +17,11 @@ export interface RequestLogEntry {
   device?: string;
 }
 
-/** What the relay needs from its host (the extension, the CLI or a test). */
-export interface RelayOptions {
+/**
+ * What the relay itself needs from its host (the extension, the CLI or a test). A door's own
+ * options are declared in its folder (session/relay.ts adds every door's to these).
+ */
+export interface RelayCoreOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -49,25 +50,6 @@ export interface RelayOptions {
   maxConnections?: number;
   /** One reply at most this long (UTF-16 code units, 16 MiB); past it the stream ends with an error naming the provider. */
   maxReplyChars?: number;
-  /** Resumable streams: how long a generation outlives its last client, and a finished one stays replayable (120 s). */
-  resumeTtlMs?: number;
-  /** Resumable streams: how long a generation that ended in an error stays replayable (30 s, never longer than resumeTtlMs). */
-  resumeErrorTtlMs?: number;
-  /** Resumable streams: framed event bytes kept per generation for replay (1 MiB); older events are dropped. */
-  resumeBufferBytes?: number;
-  /**
-   * Web Push when a resumable reply ends with no client connected (issue 15); read on every use,
-   * so a settings change applies at once. Default on.
-   */
-  pushNotifications?: () => boolean;
-  /**
-   * Push services the relay may send to besides the browsers' own (FCM, Mozilla, Apple,
-   * Windows): hostnames, `host:port`, or `*.suffix`. For tests with a stand-in push service;
-   * default: `$DESKRELAY_PUSH_HOSTS`, comma-separated, else none.
-   */
-  pushHosts?: readonly string[];
-  /** How long one push may take, all of it, before it is given up (10 s). Tests shorten it. */
-  pushTimeoutMs?: number;
   /**
    * Keep registered devices across restarts (issue 26: deskrelay.rememberDevices, "rememberDevices"
    * in config.json), as salted hashes in `devices.json` of the config dir; read at every start.
@@ -76,28 +58,11 @@ export interface RelayOptions {
   rememberDevices?: boolean;
   /** A device registered, was revoked, or every device was forgotten (the desk shows it). */
   onDeviceChange?: (change: DeviceChange) => void;
-  /** The workspace agent (issue 23): its folders, asked on every request. Absent or no folders: every /v1/agent path answers 403 agent.disabled. */
-  agent?: AgentHost;
-  /**
-   * Keep conversations on the desktop (issue 30: deskrelay.keepConversations, "keepConversations"
-   * in config.json); read on every request, so a settings change applies at once. Default off:
-   * every /v1/conversations path answers 403 conversations.disabled and nothing is written.
-   */
-  keepConversations?: () => boolean;
-  /** Where conversations are kept; default `<configDir>/conversations` (the extension passes its global storage). */
-  conversationsDir?: string;
-  /** The store's bounds (count, bytes, photo bytes); defaults in store/conversations.ts. */
-  conversationBounds?: Partial<ConversationBounds>;
-  /** How the 403 tells the user to turn conversations on, in this host's words. */
-  conversationsHowToEnable?: string;
 }
 
-type ConversationOptionNames = 'keepConversations' | 'conversationsDir' | 'conversationBounds' | 'conversationsHowToEnable';
-/** Options each door reads and defaults itself (a new door's options need no line here or in the relay). */
-type DoorOptions = 'resumeTtlMs' | 'resumeErrorTtlMs' | 'resumeBufferBytes' | 'pushNotifications' | 'pushHosts' | 'pushTimeoutMs';
-
-export type ResolvedOptions = Required<Omit<RelayOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange' | 'agent' | ConversationOptionNames | DoorOptions>> &
-  Pick<RelayOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange' | 'agent' | ConversationOptionNames | DoorOptions> & { configDir: string };
+/** The core options with the relay's defaults filled in. */
+export type ResolvedOptions = Required<Omit<RelayCoreOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange'>> &
+  Pick<RelayCoreOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange'> & { configDir: string };
 
 /** Per-request facts the request log and the error handler need. */
 export interface RequestState {
@@ -110,15 +75,24 @@ export interface RequestState {
   stream?: { error(message: string): void };
 }
 
-export interface RelayContext {
-  readonly options: ResolvedOptions;
+/**
+ * What admits a request at this moment. The relay changes it as it starts and stops; the funnel
+ * reads it on every request, so it is plain data rather than the relay's own getters.
+ */
+export interface Admission {
+  /** The token in force; undefined while stopped. */
+  token: string | undefined;
+  /** The registered devices while running (issue 26). */
+  devices: DeviceRegistry | undefined;
+  stopping: boolean;
+}
+
+/** What a door gets from the relay; `O` is the door's own options, as its host set them (each may be absent). */
+export interface RelayContext<O extends object = object> {
+  readonly options: ResolvedOptions & Readonly<O>;
   /** The one chat pipeline every door uses. */
   readonly chat: ChatService;
-  /** The token in force; undefined while stopped. */
-  readonly token: string | undefined;
-  /** The registered devices while running (issue 26). */
-  readonly devices: DeviceRegistry | undefined;
-  readonly stopping: boolean;
+  readonly admission: Readonly<Admission>;
   /** Doors telling each other what happened in this relay run (a resumable reply ended). */
   readonly replies: ReplyEvents;
   /** Request body bytes being read, shared by every request of this relay. */

@@ -39,7 +39,7 @@ export { requestState };
  * - stopping and auth run inside each route's polka handler, after the route matched, because
  *   a 404/405 is answered without a token (polka's middleware would run before routing);
  * - polka has no 405: a path whose routes all declined is answered in `onNoMatch` from our own
- *   table of paths (405 with Allow, or the 404 of a route whose `accepts` refused);
+ *   table of paths (405 with Allow, or the 404 of a route that did not take the request);
  * - polka's patterns allow a trailing slash and lose to nothing: each route is registered as an
  *   anchored RegExp, and a `{name}` route declines a path that has an exact route.
  */
@@ -70,7 +70,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
         if (web) return web(req, res, () => fail(req, res, notFound()));
         throw notFound();
       }
-      // Every route of this path declined: the 405, or the 404 of a refused `accepts`.
+      // Every route of this path declined: the 405, or the 404 of a route that did not take it.
       match(candidates, req);
       throw notFound();
     },
@@ -86,7 +86,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     app.add(route.method, routeRegExp(route.path), async (req, res, next) => {
       if (req.method === 'HEAD' && !headAsGet) return next();
       if (pattern && (byPath.has(req.path) || !pathParams(route.path, req.path))) return next();
-      if (route.accepts && !route.accepts(req)) return next();
+      if (!takes(route, req)) return next();
       const state = requestState(req);
       state.dialect = route.dialect ?? contractDialect;
       state.authenticated = admit(req, route);
@@ -138,11 +138,11 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
 
   /** Stopping and auth for one request; returns whether a token was checked. The device it names goes on the request state. */
   function admit(req: IncomingMessage, route: Route): boolean {
-    if (ctx.stopping) throw serverStopping();
+    if (ctx.admission.stopping) throw serverStopping();
     if (!route.auth) return false;
-    const token = ctx.token;
+    const token = ctx.admission.token;
     if (token === undefined) throw serverStopping();
-    const { device } = (typeof route.auth === 'function' ? route.auth : authenticate)(req, { pairing: token, devices: ctx.devices });
+    const { device } = (typeof route.auth === 'function' ? route.auth : authenticate)(req, { pairing: token, devices: ctx.admission.devices });
     if (device !== undefined) requestState(req).device = device;
     return true;
   }
@@ -180,7 +180,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     upgrade(req, socket, head) {
       const target = targetOf(req);
       const wantsSocket = req.method === 'GET' && req.headers.upgrade?.toLowerCase() === 'websocket';
-      const route = wantsSocket ? byPath.get(target.path)?.find((r) => r.method === 'GET' && r.upgrade && (!r.accepts || r.accepts(req))) : undefined;
+      const route = wantsSocket ? byPath.get(target.path)?.find((r) => r.method === 'GET' && r.upgrade && takes(r, req)) : undefined;
       // An Upgrade we do not serve (h2c on a POST…) is answered as the plain request it also is.
       if (!route?.upgrade) return whenAnswered(socket, () => declineUpgrade(server, req, socket, head));
 
@@ -214,6 +214,11 @@ function contextFor(ctx: RelayContext, device: string | undefined): RelayContext
   return Object.create(ctx, { chat: { value: ctx.chat.forDevice(device) } }) as RelayContext;
 }
 
+/** Whether a route takes a request its method and path fit (its `withHeader`). */
+function takes(route: Route, req: IncomingMessage): boolean {
+  return route.withHeader === undefined || req.headers[route.withHeader] !== undefined;
+}
+
 /** True while the request announced a body that has not fully arrived. */
 function bodyUnread(req: IncomingMessage): boolean {
   if (req.complete) return false;
@@ -231,7 +236,7 @@ function match(candidates: readonly Route[] | undefined, req: IncomingMessage): 
   const method = req.method === 'HEAD' && candidates.some((r) => r.method === 'GET' && r.auth === false) ? 'GET' : req.method;
   const same = candidates.filter((r) => r.method === method);
   if (same.length === 0) throw methodNotAllowed([...new Set(candidates.map((r) => r.method))]);
-  const route = same.find((r) => !r.accepts || r.accepts(req));
+  const route = same.find((r) => takes(r, req));
   if (!route) throw notFound();
   return route;
 }

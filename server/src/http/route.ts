@@ -33,10 +33,12 @@ export interface Route {
   /** Default: CONTRACT's error body. */
   dialect?: Dialect;
   /**
-   * When several routes share a method and path, the first whose `accepts` passes serves the
-   * request (resumable streams are `POST /v1/chat/stream` with an Idempotency-Key).
+   * The route serves only requests carrying this header (lower case). When several routes share
+   * a method and path, the first that takes the request serves it (resumable streams are
+   * `POST /v1/chat/stream` with an Idempotency-Key). A header name, not a function, so the
+   * funnel decides without running door code for requests the route does not take.
    */
-  accepts?(req: IncomingMessage): boolean;
+  withHeader?: string;
   handle(req: IncomingMessage, res: ServerResponse, ctx: RelayContext): void | Promise<void>;
   /**
    * WebSocket routes: a `GET` carrying `Upgrade: websocket`, after the funnel admitted it

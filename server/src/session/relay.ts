@@ -6,20 +6,23 @@ import { HostPolicy } from '../http/admission';
 import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from '../http/body';
 import { RequestLog } from '../http/requestState';
 import { answerClientError } from '../http/clientError';
-import type { RelayContext, RelayOptions, ResolvedOptions, Route } from '../http/context';
+import type { Admission, RelayContext, RelayCoreOptions, ResolvedOptions, Route } from '../http/context';
 import { STOPPING_MESSAGE } from '../chat/events';
 import { silentLogger } from '../logger';
 import { configDir, tokenPath } from './paths';
 import { ChatService, MAX_REPLY_CHARS } from '../chat/service';
 import type { Door } from '../doors/door';
-import { DOORS } from '../doors';
+import { DOORS, type DoorOptions } from '../doors';
 import { ReplyEvents } from '../doors/replyEvents';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
 import { DeviceRegistry, devicesPath, forgetRememberedDevices, type DeviceChange } from '../store/devices';
 import { DEVICE_REMOVED_MESSAGE, type DeviceInfo } from '../protocol';
 import { deviceInfo } from '../doors/devices';
 
-export type { RelayOptions, RequestLogEntry } from '../http/context';
+export type { RequestLogEntry } from '../http/context';
+
+/** What the relay needs from its host: its core options and each door's own (declared in the door's folder). */
+export type RelayOptions = RelayCoreOptions & DoorOptions;
 
 export const DEFAULT_PORT = 53210;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -34,7 +37,7 @@ export class RelayStartError extends Error {
   }
 }
 
-function resolve(options: RelayOptions): ResolvedOptions {
+function resolve(options: RelayOptions): ResolvedOptions & DoorOptions {
   return {
     keepAliveMs: 15_000,
     providerIdleMs: 5 * 60_000,
@@ -69,19 +72,17 @@ function baseUrl(host: string, port: number): string {
  * restart is a new token: the old one stops working at once.
  */
 export class RelayServer {
-  readonly options: ResolvedOptions;
+  readonly options: ResolvedOptions & DoorOptions;
   private server: Server | undefined;
   private readonly chat: ChatService;
   private readonly sockets = new Set<Socket>();
   private current: { token: string; url: string; port: number } | undefined;
-  private stopping = false;
-  /** Valid from the moment we listen until stop() has finished. */
-  private activeToken: string | undefined;
+  /** The token is valid from the moment we listen until stop() has finished. */
+  private readonly admission: Admission = { token: undefined, devices: undefined, stopping: false };
   private readonly extraRoutes: readonly Route[];
   private doors: Door[] = [];
   private readonly hosts: HostPolicy;
   private requestLog: RequestLog | undefined;
-  private deviceRegistry: DeviceRegistry | undefined;
 
   constructor(options: RelayOptions, extraRoutes: readonly Route[] = []) {
     this.options = resolve(options);
@@ -129,17 +130,17 @@ export class RelayServer {
   /** The registered devices with whether each is connected; empty while stopped. */
   devices(): DeviceInfo[] {
     const now = Date.now();
-    return (this.deviceRegistry?.list() ?? []).map((d) => deviceInfo(d, { chat: this.chat }, undefined, now));
+    return (this.admission.devices?.list() ?? []).map((d) => deviceInfo(d, { chat: this.chat }, undefined, now));
   }
 
   /** Removes a device: its token stops working, its streams and socket end, its push subscriptions go. False when unknown. */
   async revokeDevice(id: string): Promise<boolean> {
-    return (await this.deviceRegistry?.revoke(id)) !== undefined;
+    return (await this.admission.devices?.revoke(id)) !== undefined;
   }
 
   /** Removes every device (remembered ones too); returns how many there were. */
   async forgetDevices(): Promise<number> {
-    if (this.deviceRegistry) return this.deviceRegistry.forgetAll();
+    if (this.admission.devices) return this.admission.devices.forgetAll();
     await forgetRememberedDevices(this.devicesFile);
     return 0;
   }
@@ -153,20 +154,12 @@ export class RelayServer {
     if (this.current) return this.current;
     const token = newToken();
     // Before the doors are made: the push door listens to it for removed devices.
-    this.deviceRegistry = await this.openDevices();
+    this.admission.devices = await this.openDevices();
     const self = this;
-    const ctx: RelayContext = {
+    const ctx: RelayContext<DoorOptions> = {
       options: this.options,
       chat: this.chat,
-      get token() {
-        return self.activeToken;
-      },
-      get devices() {
-        return self.deviceRegistry;
-      },
-      get stopping() {
-        return self.stopping;
-      },
+      admission: this.admission,
       replies: new ReplyEvents(this.options.logger),
       bodies: new BodyBudget(this.options.bodyBudgetBytes),
       state: requestState,
@@ -204,7 +197,7 @@ export class RelayServer {
       socket.once('close', () => this.sockets.delete(socket));
     });
     const { host, port } = this.options;
-    this.activeToken = token;
+    this.admission.token = token;
     await new Promise<void>((resolvePromise, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) => {
         if (err.code === 'EADDRINUSE') reject(new RelayStartError(`Port ${port} on ${host} is already in use; choose another port.`, err.code));
@@ -215,8 +208,8 @@ export class RelayServer {
       });
       server.listen(port, host, () => resolvePromise());
     }).catch((err) => {
-      this.activeToken = undefined;
-      this.deviceRegistry = undefined;
+      this.admission.token = undefined;
+      this.admission.devices = undefined;
       throw err;
     });
     this.server = server;
@@ -228,8 +221,8 @@ export class RelayServer {
     } catch (err) {
       await new Promise((r) => server.close(r));
       this.server = undefined;
-      this.activeToken = undefined;
-      this.deviceRegistry = undefined;
+      this.admission.token = undefined;
+      this.admission.devices = undefined;
       const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
       throw new RelayStartError(`Could not write the token file in the DeskRelay config folder (${code}).`, code);
     }
@@ -240,8 +233,8 @@ export class RelayServer {
 
   async stop(): Promise<void> {
     const server = this.server;
-    if (!server || this.stopping) return;
-    this.stopping = true;
+    if (!server || this.admission.stopping) return;
+    this.admission.stopping = true;
     try {
       // Detached resumable generations hold stream slots too, so this ends them as well.
       await this.chat.cancelAll(STOPPING_MESSAGE, 2_000);
@@ -256,16 +249,16 @@ export class RelayServer {
       clearTimeout(timer);
       await removeTokenFile(this.tokenFile);
       // Last-seen times, for the next run's list.
-      await this.deviceRegistry?.flush().catch((err: unknown) => this.options.logger.warn(`devices: could not save the devices file (${(err as NodeJS.ErrnoException).code ?? 'error'})`));
+      await this.admission.devices?.flush().catch((err: unknown) => this.options.logger.warn(`devices: could not save the devices file (${(err as NodeJS.ErrnoException).code ?? 'error'})`));
       this.options.logger.info('relay stopped');
     } finally {
       this.requestLog?.close();
       this.requestLog = undefined;
       this.server = undefined;
       this.current = undefined;
-      this.activeToken = undefined;
-      this.deviceRegistry = undefined;
-      this.stopping = false;
+      this.admission.token = undefined;
+      this.admission.devices = undefined;
+      this.admission.stopping = false;
     }
   }
 

@@ -8,7 +8,7 @@ import type { Workspace } from '../../agent/workspace';
 import { HttpError } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
 import { requestParams, type Route } from '../../http/route';
-import { type DoorFactory, readJsonBody } from '../door';
+import { type DoorFactory, invalidBody as invalid, jsonObject, readJsonBody } from '../door';
 import { followLog } from '../logStream';
 
 /** The door's paths (docs/agent.md). */
@@ -25,13 +25,7 @@ const STOP = '/v1/agent/sessions/{id}/stop';
 
 const DEFAULT_HOW_TO_ENABLE = 'Turn it on at the desk: `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).';
 
-const invalid = (message: string) => new HttpError(400, 'request.invalid_body', message);
 const notFound = () => new HttpError(404, 'agent.not_found', 'No agent session by that id: it was deleted, dropped to make room, or the desktop relay restarted.');
-
-function bodyObject(json: unknown, shape: string): Record<string, unknown> {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalid(`The body must be a JSON object: ${shape}.`);
-  return json as Record<string, unknown>;
-}
 
 function nonEmptyString(body: Record<string, unknown>, name: string, shape: string): string {
   const value = body[name];
@@ -44,7 +38,12 @@ function nonEmptyString(body: Record<string, unknown>, name: string, shape: stri
  * resumable SSE stream, the user's messages and decisions. A thin adapter over the agent's
  * session store; off (403 agent.disabled) unless the host names folders.
  */
-export const agentDoor: DoorFactory = (ctx) => {
+export interface AgentDoorOptions {
+  /** The workspace agent: its folders, asked on every request. Absent or no folders: every /v1/agent path answers 403 agent.disabled. */
+  agent?: AgentHost;
+}
+
+export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   const host: AgentHost | undefined = ctx.options.agent;
   const limits: AgentLimits = { ...DEFAULT_LIMITS, ...host?.limits };
   const { logger } = ctx.options;
@@ -92,7 +91,7 @@ export const agentDoor: DoorFactory = (ctx) => {
   const createSession = route('POST', AGENT_SESSIONS_PATH, async (req, res, c) => {
     const list = folders();
     const shape = '{"prompt": "…", "folder"?: "<a name from GET /v1/agent/folders>"}';
-    const body = bodyObject((await readJsonBody(req, c)).json, shape);
+    const body = jsonObject((await readJsonBody(req, c)).json, shape);
     const prompt = nonEmptyString(body, 'prompt', shape);
     let workspace = list[0]!;
     if (body.folder !== undefined) {
@@ -131,7 +130,7 @@ export const agentDoor: DoorFactory = (ctx) => {
 
   const postMessage = route('POST', MESSAGES, async (req, res, c) => {
     const s = session(req, MESSAGES);
-    const body = bodyObject((await readJsonBody(req, c)).json, '{"text": "…"}');
+    const body = jsonObject((await readJsonBody(req, c)).json, '{"text": "…"}');
     s.send(nonEmptyString(body, 'text', '{"text": "…"}'));
     res.statusCode = 202;
     res.setHeader('Cache-Control', 'no-store');
@@ -142,7 +141,7 @@ export const agentDoor: DoorFactory = (ctx) => {
     const s = session(req, APPROVAL);
     const callId = requestParams(APPROVAL, req).callId ?? '';
     const shape = '{"decision": "allow" | "deny" | "allow_session"}';
-    const body = bodyObject((await readJsonBody(req, c)).json, shape);
+    const body = jsonObject((await readJsonBody(req, c)).json, shape);
     if (!DECISIONS.includes(body.decision as Decision)) throw invalid(`"decision" must be "allow", "deny" or "allow_session": ${shape}.`);
     try {
       s.decide(callId, body.decision as Decision);

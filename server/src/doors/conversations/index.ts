@@ -15,9 +15,10 @@ import {
   conversationsDir,
   MAX_SYSTEM_LENGTH,
   MAX_TITLE_LENGTH,
+  type ConversationBounds,
   type StoredConversation,
 } from '../../store/conversations';
-import { type DoorFactory, readJsonBody } from '../door';
+import { type DoorFactory, invalidBody as invalid, jsonObject, readJsonBody } from '../door';
 import { followLog } from '../logStream';
 import { conversationMarkdown, markdownFileName } from './markdown';
 
@@ -44,15 +45,9 @@ const LOG_BYTES = 512 * 1024;
 const IDLE_LOGS = 64;
 const CHANGES_BYTES = 256 * 1024;
 
-const invalid = (message: string) => new HttpError(400, 'request.invalid_body', message);
 const notFound = () => new HttpError(404, 'conversations.not_found', 'No conversation by that id: it was deleted, or dropped to keep the desktop within its bounds.');
 const tooLarge = (err: ConversationTooLargeError) => new HttpError(413, 'conversations.too_large', err.message);
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
-
-function bodyObject(json: unknown, shape: string): Record<string, unknown> {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalid(`The body must be a JSON object: ${shape}.`);
-  return json as Record<string, unknown>;
-}
 
 /** `title` and `system` of a create or update; undefined when absent. */
 function fields(body: Record<string, unknown>, shape: string): { title?: string; system?: string } {
@@ -95,7 +90,22 @@ async function wireMessages(store: ConversationStore, c: StoredConversation) {
  * With the setting off every path answers 403 conversations.disabled and nothing is read or
  * written.
  */
-export const conversationsDoor: DoorFactory = (ctx) => {
+export interface ConversationsOptions {
+  /**
+   * Keep conversations on the desktop (deskrelay.keepConversations, "keepConversations" in
+   * config.json); read on every request, so a settings change applies at once. Default off:
+   * every /v1/conversations path answers 403 conversations.disabled and nothing is written.
+   */
+  keepConversations?: () => boolean;
+  /** Where conversations are kept; default `<configDir>/conversations` (the extension passes its global storage). */
+  conversationsDir?: string;
+  /** The store's bounds (count, bytes, photo bytes); defaults in store/conversations.ts. */
+  conversationBounds?: Partial<ConversationBounds>;
+  /** How the 403 tells the user to turn conversations on, in this host's words. */
+  conversationsHowToEnable?: string;
+}
+
+export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
   const { logger } = ctx.options;
   const dir = ctx.options.conversationsDir ?? conversationsDir(ctx.options.configDir);
   const changes = new AgentEventLog<ConversationChange>(CHANGES_BYTES);
@@ -158,7 +168,7 @@ export const conversationsDoor: DoorFactory = (ctx) => {
   const create = route('POST', CONVERSATIONS_PATH, async (req, res, c) => {
     const s = await store();
     const shape = '{"title"?: "…", "system"?: "…"}';
-    const given = fields(bodyObject((await readJsonBody(req, c)).json, shape), shape);
+    const given = fields(jsonObject((await readJsonBody(req, c)).json, shape), shape);
     const made = await s.create(given.title ?? '', given.system ?? '');
     changed('created', made.id);
     sendJson(res, 201, { id: made.id });
@@ -196,7 +206,7 @@ export const conversationsDoor: DoorFactory = (ctx) => {
   const update = route('PUT', ONE, async (req, res, ctx2) => {
     const { s, c } = await find(req, ONE);
     const shape = '{"title"?: "…", "system"?: "…", "messages"?: [{"role": "user" | "assistant", "content"}]}';
-    const body = bodyObject((await readJsonBody(req, ctx2, { images: true })).json, shape);
+    const body = jsonObject((await readJsonBody(req, ctx2, { images: true })).json, shape);
     const given = fields(body, shape);
     const messages = body.messages === undefined ? undefined : historyOf(body.messages, shape);
     if (messages && replies.has(c.id)) throw new HttpError(409, 'conversations.busy', 'This conversation is replying; its messages cannot be replaced until the reply ends or is stopped.');
@@ -247,7 +257,7 @@ export const conversationsDoor: DoorFactory = (ctx) => {
   const postMessage = route('POST', MESSAGES, async (req, res, c) => {
     const { s, c: conv } = await find(req, MESSAGES);
     const shape = '{"content": "…" or [{"type": "text", "text"}, {"type": "image", "mediaType", "data"}]}';
-    const body = bodyObject((await readJsonBody(req, c, { images: true })).json, shape);
+    const body = jsonObject((await readJsonBody(req, c, { images: true })).json, shape);
     if (body.content === undefined) throw invalid(`"content" is required: ${shape}.`);
     const message = parseUserMessage(body.content);
     if (message.content.trim() === '' && !message.images?.length) throw invalid(`"content" must not be empty: ${shape}.`);

@@ -39,7 +39,7 @@ function pathDevice(req: IncomingMessage, ctx: RelayContext, forbidden: string):
 }
 
 function registry(ctx: RelayContext): DeviceRegistry {
-  const devices = ctx.devices;
+  const devices = ctx.admission.devices;
   if (!devices) throw serverStopping();
   return devices;
 }
@@ -76,7 +76,7 @@ export const devicesDoor: DoorFactory = () => {
         ctx.options.logger.error(`devices: could not save the devices file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
         throw new HttpError(500, 'server.internal_error', 'The desktop could not save the new device.');
       }
-      if (ctx.stopping) throw serverStopping();
+      if (ctx.admission.stopping) throw serverStopping();
       const answer: DeviceRegistration = { id: registered.device.id, token: registered.token };
       res.setHeader('Location', `${DEVICES_PATH}/${registered.device.id}`);
       sendJson(res, 201, answer);

@@ -3,7 +3,7 @@ import type { RelayContext } from '../../http/context';
 import { HttpError, serverStopping } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
 import type { Route } from '../../http/route';
-import { type DoorFactory, readJsonBody } from '../door';
+import { type DoorFactory, invalidBody as invalid, jsonObject, readJsonBody } from '../door';
 import type { AgentPush, ReplyReadyPush } from '../../protocol';
 import type { ReplyFinished } from '../replyEvents';
 import { checkEndpoint, pushHostsFromEnv } from './endpoint';
@@ -26,14 +26,8 @@ const AGENT_PUSH_TTL_SECONDS = 60 * 60;
 export const PUSH_KEY_PATH = '/v1/push/key';
 export const PUSH_SUBSCRIPTIONS_PATH = '/v1/push/subscriptions';
 
-const invalid = (message: string) => new HttpError(400, 'request.invalid_body', message);
 const disabled = () =>
   new HttpError(403, 'push.disabled', 'Push notifications are turned off on the desktop ("deskrelay.pushNotifications" in the editor, "pushNotifications" in config.json).');
-
-function bodyObject(json: unknown, shape: string): Record<string, unknown> {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalid(`The body must be a JSON object: ${shape}.`);
-  return json as Record<string, unknown>;
-}
 
 /** A base64url (padding allowed) string decoding to exactly `bytes` bytes, or undefined. */
 function base64urlOf(value: unknown, bytes: number): string | undefined {
@@ -46,7 +40,7 @@ const SUBSCRIPTION_SHAPE = '{"endpoint":"https://…","keys":{"p256dh":"…","au
 
 /** A browser's `PushSubscription.toJSON()`, checked: the endpoint (see checkEndpoint) and the keys RFC 8291 encrypts to. */
 export function parseSubscription(json: unknown, extraHosts: readonly string[]): PushTarget {
-  const body = bodyObject(json, SUBSCRIPTION_SHAPE);
+  const body = jsonObject(json, SUBSCRIPTION_SHAPE);
   const endpoint = checkEndpoint(body.endpoint, extraHosts);
   const keys = typeof body.keys === 'object' && body.keys !== null ? (body.keys as Record<string, unknown>) : {};
   const p256dh = base64urlOf(keys.p256dh, 65);
@@ -62,11 +56,27 @@ export function parseSubscription(json: unknown, extraHosts: readonly string[]):
  * rotation) starts with none and a phone subscribes again when it pairs. The VAPID key pair is
  * the desktop's, kept in the config dir (vapid.ts).
  */
-export const pushDoor: DoorFactory = (ctx) => {
+export interface PushOptions {
+  /**
+   * Web Push when a resumable reply ends with no client connected; read on every use, so a
+   * settings change applies at once. Default on.
+   */
+  pushNotifications?: () => boolean;
+  /**
+   * Push services the relay may send to besides the browsers' own (FCM, Mozilla, Apple,
+   * Windows): hostnames, `host:port`, or `*.suffix`. For tests with a stand-in push service;
+   * default: `$DESKRELAY_PUSH_HOSTS`, comma-separated, else none.
+   */
+  pushHosts?: readonly string[];
+  /** How long one push may take, all of it, before it is given up (10 s). Tests shorten it. */
+  pushTimeoutMs?: number;
+}
+
+export const pushDoor: DoorFactory<PushOptions> = (ctx) => {
   const subscriptions = new Map<string, PushTarget>();
   /** Which device subscribed each endpoint (issue 26): a removed device's subscriptions go with it. */
   const owners = new Map<string, string>();
-  const dropDevice = ctx.devices?.onChange((change) => {
+  const dropDevice = ctx.admission.devices?.onChange((change) => {
     if (change.type !== 'revoked') return;
     for (const [id, owner] of owners) {
       if (owner !== change.device.id) continue;
@@ -136,7 +146,7 @@ export const pushDoor: DoorFactory = (ctx) => {
     auth: true,
     async handle(req: IncomingMessage, res, c: RelayContext) {
       const { json } = await readJsonBody(req, c);
-      const { endpoint } = bodyObject(json, '{"endpoint":"https://…"}');
+      const { endpoint } = jsonObject(json, '{"endpoint":"https://…"}');
       if (typeof endpoint !== 'string' || endpoint === '') throw invalid('endpoint must be the endpoint of a subscription made before.');
       let id = endpoint;
       try {
@@ -192,13 +202,13 @@ export const pushDoor: DoorFactory = (ctx) => {
   const unsubscribe = ctx.replies.onFinished((event) => {
     // A client still connected sees the reply end itself; a reply stopped on purpose (the phone's
     // Stop, nobody resuming it, the relay stopping) has nothing to tell.
-    if (event.attached > 0 || event.stopped || subscriptions.size === 0 || ctx.stopping || stopped || !enabled()) return;
+    if (event.attached > 0 || event.stopped || subscriptions.size === 0 || ctx.admission.stopping || stopped || !enabled()) return;
     void notify(event).catch((err: unknown) => logger.warn(`push: not sent (${err instanceof Error ? err.message : typeof err})`));
   });
 
   // The agent's pushes carry no file text and no command: only which session needs the phone.
   const unsubscribeAgent = ctx.replies.onAgentPush((payload: AgentPush) => {
-    if (subscriptions.size === 0 || ctx.stopping || stopped || !enabled()) return;
+    if (subscriptions.size === 0 || ctx.admission.stopping || stopped || !enabled()) return;
     void broadcast(JSON.stringify(payload), AGENT_PUSH_TTL_SECONDS).catch((err: unknown) => logger.warn(`push: not sent (${err instanceof Error ? err.message : typeof err})`));
   });
 

@@ -21,7 +21,7 @@ export function chatCancelRoute(registry: ResumableRegistry): Route {
     handle(req, res, ctx) {
       const headers = resumeHeaders(req);
       if (!headers) throw new HttpError(400, 'request.invalid_header', 'Send the Idempotency-Key header of the reply to stop.');
-      const chat = registry.get(registry.scope(ctx.token ?? '', headers.key))?.chat;
+      const chat = registry.get(registry.scope(ctx.admission.token ?? '', headers.key))?.chat;
       const running = chat !== undefined && !chat.signal.aborted;
       if (running) chat.abort(new CancelReason(STOPPED_BY_CLIENT));
       sendJson(res, 200, { cancelled: running });

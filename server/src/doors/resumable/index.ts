@@ -4,8 +4,17 @@ import { DEFAULT_RESUME_BUFFER_BYTES } from './eventLog';
 import { DEFAULT_RESUME_BUDGET, DEFAULT_RESUME_ERROR_TTL_MS, DEFAULT_RESUME_TTL_MS, ResumableRegistry } from './registry';
 import { resumableStreamRoute } from './serve';
 
+export interface ResumableOptions {
+  /** How long a generation outlives its last client, and a finished one stays replayable (120 s). */
+  resumeTtlMs?: number;
+  /** How long a generation that ended in an error stays replayable (30 s, never longer than resumeTtlMs). */
+  resumeErrorTtlMs?: number;
+  /** Framed event bytes kept per generation for replay (1 MiB); older events are dropped. */
+  resumeBufferBytes?: number;
+}
+
 /** Resumable streams: `POST /v1/chat/stream` with an Idempotency-Key, and `POST /v1/chat/cancel`. */
-export const resumableDoor: DoorFactory = (ctx) => {
+export const resumableDoor: DoorFactory<ResumableOptions> = (ctx) => {
   // The door's own defaults: the relay passes on only what its host set.
   const { resumeTtlMs = DEFAULT_RESUME_TTL_MS, resumeBufferBytes = DEFAULT_RESUME_BUFFER_BYTES, resumeErrorTtlMs = DEFAULT_RESUME_ERROR_TTL_MS } = ctx.options;
   const registry = new ResumableRegistry(resumeTtlMs, resumeBufferBytes, DEFAULT_RESUME_BUDGET, resumeErrorTtlMs);

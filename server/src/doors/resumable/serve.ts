@@ -33,14 +33,14 @@ export function resumableStreamRoute(registry: ResumableRegistry): Route {
     path: '/v1/chat/stream',
     auth: true,
     // Without the header the request is exactly SPEC's stream (Last-Event-ID alone is ignored).
-    accepts: (req) => req.headers['idempotency-key'] !== undefined,
+    withHeader: 'idempotency-key',
     async handle(req, res, ctx) {
       // Checked right after auth, before the body is read.
       const headers = resumeHeaders(req)!;
       const { json, raw } = await readJsonBody(req, ctx, { images: true });
       const messages = parseChatRequest(json);
       limitTextOnly(raw.length, messages);
-      const token = ctx.token;
+      const token = ctx.admission.token;
       if (token === undefined) throw serverStopping();
       const scope = registry.scope(token, headers.key);
       const bodyHash = hashBody(raw);

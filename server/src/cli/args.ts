@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { isTunnelKind, TUNNEL_KINDS, type TunnelKind } from '../tunnel/tunnel';
+import { tunnelKindInfo } from '../tunnel/agents';
 
 export interface ServeArgs {
   port?: number;
@@ -142,8 +143,8 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
   }
   if (values.host !== undefined && values.host.trim() === '') throw new UsageError('--host must not be empty');
   const hostname = values.hostname?.trim() || env.DESKRELAY_TUNNEL_HOSTNAME?.trim() || undefined;
-  if (tunnel === 'cloudflare-named' && !hostname) {
-    throw new UsageError('--tunnel cloudflare-named needs --hostname HOST (or DESKRELAY_TUNNEL_HOSTNAME): the public hostname your tunnel routes to DeskRelay');
+  if (tunnel !== undefined && tunnelKindInfo(tunnel).needsHostname && !hostname) {
+    throw new UsageError(`--tunnel ${tunnel} needs --hostname HOST (or DESKRELAY_TUNNEL_HOSTNAME): the public hostname your tunnel routes to DeskRelay`);
   }
   return {
     command: 'serve',

@@ -7,12 +7,12 @@
 // --floor: also the same client straight to the stand-in ("direct"), through nginx and through the
 // Node floor (bench/floor.mjs), in the same alternation; the summary then gives each relay's
 // figures ÷ nginx's and ÷ the floor's, and TTFT and token latency added over direct.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { childrenOf, cpuSeconds, ensureNginx, median, ms, percentile, pool, rounds, runStream, sleep, spawnReady, startFloor, startNginx, stopProcess } from './lib.mjs';
+import { childrenOf, cpuSeconds, ensureNginx, median, ms, percentile, pool, rounds, runStream, sleep, spawnReady, startFloor, startNginx, startRelayCli, stopProcess } from './lib.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -22,28 +22,7 @@ const FLOOR = args.includes('--floor');
 const dirs = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--rounds').map((d) => resolve(d));
 
 const standin = await spawnReady(process.execPath, [join(HERE, 'standin.mjs')], { ready: (o) => (o.includes('\n') ? JSON.parse(o.split('\n')[0]).port : undefined) });
-async function start(root) {
-  const dir = mkdtempSync(join(tmpdir(), 'deskrelay-ab-'));
-  const config = join(dir, 'config.json');
-  writeFileSync(config, JSON.stringify({ activeProvider: 'bench', maxConcurrentStreams: 1500, providers: [{ id: 'bench', kind: 'ollama', baseUrl: `http://127.0.0.1:${standin.value}`, model: 'bench' }] }));
-  const r = await spawnReady(process.execPath, [join(root, 'dist/cli.js'), 'serve', '--port', '0', '--config', config], {
-    env: { DESKRELAY_CONFIG_DIR: dir },
-    ready: (o) => {
-      const url = /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(o);
-      const token = /"token":"(dr_[A-Za-z0-9_-]+)"/.exec(o);
-      return url && token ? { port: Number(url[2]), token: token[1] } : undefined;
-    },
-  });
-  return {
-    child: r.child,
-    pids: () => [r.child.pid],
-    name: root,
-    port: r.value.port,
-    path: '/v1/chat/stream',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${r.value.token}` },
-    body: (plan) => JSON.stringify({ messages: [{ role: 'user', content: JSON.stringify(plan) }] }),
-  };
-}
+const start = (root) => startRelayCli(root, standin.value);
 const relays = [];
 const others = [];
 if (FLOOR) {

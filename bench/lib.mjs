@@ -1,6 +1,6 @@
 // Helpers for bench/run.mjs: processes, /proc readings, the streaming client, statistics.
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -272,6 +272,33 @@ export async function startFloor(providerPort) {
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
     body: (plan) => JSON.stringify({ messages: [{ role: 'user', content: JSON.stringify(plan) }] }),
     pids: () => [r.child.pid],
+  };
+}
+
+/**
+ * A relay build's `deskrelay serve` (ROOT/dist/cli.js) in front of the stand-in, with a config of
+ * its own (up to 1,500 streams at once): as a target for runStream, and its process.
+ */
+export async function startRelayCli(root, providerPort) {
+  const dir = mkdtempSync(join(tmpdir(), 'deskrelay-bench-'));
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ activeProvider: 'bench', maxConcurrentStreams: 1500, maxConnections: 1500, providers: [{ id: 'bench', kind: 'ollama', baseUrl: `http://127.0.0.1:${providerPort}`, model: 'bench' }] }));
+  const r = await spawnReady(process.execPath, [join(root, 'dist/cli.js'), 'serve', '--port', '0', '--config', config], {
+    env: { DESKRELAY_CONFIG_DIR: dir },
+    ready: (o) => {
+      const url = /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(o);
+      const token = /"token":"(dr_[A-Za-z0-9_-]+)"/.exec(o);
+      return url && token ? { port: Number(url[2]), token: token[1] } : undefined;
+    },
+  });
+  return {
+    child: r.child,
+    pids: () => [r.child.pid],
+    name: root,
+    port: r.value.port,
+    path: '/v1/chat/stream',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${r.value.token}` },
+    body: (plan) => JSON.stringify({ messages: [{ role: 'user', content: JSON.stringify(plan) }] }),
   };
 }
 

@@ -5,10 +5,13 @@
 // same stand-in: warm it with 40 short streams, read its RSS, open `--streams` streams that each
 // get one token and then a silent provider, read its RSS again 15.8 s after the first opened (the
 // relay's 15 s keep-alive comments have fired by then; the floor sends none), then let them end.
-// RSS per stream = (with − before) ÷ streams held. The machine's kernel and allocator move this
-// figure, so only the builds' figures beside the floor's of the same run are comparable.
+// Before each reading the process runs a full GC (bench/gc-preload.cjs, on SIGUSR2), so garbage
+// left from the warm-up or the opening burst does not count. Per stream = (with − before) ÷
+// streams held, for RSS and for the live JS heap (heapUsed). The machine's kernel and allocator
+// move the RSS figure, so only figures beside the floor's of the same run are comparable.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { loadavg } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, nowNs, rounds, rssBytes, runStream, sleep, spawnReady, startFloor, startRelayCli, stopProcess } from './lib.mjs';
@@ -24,7 +27,20 @@ const READ_AT_MS = 15_800;
 
 const standin = await spawnReady(process.execPath, [join(HERE, 'standin.mjs')], { ready: (o) => (o.includes('\n') ? JSON.parse(o.split('\n')[0]).port : undefined) });
 const makers = [{ name: 'node floor', start: () => startFloor(standin.value) }, ...dirs.map((d) => ({ name: d, start: () => startRelayCli(d, standin.value) }))];
-const figures = new Map(makers.map((m) => [m.name, []]));
+const figures = new Map(makers.map((m) => [m.name, { rss: [], heap: [] }]));
+const memoryFile = join(mkdtempSync(join(tmpdir(), 'deskrelay-idle-')), 'memory.json');
+process.env.NODE_OPTIONS = `--expose-gc --require ${join(HERE, 'gc-preload.cjs')}`;
+process.env.BENCH_MEMORY_FILE = memoryFile;
+
+/** The process's memory after a full GC: its RSS and its live JS heap, in bytes. */
+async function memoryOf(child) {
+  rmSync(memoryFile, { force: true });
+  child.kill('SIGUSR2');
+  while (!existsSync(memoryFile)) await sleep(20);
+  await sleep(50);
+  const m = JSON.parse(readFileSync(memoryFile, 'utf8'));
+  return { rss: rssBytes(child.pid), heap: m.heapUsed };
+}
 
 async function measure(maker) {
   const target = await maker.start();
@@ -32,14 +48,15 @@ async function measure(maker) {
   try {
     await rounds(20, 40, () => runStream(target, { n: 3 }, agent));
     await sleep(1_000);
-    const before = rssBytes(target.child.pid);
+    const before = await memoryOf(target.child);
     let held = 0;
     const opened = nowNs();
     const streams = Array.from({ length: COUNT }, () => runStream(target, { n: 2, hold: HOLD_MS }, agent, { onFirst: () => held++ }).catch(() => undefined));
     while (Number(nowNs() - opened) / 1e6 < READ_AT_MS) await sleep(100);
-    const withStreams = rssBytes(target.child.pid);
+    const withStreams = await memoryOf(target.child);
     await Promise.all(streams);
-    return { held, kib: (withStreams - before) / Math.max(1, held) / 1024 };
+    const per = (field) => (withStreams[field] - before[field]) / Math.max(1, held) / 1024;
+    return { held, rss: per('rss'), heap: per('heap') };
   } finally {
     agent.destroy();
     await stopProcess(target.child);
@@ -48,15 +65,19 @@ async function measure(maker) {
 
 for (let round = 1; round <= R; round++) {
   for (const maker of makers) {
-    const { held, kib } = await measure(maker);
-    figures.get(maker.name).push(kib);
-    console.log(`round ${round} ${maker.name}: ${held}/${COUNT} held, ${kib.toFixed(1)} KiB RSS per idle stream (load ${loadavg()[0].toFixed(1)})`);
+    const { held, rss, heap } = await measure(maker);
+    figures.get(maker.name).rss.push(rss);
+    figures.get(maker.name).heap.push(heap);
+    console.log(`round ${round} ${maker.name}: ${held}/${COUNT} held; per idle stream ${rss.toFixed(1)} KiB RSS, ${heap.toFixed(1)} KiB live JS heap (load ${loadavg()[0].toFixed(1)})`);
   }
 }
-const floor = median(figures.get('node floor'));
-console.log('\nmedians:');
-for (const [name, list] of figures) {
-  const m = median(list);
-  console.log(`  ${name}: ${m.toFixed(1)} KiB per idle stream${name === 'node floor' ? '' : ` (${(m / floor).toFixed(2)}x the floor)`}  [${list.map((x) => x.toFixed(1)).join(', ')}]`);
+const floor = figures.get('node floor');
+console.log('\nmedians, per idle stream:');
+for (const [name, f] of figures) {
+  const show = (field, unit) => {
+    const m = median(f[field]);
+    return `${m.toFixed(1)} KiB ${unit}${name === 'node floor' ? '' : ` (${(m / median(floor[field])).toFixed(2)}x the floor)`} [${f[field].map((x) => x.toFixed(1)).join(', ')}]`;
+  };
+  console.log(`  ${name}: ${show('rss', 'RSS')}; ${show('heap', 'live JS heap')}`);
 }
 await stopProcess(standin.child);

@@ -158,40 +158,10 @@ export class ChatService {
       const mine = perDeviceLimit(limit);
       if (this.slots.countOf(owner) >= mine) throw tooManyDeviceStreams(mine);
     }
-    let settle!: (outcome: Promise<Ending> | undefined) => void;
-    const slot = this.slots.tryRun(limit, () => new Promise<Ending | undefined>((resolve) => (settle = resolve)), owner);
-    if (!slot) throw tooManyStreams(limit);
-    const { controller, result } = slot;
-    let used = false;
-    // Doors abort when their client goes away, which is usually after the reply ended: nothing
-    // to do then (and an AbortSignal's default reason is a DOMException with a stack to capture).
-    let ended = false;
-    void result.then(() => (ended = true));
-    return {
-      signal: controller.signal,
-      start: (provider, messages, sink, options) => {
-        if (used) throw new Error('ChatSlot.start: this slot was already used');
-        used = true;
-        const named: { model?: string } = {};
-        settle(this.run(provider, messages, sink, options, controller.signal, controller, named));
-        return {
-          provider,
-          get model() {
-            return named.model;
-          },
-          signal: controller.signal,
-          abort: (reason) => {
-            if (!ended) controller.abort(reason);
-          },
-          done: result as Promise<Ending>,
-        };
-      },
-      release: () => {
-        if (used) return;
-        used = true;
-        settle(undefined);
-      },
-    };
+    if (this.slots.size >= limit) throw tooManyStreams(limit);
+    const chat = new LiveChat(this.slots, owner, (c, messages, options) => void this.run(c, messages, options));
+    this.slots.add(chat);
+    return chat;
   }
 
   /** Cancels every live chat (the relay is stopping) and waits, bounded, for them to end. */
@@ -199,75 +169,130 @@ export class ChatService {
     return this.slots.cancelAll(message, graceMs);
   }
 
-  private async run(
-    provider: ProviderConfig,
-    messages: ChatMessage[],
-    sink: ReplySink,
-    options: ToolOptions | undefined,
-    signal: AbortSignal,
-    controller: AbortController,
-    handle: { model?: string },
-  ): Promise<Ending> {
+  /** Runs a started chat to its end; never rejects: the sink gets its one end, then the slot is freed. */
+  private async run(chat: LiveChat, messages: ChatMessage[], options: ToolOptions | undefined): Promise<void> {
     await Promise.resolve();
+    const { signal } = chat.controller;
     let ending: Ending;
-    const named = (name: string) => {
-      handle.model = name;
-      sink.model?.(name);
-    };
     try {
       if (signal.aborted) throw signal.reason;
-      const adapter = this.adapterFor(provider);
-      const calls = { made: false };
-      const finish = await adapter.run(messages, signal, capped(sink, controller, adapter.label, this.options.maxReplyChars ?? MAX_REPLY_CHARS, named, calls), options);
+      const adapter = this.adapterFor(chat.provider);
+      const sink = new CappedSink(chat, adapter.label, this.options.maxReplyChars ?? MAX_REPLY_CHARS);
+      const finish = await adapter.run(messages, signal, sink, options);
       if (signal.aborted) throw signal.reason;
       // Some providers end a turn of calls with their ordinary stop (Gemini, Ollama): a client
       // must hear that the model waits for tool results.
-      ending = { ok: true, finish: calls.made && finish === 'stop' ? 'tool_calls' : finish };
+      ending = { ok: true, finish: sink.calledTools && finish === 'stop' ? 'tool_calls' : finish };
     } catch (err) {
       ending = { ok: false, message: failureMessage(err, signal, this.options.logger) };
     }
     try {
-      sink.end(ending);
+      chat.sink.end(ending);
     } catch (err) {
       this.options.logger.error(`chat reply could not be ended: ${err instanceof Error ? err.name : typeof err}`);
     }
-    return ending;
+    chat.finish(ending);
   }
 }
 
-/** The sink with the reply cap in front: past it the chat is aborted with a message naming the provider. */
-function capped(sink: ReplySink, controller: AbortController, label: string, max: number, model: (name: string) => void, calls: { made: boolean }): PieceSink {
-  let size = 0;
-  const { signal } = controller;
-  return {
-    model(name: string) {
-      if (!signal.aborted && name !== '') model(name);
-    },
-    piece(kind: PieceKind, text: string) {
-      // An adapter may still be inside one read's synchronous pass after an abort.
-      if (signal.aborted) return;
-      size += text.length;
-      if (size > max) {
-        controller.abort(new CancelReason(`${label} sent a reply longer than ${max / (1024 * 1024)} MiB; the desktop stopped it there.`));
-        return;
-      }
-      sink.piece(kind, text);
-    },
-    toolCall(call: ToolCall) {
-      if (signal.aborted) return;
-      // Calls count toward the cap too (adapters bound each call's arguments, not their number).
-      size += call.name.length + JSON.stringify(call.arguments).length;
-      if (size > max) {
-        controller.abort(new CancelReason(`${label} sent a reply longer than ${max / (1024 * 1024)} MiB; the desktop stopped it there.`));
-        return;
-      }
-      calls.made = true;
-      sink.toolCall?.(call);
-    },
-    flush() {
-      return signal.aborted ? undefined : sink.flush();
-    },
-  };
+/**
+ * One chat from its slot to its end, as one object: the slot a door reserves (ChatSlot) and the
+ * handle it holds once started (ChatHandle). A relay holding a thousand idle streams holds a
+ * thousand of these, so they are plain fields rather than closures over each other.
+ */
+class LiveChat implements ChatSlot, ChatHandle {
+  readonly controller = new AbortController();
+  provider!: ProviderConfig;
+  sink!: ReplySink;
+  model: string | undefined = undefined;
+  /** Settles with the ending, or undefined for a slot released unused; never rejects. */
+  readonly done: Promise<Ending>;
+  private settle!: (ending: Ending | undefined) => void;
+  private used = false;
+  private ended = false;
+
+  constructor(
+    private readonly registry: StreamRegistry,
+    readonly owner: string | undefined,
+    private readonly begin: (chat: LiveChat, messages: ChatMessage[], options: ToolOptions | undefined) => void,
+  ) {
+    this.done = new Promise<Ending | undefined>((resolve) => (this.settle = resolve)) as Promise<Ending>;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  start(provider: ProviderConfig, messages: ChatMessage[], sink: ReplySink, options?: ToolOptions): ChatHandle {
+    if (this.used) throw new Error('ChatSlot.start: this slot was already used');
+    this.used = true;
+    this.provider = provider;
+    this.sink = sink;
+    this.begin(this, messages, options);
+    return this;
+  }
+
+  release(): void {
+    if (this.used) return;
+    this.used = true;
+    this.finish(undefined);
+  }
+
+  abort(reason?: unknown): void {
+    // Doors abort when their client goes away, which is usually after the reply ended: nothing
+    // to do then (and an AbortSignal's default reason is a DOMException with a stack to capture).
+    if (!this.ended) this.controller.abort(reason);
+  }
+
+  /** The slot is freed before `done` settles, so whoever awaits it can start the next chat at once. */
+  finish(ending: Ending | undefined): void {
+    this.ended = true;
+    this.registry.delete(this);
+    this.settle(ending);
+  }
+}
+
+/** The sink an adapter writes to: the reply cap in front of the door's sink; past it the chat is aborted with a message naming the provider. */
+class CappedSink implements PieceSink {
+  private size = 0;
+  /** The model called a tool in this reply. */
+  calledTools = false;
+
+  constructor(
+    private readonly chat: LiveChat,
+    private readonly label: string,
+    private readonly max: number,
+  ) {}
+
+  model(name: string): void {
+    if (this.chat.signal.aborted || name === '') return;
+    this.chat.model = name;
+    this.chat.sink.model?.(name);
+  }
+
+  piece(kind: PieceKind, text: string): void {
+    // An adapter may still be inside one read's synchronous pass after an abort.
+    if (this.chat.signal.aborted || this.over(text.length)) return;
+    this.chat.sink.piece(kind, text);
+  }
+
+  toolCall(call: ToolCall): void {
+    // Calls count toward the cap too (adapters bound each call's arguments, not their number).
+    if (this.chat.signal.aborted || this.over(call.name.length + JSON.stringify(call.arguments).length)) return;
+    this.calledTools = true;
+    this.chat.sink.toolCall?.(call);
+  }
+
+  flush(): void | Promise<void> {
+    return this.chat.signal.aborted ? undefined : this.chat.sink.flush();
+  }
+
+  private over(chars: number): boolean {
+    this.size += chars;
+    if (this.size <= this.max) return false;
+    this.chat.controller.abort(new CancelReason(`${this.label} sent a reply longer than ${this.max / (1024 * 1024)} MiB; the desktop stopped it there.`));
+    return true;
+  }
 }
 
 function failureMessage(err: unknown, signal: AbortSignal, logger: Logger): string {
@@ -282,38 +307,20 @@ function failureMessage(err: unknown, signal: AbortSignal, logger: Logger): stri
   return INTERNAL_FAILURE_MESSAGE;
 }
 
-interface LiveStream {
-  controller: AbortController;
-  finished: Promise<void>;
-  /** The device the chat runs for; undefined for the pairing token. */
-  owner: string | undefined;
-}
-
 /** Counts live chats against the concurrency limit and lets stop() end them all. */
 export class StreamRegistry {
-  private readonly live = new Set<LiveStream>();
+  private readonly live = new Set<LiveChat>();
 
   get size(): number {
     return this.live.size;
   }
 
-  /**
-   * Takes a slot, or returns undefined when `limit` chats are already live. The slot is freed
-   * when `run` settles, whatever happens; aborting the controller is how anyone ends the chat.
-   */
-  tryRun<T>(
-    limit: number,
-    run: (signal: AbortSignal, controller: AbortController) => Promise<T>,
-    owner?: string,
-  ): { controller: AbortController; result: Promise<T> } | undefined {
-    if (this.live.size >= limit) return undefined;
-    const controller = new AbortController();
-    const entry: LiveStream = { controller, finished: Promise.resolve(), owner };
-    this.live.add(entry);
-    // Freed before the result settles, so whoever awaits it can start the next chat at once.
-    const result = run(controller.signal, controller).finally(() => this.live.delete(entry));
-    entry.finished = result.then(() => undefined, () => undefined);
-    return { controller, result };
+  add(chat: LiveChat): void {
+    this.live.add(chat);
+  }
+
+  delete(chat: LiveChat): void {
+    this.live.delete(chat);
   }
 
   /** Live chats of one device. */
@@ -340,7 +347,7 @@ export class StreamRegistry {
     for (const entry of entries) entry.controller.abort(new CancelReason(message));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.all(entries.map((e) => e.finished)),
+      Promise.all(entries.map((e) => e.done)),
       new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
     ]);
     clearTimeout(timer);

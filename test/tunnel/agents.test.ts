@@ -267,7 +267,7 @@ describe('ngrok (ngrok http … --log stdout --log-format json)', () => {
 
   it('missing: names the path and how to install ngrok', () => {
     const agent = tunnelAgentFor({ kind: 'ngrok', ngrokPath: path.join(dir, 'no-ngrok') });
-    expect(() => agent.locate()).toThrow(/ngrok was not found at .*no-ngrok[\s\S]*ngrok config add-authtoken/);
+    expect(() => agent.locate()).toThrow(/ngrok was not found at .*no-ngrok \(the path given by deskrelay\.ngrokPath \/ --ngrok\)[\s\S]*ngrok config add-authtoken/);
   });
 });
 
@@ -391,7 +391,7 @@ describe('Tailscale Funnel and Serve (tailscale funnel|serve --bg, status --json
 
   it('missing: names the path and how to install Tailscale', () => {
     const agent = tunnelAgentFor({ kind: 'tailscale-funnel', tailscalePath: path.join(dir, 'no-tailscale') });
-    expect(() => agent.locate()).toThrow(/tailscale was not found at .*no-tailscale[\s\S]*Install Tailscale/);
+    expect(() => agent.locate()).toThrow(/tailscale was not found at .*no-tailscale \(the path given by deskrelay\.tailscalePath \/ --tailscale\)[\s\S]*Install Tailscale/);
   });
 });
 

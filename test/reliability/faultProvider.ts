@@ -180,18 +180,7 @@ async function answer(socket: Socket, s: Settings, counters: Pick<Counters, 'fir
         const data = chunk(contentLine(`${String(i).padStart(7, '0')} ${filler}`));
         counters.firehoseBytes += data.length;
         // A real server is paced by TCP: it writes only as fast as the relay reads.
-        if (!socket.write(data)) {
-          const drained = await new Promise<boolean>((resolve) => {
-            const done = (ok: boolean) => () => {
-              socket.off('drain', onDrain).off('close', onClose);
-              resolve(ok);
-            };
-            const onDrain = done(true);
-            const onClose = done(false);
-            socket.once('drain', onDrain).once('close', onClose);
-          });
-          if (!drained) return false;
-        }
+        if (!socket.write(data) && !(await drained(socket))) return false;
       }
       if (!put(socket, chunk(DONE_LINE))) return false;
       socket.end(LAST_CHUNK);

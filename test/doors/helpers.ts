@@ -1,7 +1,50 @@
-/** Shared bits of the doors' suites: resumable requests and id-numbered SSE parsing. */
+/** Shared bits of the doors' suites: a relay in front of the stand-in Ollama, resumable requests and id-numbered SSE parsing. */
 import type { OutgoingHttpHeaders } from 'node:http';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { HttpError } from '../../server/src/http/errors';
+import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { chatBody, chatHeaders, send, type Reply } from '../helpers/http';
+import { startRelay, type TestRelay } from '../helpers/relay';
+
+/** Makes the stand-in Ollama the relay's active provider. */
+export function useOllama(relay: TestRelay, ollama: OllamaStandIn, model = 'llama3.2'): void {
+  relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model });
+}
+
+export interface OllamaRelay {
+  t: TestRelay;
+  ollama: OllamaStandIn;
+}
+
+/**
+ * For one suite: the stand-in Ollama and a relay (`startRelay(options)`) with it active, handed to
+ * `started` before the tests and closed after them. After each test the suite's own `reset` runs,
+ * the stand-in is back to normal, Ollama is active again and no stream is left on the relay.
+ */
+export function relayWithOllama(
+  options: Parameters<typeof startRelay>[0],
+  started: (s: OllamaRelay) => void,
+  each: { model?: string; reset?: () => void } = {},
+): void {
+  let ollama: OllamaStandIn | undefined;
+  let t: TestRelay | undefined;
+  beforeAll(async () => {
+    ollama = await startOllamaStandIn();
+    t = await startRelay(options);
+    useOllama(t, ollama, each.model);
+    started({ t, ollama });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await ollama?.close();
+  });
+  afterEach(async () => {
+    each.reset?.();
+    ollama!.set({ mode: 'normal' });
+    useOllama(t!, ollama!, each.model);
+    await expect.poll(() => t!.relay.activeStreams).toBe(0);
+  });
+}
 
 export function resumeHeaders(token: string, key: string, lastEventId?: number | string): OutgoingHttpHeaders {
   const headers: OutgoingHttpHeaders = { ...chatHeaders(token), 'Idempotency-Key': key };

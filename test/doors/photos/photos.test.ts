@@ -4,7 +4,7 @@
  * resumable streams, the WebSocket, the OpenAI door's data URLs), and every limit holds.
  */
 import { connect } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { ProviderConfig } from '../../../server/src/providers/types';
 import { startAnthropicStandIn } from '../../fixtures/providers/anthropic';
@@ -13,8 +13,8 @@ import { startOllamaStandIn, type OllamaStandIn } from '../../fixtures/providers
 import { startOpenAiStandIn } from '../../fixtures/providers/openai';
 import type { StandIn } from '../../fixtures/providers/standin';
 import { bearer, chatHeaders, parseEvents, send } from '../../helpers/http';
-import { startRelay, type TestRelay } from '../../helpers/relay';
-import { newKey, parseNumbered, resumeHeaders } from '../helpers';
+import { type TestRelay } from '../../helpers/relay';
+import { newKey, parseNumbered, resumeHeaders, relayWithOllama } from '../helpers';
 
 const KEY = 'sk-test-photos-0123456789';
 /** A 1×1 PNG. */
@@ -33,23 +33,7 @@ const photoBody = (content: unknown[], extra: object[] = []) => JSON.stringify({
 
 let t: TestRelay;
 let ollama: OllamaStandIn;
-
-beforeAll(async () => {
-  ollama = await startOllamaStandIn();
-  t = await startRelay({ keys: { get: async () => KEY, howToSet: () => 'set it' }, keepAliveMs: 1_000 });
-});
-afterAll(async () => {
-  await t.close();
-  await ollama.close();
-});
-afterEach(async () => {
-  useOllama();
-  await expect.poll(() => t.relay.activeStreams).toBe(0);
-});
-
-function useOllama() {
-  t.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'llava' });
-}
+relayWithOllama({ keys: { get: async () => KEY, howToSet: () => 'set it' }, keepAliveMs: 1_000 }, (s) => ({ t, ollama } = s), { model: 'llava' });
 const lastChat = (s: StandIn) => s.requests.filter((r) => r.method === 'POST').at(-1)!;
 const stream = (body: string | Buffer, headers = chatHeaders(t.token)) => send(t.url, '/v1/chat/stream', { method: 'POST', headers, body });
 

@@ -46,6 +46,21 @@ export function relayWithOllama(
   });
 }
 
+/**
+ * A relay of its own with one stream slot, the stand-in Ollama active and answering `reply` a word
+ * every `chunkDelayMs`, for `use`; closed after it.
+ */
+export async function withOneSlot(ollama: OllamaStandIn, reply: string[], chunkDelayMs: number, use: (one: TestRelay) => Promise<void>): Promise<void> {
+  const one = await startRelay({ maxConcurrentStreams: () => 1 });
+  try {
+    useOllama(one, ollama);
+    ollama.set({ mode: 'normal', reply, chunkDelayMs });
+    await use(one);
+  } finally {
+    await one.close();
+  }
+}
+
 export function resumeHeaders(token: string, key: string, lastEventId?: number | string): OutgoingHttpHeaders {
   const headers: OutgoingHttpHeaders = { ...chatHeaders(token), 'Idempotency-Key': key };
   if (lastEventId !== undefined) headers['Last-Event-ID'] = String(lastEventId);

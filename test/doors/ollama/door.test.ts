@@ -5,17 +5,12 @@
  */
 import { Ollama, type ChatResponse, type GenerateResponse } from 'ollama';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  OLLAMA_DEFAULT_REPLY,
-  OLLAMA_DEFAULT_THINKING,
-  OLLAMA_MID_STREAM_ERROR,
-  type OllamaStandIn,
-} from '../../fixtures/providers/ollama';
+import { OLLAMA_DEFAULT_REPLY, OLLAMA_DEFAULT_THINKING, OLLAMA_MID_STREAM_ERROR, type OllamaStandIn } from '../../fixtures/providers/ollama';
 import { OPENAI_DEFAULT_REASONING, OPENAI_DEFAULT_REPLY, startOpenAiStandIn, type OpenAiStandIn } from '../../fixtures/providers/openai';
 import { startStandIn } from '../../fixtures/providers/standin';
 import { bearer, send } from '../../helpers/http';
-import { startRelay, type TestRelay } from '../../helpers/relay';
-import { relayWithOllama, useOllama } from '../helpers';
+import type { TestRelay } from '../../helpers/relay';
+import { relayWithOllama, useOllama, withOneSlot } from '../helpers';
 
 let t: TestRelay;
 let ollama: OllamaStandIn;
@@ -362,10 +357,7 @@ describe('failures', () => {
   });
 
   it('the stream limit is shared with the other doors: past it, 429', async () => {
-    const one = await startRelay({ maxConcurrentStreams: () => 1 });
-    try {
-      useOllama(one, ollama);
-      ollama.set({ mode: 'normal', reply: Array.from({ length: 10 }, (_, i) => `r${i} `), chunkDelayMs: 50 });
+    await withOneSlot(ollama, Array.from({ length: 10 }, (_, i) => `r${i} `), 50, async (one) => {
       // The slot is taken through the OpenAI door…
       const first = send(one.url, '/v1/chat/completions', {
         method: 'POST',
@@ -378,9 +370,7 @@ describe('failures', () => {
       expect(err.status_code).toBe(429);
       expect(err.message).toContain('already serving 1 chat streams');
       expect((await first).status).toBe(200);
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it("the client's abort cancels the provider request", async () => {

@@ -1,16 +1,11 @@
 /** The OpenAI-compatible door, driven by the real `openai` SDK (issue 6, part 3). */
 import OpenAI, { APIError, AuthenticationError, BadRequestError, RateLimitError } from 'openai';
 import { describe, expect, it } from 'vitest';
-import {
-  OLLAMA_DEFAULT_REPLY,
-  OLLAMA_DEFAULT_THINKING,
-  OLLAMA_MID_STREAM_ERROR,
-  type OllamaStandIn,
-} from '../../fixtures/providers/ollama';
+import { OLLAMA_DEFAULT_REPLY, OLLAMA_DEFAULT_THINKING, OLLAMA_MID_STREAM_ERROR, type OllamaStandIn } from '../../fixtures/providers/ollama';
 import { OPENAI_DEFAULT_REASONING, OPENAI_DEFAULT_REPLY, startOpenAiStandIn } from '../../fixtures/providers/openai';
 import { bearer, send } from '../../helpers/http';
-import { startRelay, type TestRelay } from '../../helpers/relay';
-import { relayWithOllama, useOllama } from '../helpers';
+import type { TestRelay } from '../../helpers/relay';
+import { relayWithOllama, withOneSlot } from '../helpers';
 
 let t: TestRelay;
 let ollama: OllamaStandIn;
@@ -147,19 +142,14 @@ describe('failures', () => {
   });
 
   it('too many streams raises RateLimitError', async () => {
-    const one = await startRelay({ maxConcurrentStreams: () => 1 });
-    try {
-      useOllama(one, ollama);
-      ollama.set({ mode: 'normal', reply: Array.from({ length: 10 }, (_, i) => `r${i} `), chunkDelayMs: 50 });
+    await withOneSlot(ollama, Array.from({ length: 10 }, (_, i) => `r${i} `), 50, async (one) => {
       const first = client(one).chat.completions.create({ model: 'x', messages: hello });
       await expect.poll(() => one.relay.activeStreams).toBe(1);
       const err = await client(one).chat.completions.create({ model: 'x', messages: hello }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RateLimitError);
       expect((err as RateLimitError).code).toBe('rate_limit_exceeded');
       await first;
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it('a client that leaves a stream aborts the provider request', async () => {

@@ -5,7 +5,7 @@ import { sleep } from '../../fixtures/providers/standin';
 import { chatBody, chatHeaders, send } from '../../helpers/http';
 import { startRelay, type TestRelay } from '../../helpers/relay';
 import { ResumableRegistry } from '../../../server/src/doors/resumable/registry';
-import { completeBlocks, newKey, parseNumbered, resumable, resumeHeaders, relayWithOllama } from '../helpers';
+import { completeBlocks, newKey, parseNumbered, resumable, resumeHeaders, relayWithOllama, withOneSlot } from '../helpers';
 
 const TTL_MS = 400;
 const SLOW_REPLY = Array.from({ length: 8 }, (_, i) => `w${i} `);
@@ -205,10 +205,7 @@ describe('limits', () => {
   });
 
   it('a detached generation holds a stream slot until it ends', async () => {
-    const one = await startRelay({ maxConcurrentStreams: () => 1 });
-    try {
-      one.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'llama3.2' });
-      ollama.set({ mode: 'normal', reply: SLOW_REPLY, chunkDelayMs: 60 });
+    await withOneSlot(ollama, SLOW_REPLY, 60, async (one) => {
       const key = newKey();
       await resumable(one.url, one.token, key, { leaveAfter: 1 });
       const other = await send(one.url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(one.token), body: chatBody() });
@@ -216,9 +213,7 @@ describe('limits', () => {
       // Resuming the running generation takes no new slot.
       const resumed = await resumable(one.url, one.token, key, { lastEventId: 1 });
       expect(parseNumbered(resumed.body).at(-1)!.event.type).toBe('done');
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it('stop() ends detached generations and aborts their provider call', async () => {

@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { OLLAMA_DEFAULT_REPLY, type OllamaStandIn } from '../../fixtures/providers/ollama';
 import { bearer, chatBody, chatHeaders, parseEvents, send } from '../../helpers/http';
 import { startRelay, type TestRelay } from '../../helpers/relay';
-import { relayWithOllama, useOllama } from '../helpers';
+import { relayWithOllama, useOllama, withOneSlot } from '../helpers';
 
 let t: TestRelay;
 let ollama: OllamaStandIn;
@@ -147,19 +147,14 @@ describe('refusals', () => {
   });
 
   it('the concurrency limit applies at the handshake (429)', async () => {
-    const one = await startRelay({ maxConcurrentStreams: () => 1 });
-    try {
-      useOllama(one, ollama);
-      ollama.set({ mode: 'normal', reply: Array.from({ length: 20 }, (_, i) => `c${i} `), chunkDelayMs: 50 });
+    await withOneSlot(ollama, Array.from({ length: 20 }, (_, i) => `c${i} `), 50, async (one) => {
       const first = chatOverSocket(one, { first: chatBody() });
       await expect.poll(() => one.relay.activeStreams).toBe(1);
       const second = await refusedHandshake(one, { headers: bearer(one.token) });
       expect(second.status).toBe(429);
       expect(second.json.error.code).toBe('chat.too_many_streams');
       expect((await first).events.at(-1).type).toBe('done');
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it('a malformed handshake is 400 with the CONTRACT body and frees its slot', async () => {

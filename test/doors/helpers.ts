@@ -2,6 +2,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { HttpError } from '../../server/src/http/errors';
+import type { ChatMessage, ToolOptions } from '../../server/src/providers/types';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { chatBody, chatHeaders, send, type Reply } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
@@ -118,4 +119,22 @@ export function refusal(parse: (body: unknown) => unknown, body: unknown): HttpE
     throw err;
   }
   throw new Error('accepted');
+}
+
+/**
+ * One tool round as a door's client sends it, the same in every dialect but the assistant's call
+ * and the tool's result: a question, a call of `weather` for Oslo, its result "Rain".
+ */
+export function weatherRound(call: object, result: object): { messages: object[]; tools: object[] } {
+  return {
+    messages: [{ role: 'user', content: 'Weather?' }, { role: 'assistant', ...call }, { role: 'tool', content: 'Rain', ...result }],
+    tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object' } } }],
+  };
+}
+
+/** A parsed weatherRound: the tool offered, the call with `id` and its arguments as an object, the result as `result` says. */
+export function expectWeatherRound(parsed: { messages: ChatMessage[]; tools?: ToolOptions }, id: string, result: Partial<ChatMessage>): void {
+  expect(parsed.tools?.tools?.map((t) => t.name)).toEqual(['weather']);
+  expect(parsed.messages[1]!.toolCalls).toEqual([{ id, name: 'weather', arguments: { city: 'Oslo' } }]);
+  expect(parsed.messages[2]).toMatchObject({ role: 'tool', content: 'Rain', ...result });
 }

@@ -36,6 +36,13 @@ let ollama: OllamaStandIn;
 relayWithOllama({ keys: { get: async () => KEY, howToSet: () => 'set it' }, keepAliveMs: 1_000 }, (s) => ({ t, ollama } = s), { model: 'llava' });
 const lastChat = (s: StandIn) => s.requests.filter((r) => r.method === 'POST').at(-1)!;
 const stream = (body: string | Buffer, headers = chatHeaders(t.token)) => send(t.url, '/v1/chat/stream', { method: 'POST', headers, body });
+/** The OpenAI door with one user message of `content` parts. */
+const completion = (content: unknown[]) =>
+  send(t.url, '/v1/chat/completions', {
+    method: 'POST',
+    headers: { ...bearer(t.token), 'Content-Type': 'application/json' },
+    body: JSON.stringify({ model: 'x', messages: [{ role: 'user', content }] }),
+  });
 
 describe('each provider kind receives photos in its own wire form', () => {
   const kinds: { kind: ProviderConfig['kind']; start(): Promise<StandIn>; config(url: string): ProviderConfig; check(s: StandIn): void }[] = [
@@ -161,14 +168,7 @@ describe('every door takes the same shape', () => {
   });
 
   it('the OpenAI door: image_url parts with data: URLs', async () => {
-    const reply = await send(t.url, '/v1/chat/completions', {
-      method: 'POST',
-      headers: { ...bearer(t.token), 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        model: 'x',
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${JPEG}`, detail: 'low' } }] }],
-      }),
-    });
+    const reply = await completion([{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${JPEG}`, detail: 'low' } }]);
     expect(reply.status).toBe(200);
     expect(lastChat(ollama).body.messages).toEqual([{ role: 'user', content: 'hi', images: [JPEG] }]);
   });
@@ -182,11 +182,7 @@ describe('every door takes the same shape', () => {
       ['data:image/bmp;base64,AAAA', /media type must be one of image\/jpeg, image\/png, image\/webp, image\/gif/],
       ['data:image/png;base64,@@@@', /data is not valid base64/],
     ] as const) {
-      const reply = await send(t.url, '/v1/chat/completions', {
-        method: 'POST',
-        headers: { ...bearer(t.token), 'Content-Type': 'application/json' },
-        body: JSON.stringify({ model: 'x', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }] }),
-      });
+      const reply = await completion([{ type: 'image_url', image_url: { url } }]);
       expect(reply.status).toBe(400);
       expect(reply.json.error.code).toBe('invalid_value');
       expect(reply.json.error.message).toMatch(/^messages\[0\]\.content\[0\]\.image_url\.url/);
@@ -225,11 +221,7 @@ describe('limits and refusals', () => {
       const before = lmstudio.requests.length;
       const notAnImage = Buffer.from('<svg onload=alert(1)> or any bytes at all').toString('base64');
       expectError(await stream(photoBody([text('x'), image(notAnImage, 'image/png')])), 400, 'request.invalid_body', /^messages\[0\]\.content\[1\]\.data is not a JPEG, PNG, WebP or GIF image/);
-      const openai = await send(t.url, '/v1/chat/completions', {
-        method: 'POST',
-        headers: { ...bearer(t.token), 'Content-Type': 'application/json' },
-        body: JSON.stringify({ model: 'x', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/gif;base64,${notAnImage}` } }] }] }),
-      });
+      const openai = await completion([{ type: 'image_url', image_url: { url: `data:image/gif;base64,${notAnImage}` } }]);
       expect(openai.status).toBe(400);
       expect(openai.json.error.message).toMatch(/^messages\[0\]\.content\[0\]\.image_url\.url's data is not a JPEG, PNG, WebP or GIF image/);
       const resumed = await send(t.url, '/v1/chat/stream', { method: 'POST', headers: resumeHeaders(t.token, newKey()), body: photoBody([image(notAnImage, 'image/webp')]) });
@@ -303,14 +295,7 @@ describe('limits and refusals', () => {
   });
 
   it('the OpenAI door holds the same limits, in its own error shape', async () => {
-    const reply = await send(t.url, '/v1/chat/completions', {
-      method: 'POST',
-      headers: { ...bearer(t.token), 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        model: 'x',
-        messages: [{ role: 'user', content: Array.from({ length: 9 }, () => ({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } })) }],
-      }),
-    });
+    const reply = await completion(Array.from({ length: 9 }, () => ({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } })));
     expect(reply.status).toBe(413);
     expect(reply.json.error.code).toBe('request_too_large');
   });

@@ -1,12 +1,11 @@
 /** What the agent's tests share: the CLI in a child process, an SSE follower, a process check. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { CLI, spawnCli } from '../helpers/cli';
 import { bearer } from '../helpers/http';
-
-const CLI = resolve(__dirname, '../../dist/cli.js');
 
 export interface Cli {
   child: ChildProcess;
@@ -24,17 +23,10 @@ export async function startCli(args: string[], providerUrl: string, env: Record<
     join(configDir, 'config.json'),
     JSON.stringify({ activeProvider: 'scripted', providers: [{ id: 'scripted', kind: 'openai-compatible', baseUrl: providerUrl, model: 'gpt-4o' }] }),
   );
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: configDir, DESKRELAY_RUNNER_PORTS: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  await waitUntil(() => /\{"url":"[^"]+","token":"dr_[^"]+"\}/.test(out), () => `the CLI to start; stderr: ${err}`, 15_000);
-  const { url, token } = JSON.parse(/\{"url":"[^"]+","token":"dr_[^"]+"\}/.exec(out)![0]) as { url: string; token: string };
-  return { child, url, token, configDir, stderr: () => err, stdout: () => out };
+  const run = spawnCli(['serve', '--port', '0', ...args], { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: configDir, DESKRELAY_RUNNER_PORTS: '', ...env });
+  await waitUntil(() => /\{"url":"[^"]+","token":"dr_[^"]+"\}/.test(run.stdout()), () => `the CLI to start; stderr: ${run.stderr()}`, 15_000);
+  const { url, token } = JSON.parse(/\{"url":"[^"]+","token":"dr_[^"]+"\}/.exec(run.stdout())![0]) as { url: string; token: string };
+  return { child: run.child, url, token, configDir, stderr: run.stderr, stdout: run.stdout };
 }
 
 export interface SseEvent {
@@ -107,7 +99,6 @@ export class Follower {
     this.req.destroy();
   }
 }
-
 
 export async function waitUntil(check: () => boolean, what: () => string, timeout = 15_000): Promise<void> {
   const started = Date.now();

@@ -1,48 +1,27 @@
 /** CONTRACT §7: `deskrelay serve` as a user runs it, the built bundle in a child process. */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chmodSync } from 'node:fs';
 import { startAnthropicStandIn } from '../fixtures/providers/anthropic';
 import { startOllamaStandIn } from '../fixtures/providers/ollama';
 import { startOpenAiStandIn } from '../fixtures/providers/openai';
+import { cliSuite, spawnCli, type CliRun } from '../helpers/cli';
 import { bearer, chatBody, chatHeaders, closedPort, parseEvents, send } from '../helpers/http';
 
-const CLI = resolve(__dirname, '../../dist/cli.js');
-const children: ChildProcess[] = [];
+cliSuite();
 
-beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run "npm run build" first (npm test does)');
-});
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
-});
-
-interface Run {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
+interface Run extends CliRun {
   dir: string;
 }
 
 function run(args: string[], env: Record<string, string> = {}): Run {
   const dir = env.DESKRELAY_CONFIG_DIR ?? mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
-  const child = spawn(process.execPath, [CLI, ...args], {
-    // No runner probe unless a test names the ports (real ones such as 11434 may be in use here).
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return { child, stdout: () => out, stderr: () => err, exited, dir };
+  // No runner probe unless a test names the ports (real ones such as 11434 may be in use here).
+  const r = spawnCli(args, { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '', ...env });
+  return { ...r, dir };
 }
 
 async function started(r: Run): Promise<{ url: string; token: string }> {

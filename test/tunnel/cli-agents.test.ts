@@ -4,12 +4,12 @@
  * stop (Tailscale: only our handler removed), the agent missing, and tokens kept out of argv and
  * output.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliSuite, spawnCli } from '../helpers/cli';
 import { closedPort } from '../helpers/http';
 import { fakeTunnelToken, isAlive, makeTls, NAMED_HOSTNAME, NGROK_STANDIN, readInfo, STANDIN, TAILNET_HOST, TAILSCALE_STANDIN, type Tls } from './helpers';
 
@@ -19,22 +19,18 @@ const { startTailscaled, initialState } = require('../fixtures/tailscale/tailsca
   initialState(over?: object): Record<string, unknown>;
 };
 
-const CLI = path.resolve(__dirname, '../../dist/cli.js');
 const PRELOAD = path.resolve(__dirname, '../fixtures/cloudflared/edge-preload.cjs');
 const payloadFor = (url: string) => new RegExp(`\\{"url":"${url.replace(/[.]/g, '\\.')}","token":"(dr_[A-Za-z0-9_-]{43})"\\}`);
 
 let cert: Tls;
-const children: ChildProcess[] = [];
 const dirs: string[] = [];
 const closers: (() => void)[] = [];
 
 beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run "npm run build" first (npm test does)');
   cert = makeTls();
 });
 afterAll(() => cert.cleanup());
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+cliSuite(() => {
   for (const c of closers.splice(0)) c();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
@@ -54,14 +50,7 @@ function serve(args: string[], infoFile: string, own: Record<string, string>, ex
     DESKRELAY_TUNNEL_PASS_ENV: Object.keys(own).join(','),
     ...extraEnv,
   };
-  const child = spawn(process.execPath, ['--require', PRELOAD, CLI, 'serve', '--port', '0', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return { child, stdout: () => out, stderr: () => err, exited, dir };
+  return { ...spawnCli(['serve', '--port', '0', ...args], env, ['--require', PRELOAD]), dir };
 }
 
 const tmpFile = (name: string) => path.join(cert.dir, `${name}-${process.pid}-${Math.random().toString(36).slice(2)}.json`);

@@ -7,7 +7,6 @@ import https from 'node:https';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import tls from 'node:tls';
 
 export const STANDIN = path.resolve(__dirname, '../fixtures/cloudflared/cloudflared');
 
@@ -89,31 +88,19 @@ export function standinNames(env: NodeJS.ProcessEnv): string[] {
 /** Where the stand-in relay (and the real one) answers the tunnel's health probe. */
 export const HEALTH_PATH = '/v1/health';
 
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { edgeConnection } = require('../fixtures/cloudflared/edge-dial.cjs') as { edgeConnection(infoFile: string): https.Agent['createConnection'] };
+
 /**
  * The one test-only piece of the probe: `<words>.trycloudflare.com` cannot resolve here, so this
- * Agent dials the stand-in's loopback TLS port instead. Everything else is the production path:
- * a real HTTPS GET, certificate and hostname verified against the test CA.
+ * Agent dials the stand-in's loopback TLS port instead (edge-dial.cjs, as the CLI's preload does).
+ * Everything else is the production path: a real HTTPS GET, certificate and hostname verified
+ * against the test CA.
  */
 export class EdgeAgent extends https.Agent {
-  constructor(
-    private readonly infoFile: string,
-    ca: string,
-  ) {
+  constructor(infoFile: string, ca: string) {
     super({ ca, keepAlive: false });
-  }
-
-  override createConnection(options: tls.ConnectionOptions, callback?: (err: Error | null, socket: net.Socket) => void): net.Socket {
-    const port = readInfo(this.infoFile).tlsPort;
-    const servername = options.servername ?? (options as { host?: string }).host;
-    if (!port) {
-      // Not listening yet: what a fresh quick-tunnel hostname does before DNS has it.
-      const socket = new net.Socket();
-      process.nextTick(() => socket.destroy(Object.assign(new Error(`getaddrinfo ENOTFOUND ${servername}`), { code: 'ENOTFOUND' })));
-      return socket;
-    }
-    const socket = tls.connect({ ...options, host: '127.0.0.1', port, servername });
-    if (callback) socket.once('secureConnect', () => callback(null, socket));
-    return socket;
+    this.createConnection = edgeConnection(infoFile);
   }
 }
 

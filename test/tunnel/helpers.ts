@@ -1,7 +1,7 @@
 // Shared pieces for the tunnel tests: the stand-in cloudflared, a test certificate for
 // *.trycloudflare.com, an https Agent that reaches the stand-in on loopback, a stand-in relay.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -164,4 +164,31 @@ export async function waitFor(check: () => boolean, timeoutMs: number, what: str
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startTailscaled, initialState } = require('../fixtures/tailscale/tailscaled.cjs') as {
+  startTailscaled(o: { stateFile: string; infoFile: string; keyFile: string; certFile: string }): Promise<https.Server>;
+  initialState(over?: object): Record<string, unknown>;
+};
+
+export interface Tailnet {
+  /** The stand-in tailscale CLI's STANDIN_TAILSCALE_STATE. */
+  stateFile: string;
+  /** Where its edge writes its TLS port (for EdgeAgent and the preload). */
+  infoFile: string;
+  state(): Record<string, any>;
+}
+
+/** The stand-in tailscaled, its initial state changed by `over`, its files named by `file`; its stop goes on `closers`. */
+export async function startTailnet(t: Tls, file: (name: string) => string, closers: (() => void)[], over: object = {}): Promise<Tailnet> {
+  const stateFile = file('tailscale-state');
+  const infoFile = file('tailscaled');
+  writeFileSync(stateFile, JSON.stringify(initialState(over)));
+  const server = await startTailscaled({ stateFile, infoFile, keyFile: t.keyFile, certFile: t.certFile });
+  closers.push(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return { stateFile, infoFile, state: () => JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, any> };
 }

@@ -10,6 +10,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions } from '../fixtures/providers/ollama';
+import { startProxy, type TestProxy } from './proxy';
+import { startWebKit, type Session, type WebKit } from './webdriver';
 
 const ROOT = join(__dirname, '..', '..');
 export const SCREENSHOTS = join(ROOT, 'test-results', 'web');
@@ -121,6 +123,44 @@ export function usePhoneSuite(options: OllamaStandInOptions = { mode: 'normal' }
       return p;
     },
   };
+}
+
+export interface WebKitSuite {
+  webkit: WebKit;
+  desk: Desk;
+  /** The test proxy in front of the desk's relay, when asked for. */
+  proxy: TestProxy;
+}
+
+/**
+ * One WebKit (MiniBrowser over WebDriver) and one desk for a whole test file, with the test proxy
+ * in front of the relay when `proxy`, handed to `started` before the tests and stopped after them,
+ * the browser first; call it at the top level of the file.
+ */
+export function useWebKitSuite(options: OllamaStandInOptions, started: (s: WebKitSuite) => void, opts: { proxy?: boolean } = {}): void {
+  let webkit: WebKit | undefined;
+  let desk: Desk | undefined;
+  let proxy: TestProxy | undefined;
+  beforeAll(async () => {
+    ensureVendor();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    webkit = await startWebKit();
+    desk = await startDesk(options);
+    if (opts.proxy) proxy = await startProxy(desk.relay.url);
+    started({ webkit, desk, proxy: proxy! });
+  }, 120_000);
+  afterAll(async () => {
+    await webkit?.stop();
+    await proxy?.close();
+    await desk?.close();
+  });
+}
+
+/** A WebKit window at phone size (375 × 812). */
+export async function phoneSession(webkit: WebKit): Promise<Session> {
+  const s = await webkit.session();
+  await s.setWindowRect({ width: 375, height: 812 });
+  return s;
 }
 
 export function pairingJson(url: string, token: string): string {

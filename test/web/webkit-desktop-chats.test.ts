@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { startRelay, type TestRelay } from '../helpers/relay';
-import { ensureVendor } from './harness';
+import { ensureVendor, phoneSession } from './harness';
 import { clickWhenReady, startWebKit, type Session, type WebKit } from './webdriver';
 
 let webkit: WebKit;
@@ -29,8 +29,7 @@ afterAll(async () => {
 });
 
 async function openAt(base: string): Promise<Session> {
-  const s = await webkit.session();
-  await s.setWindowRect({ width: 375, height: 812 });
+  const s = await phoneSession(webkit);
   await s.go(webClientLink(base, relay.token));
   await s.waitFor('#chat');
   return s;

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions } from '../fixtures/providers/ollama';
 import { startProxy, type TestProxy } from './proxy';
-import { startWebKit, type Session, type WebKit } from './webdriver';
+import { startWebKit, whenInteractable, type Session, type WebKit } from './webdriver';
 
 const ROOT = join(__dirname, '..', '..');
 export const SCREENSHOTS = join(ROOT, 'test-results', 'web');
@@ -161,6 +161,21 @@ export async function phoneSession(webkit: WebKit): Promise<Session> {
   const s = await webkit.session();
   await s.setWindowRect({ width: 375, height: 812 });
   return s;
+}
+
+/** Types `text` into the WebKit client's message box; cleared inside the retry, so a try that failed half-way cannot leave text behind. */
+export async function typeMessage(s: Session, text: string): Promise<void> {
+  const box = await s.waitFor('form.compose textarea[name="message"]');
+  await whenInteractable(async () => {
+    await s.clear(box);
+    await s.type(box, text);
+  });
+}
+
+/** Types `text` into the WebKit client's message box and sends it. */
+export async function sendMessage(s: Session, text: string): Promise<void> {
+  await typeMessage(s, text);
+  await s.click(await s.find('form.compose button[type="submit"]'));
 }
 
 export function pairingJson(url: string, token: string): string {

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { SCREENSHOTS, type Desk, phoneSession, useWebKitSuite } from './harness';
+import { SCREENSHOTS, type Desk, phoneSession, useWebKitSuite, typeMessage } from './harness';
 import { startProxy, type TestProxy } from './proxy';
 import { clickWhenReady, whenInteractable, type Session, type WebKit } from './webdriver';
 
@@ -35,12 +35,7 @@ const click = clickWhenReady;
 async function turn(s: Session, text: string, reply: string): Promise<void> {
   desk.ollama.set({ mode: 'normal', reply: [reply] });
   const before = await s.count('.msg.assistant');
-  const box = await s.waitFor('form.compose textarea[name="message"]');
-  // Cleared inside the retry, so a try that failed half-way cannot leave text behind.
-  await whenInteractable(async () => {
-    await s.clear(box);
-    await s.type(box, text);
-  });
+  await typeMessage(s, text);
   await click(s, 'form.compose button[type="submit"]');
   await expect.poll(() => s.count('.msg.assistant .reply[aria-busy="false"]'), { timeout: 10_000 }).toBe(before + 1);
 }

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { DeviceInfo } from '../../server/src/protocol';
 import { webClientLink } from '../../server/src/session/pairing';
 import { defaultDeviceName, PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
-import { type Desk, useWebKitSuite } from './harness';
+import { type Desk, useWebKitSuite, sendMessage } from './harness';
 import type { TestProxy } from './proxy';
 import { clickWhenReady, whenInteractable, type Session, type WebKit } from './webdriver';
 
@@ -31,15 +31,6 @@ async function revokeAtDesk(id: string): Promise<void> {
 const interact = whenInteractable;
 const click = clickWhenReady;
 
-async function sendMessage(s: Session, text: string): Promise<void> {
-  const box = await s.waitFor('form.compose textarea[name="message"]');
-  // Cleared inside the retry, so a try that failed half-way cannot leave text behind.
-  await whenInteractable(async () => {
-    await s.clear(box);
-    await s.type(box, text);
-  });
-  await s.click(await s.find('form.compose button[type="submit"]'));
-}
 
 const lastNote = (s: Session) => s.exec<string | null>(`const n = document.querySelectorAll('.msg.assistant .note'); return n.length ? n[n.length - 1].textContent : null;`);
 

@@ -8,9 +8,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { LOAD_FAILED_ONCE, pairingJson, SCREENSHOTS, sleep, type Desk, phoneSession, useWebKitSuite } from './harness';
+import { LOAD_FAILED_ONCE, pairingJson, SCREENSHOTS, sleep, type Desk, phoneSession, useWebKitSuite, sendMessage } from './harness';
 import type { TestProxy } from './proxy';
-import { whenInteractable, type Session, type WebKit } from './webdriver';
+import type { Session, WebKit } from './webdriver';
 
 let webkit: WebKit;
 let desk: Desk;
@@ -22,15 +22,6 @@ const openSession = () => phoneSession(webkit);
 const REPLY = '.msg.assistant:last-of-type .reply';
 const streamPosts = () => proxy.seen.filter((l) => l === 'POST /v1/chat/stream').length;
 
-async function sendMessage(s: Session, text: string): Promise<void> {
-  const box = await s.waitFor('form.compose textarea[name="message"]');
-  // Cleared inside the retry, so a try that failed half-way cannot leave text behind.
-  await whenInteractable(async () => {
-    await s.clear(box);
-    await s.type(box, text);
-  });
-  await s.click(await s.find('form.compose button[type="submit"]'));
-}
 
 async function finished(s: Session, timeout = 10_000): Promise<void> {
   await expect

@@ -2,12 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createAdapter, isAbortError, ProviderError } from '../../server/src/providers';
 import { ANTHROPIC_DEFAULT_MAX_TOKENS } from '../../server/src/providers/anthropic';
 import type { ProviderConfig } from '../../server/src/providers/types';
-import {
-  ANTHROPIC_DEFAULT_REPLY,
-  ANTHROPIC_DEFAULT_THINKING,
-  startAnthropicStandIn,
-  type AnthropicStandIn,
-} from '../fixtures/providers/anthropic';
+import { ANTHROPIC_DEFAULT_REPLY, ANTHROPIC_DEFAULT_THINKING, startAnthropicStandIn, type AnthropicStandIn } from '../fixtures/providers/anthropic';
 import { SPLIT_UTF8_REPLY } from '../fixtures/providers/standin';
 import { deps, FAKE_KEY, HELLO, run, until, within, standInPerTest } from './helpers';
 

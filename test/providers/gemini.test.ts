@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAdapter, isAbortError, ProviderError } from '../../server/src/providers';
 import type { ProviderConfig } from '../../server/src/providers/types';
-import {
-  GEMINI_DEFAULT_REPLY,
-  GEMINI_DEFAULT_THINKING,
-  GEMINI_MID_STREAM_ERROR,
-  startGeminiStandIn,
-  type GeminiStandIn,
-} from '../fixtures/providers/gemini';
+import { GEMINI_DEFAULT_REPLY, GEMINI_DEFAULT_THINKING, GEMINI_MID_STREAM_ERROR, startGeminiStandIn, type GeminiStandIn } from '../fixtures/providers/gemini';
 import { SPLIT_UTF8_REPLY } from '../fixtures/providers/standin';
 import { deps, FAKE_KEY, HELLO, run, until, within, standInPerTest } from './helpers';
 

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAdapter, isAbortError, ProviderError } from '../../server/src/providers';
 import type { ProviderConfig } from '../../server/src/providers/types';
-import {
-  OLLAMA_DEFAULT_REPLY,
-  OLLAMA_DEFAULT_THINKING,
-  OLLAMA_MID_STREAM_ERROR,
-  startOllamaStandIn,
-  type OllamaStandIn,
-} from '../fixtures/providers/ollama';
+import { OLLAMA_DEFAULT_REPLY, OLLAMA_DEFAULT_THINKING, OLLAMA_MID_STREAM_ERROR, startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { SPLIT_UTF8_REPLY } from '../fixtures/providers/standin';
 import { closedPort, deps, HELLO, run, until, within, standInPerTest } from './helpers';
 

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAdapter, isAbortError, ProviderError } from '../../server/src/providers';
 import type { ProviderConfig } from '../../server/src/providers/types';
-import {
-  OPENAI_DEFAULT_REASONING,
-  OPENAI_DEFAULT_REPLY,
-  OPENAI_MID_STREAM_ERROR,
-  startOpenAiStandIn,
-  type OpenAiStandIn,
-} from '../fixtures/providers/openai';
+import { OPENAI_DEFAULT_REASONING, OPENAI_DEFAULT_REPLY, OPENAI_MID_STREAM_ERROR, startOpenAiStandIn, type OpenAiStandIn } from '../fixtures/providers/openai';
 import { SPLIT_UTF8_REPLY } from '../fixtures/providers/standin';
 import { deps, FAKE_KEY, HELLO, run, until, within, standInPerTest } from './helpers';
 

@@ -1,6 +1,6 @@
 /** What the agent's tests share: the CLI in a child process, an SSE follower, a process check. */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,21 +107,4 @@ export async function waitUntil(check: () => boolean, what: () => string, timeou
     await new Promise((r) => setTimeout(r, 20));
   }
 }
-/**
- * True while the process exists and has not died. A killed background child is re-parented to
- * PID 1, and a container's PID 1 may never reap it: a zombie answers kill(pid, 0) but is dead.
- */
-export function alive(pid: number): boolean {
-  // 0 or NaN (a pid file read while it was being written) would signal our own group.
-  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`not a process id: ${pid}`);
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
+export { alive } from '../helpers/process';

@@ -1,9 +1,10 @@
 /** What the agent's tests share: the CLI in a child process, an SSE follower, a process check. */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CLI, spawnCli } from '../helpers/cli';
 import { bearer } from '../helpers/http';
 
@@ -108,3 +109,21 @@ export async function waitUntil(check: () => boolean, what: () => string, timeou
   }
 }
 export { alive } from '../helpers/process';
+
+/**
+ * A git project for the agent, `repo` inside a temp folder `base` of its own: `files` (paths
+ * relative to the project) written, and those `committed` (git add arguments; default all) committed.
+ */
+export function gitProject(prefix: string, files: Record<string, string>, committed: string[] = ['.']): { base: string; repo: string } {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const repo = join(base, 'project');
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(repo, path)), { recursive: true });
+    writeFileSync(join(repo, path), text);
+  }
+  const git = (...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: repo, stdio: 'ignore' });
+  git('init', '-q');
+  git('add', ...committed);
+  git('commit', '-qm', 'init');
+  return { base, repo };
+}

@@ -6,14 +6,12 @@
  * model, a tool and a file name kept as text; the diff at 375 px; resume after a cut (with
  * Last-Event-ID, nothing twice); the push opening the pending card; 44 px targets and axe-core.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { startCli, type Cli } from '../agent/support';
+import { startCli, type Cli, gitProject } from '../agent/support';
 import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
 import { ensureVendor, launchBrowser, phone, SCREENSHOTS, setVisibility } from './harness';
@@ -32,17 +30,8 @@ const cleanups: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
   ensureVendor();
-  base = realpathSync(mkdtempSync(join(tmpdir(), 'deskrelay-agent-web-')));
-  repo = join(base, 'project');
-  mkdirSync(join(repo, 'src'), { recursive: true });
   const long = `  const message = 'a line long enough to wrap on a phone screen of three hundred and seventy-five pixels, twice over at least';`;
-  writeFileSync(join(repo, 'src', 'math.js'), `export function add(a, b) {\n${long}\n  return a - b;\n}\n`);
-  writeFileSync(join(repo, 'README.md'), '# project\n');
-  writeFileSync(join(repo, HOSTILE_NAME), 'x\n');
-  const git = (...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: repo, stdio: 'ignore' });
-  git('init', '-q');
-  git('add', '.');
-  git('commit', '-qm', 'init');
+  ({ base, repo } = gitProject('deskrelay-agent-web-', { 'src/math.js': `export function add(a, b) {\n${long}\n  return a - b;\n}\n`, 'README.md': '# project\n', [HOSTILE_NAME]: 'x\n' }));
   model = await startScriptedModel();
   cli = await startCli(['--agent', repo], `${model.url}/v1`);
   proxy = await startProxy(cli.url);

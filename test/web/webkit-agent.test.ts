@@ -5,13 +5,11 @@
  * allowed and a write denied (checked on disk), a command with its output, hostile text kept as
  * text, the diff wrapped inside the screen, 44 px buttons, and the stream resumed after a cut.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { startCli, type Cli } from '../agent/support';
+import { startCli, type Cli, gitProject } from '../agent/support';
 import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
 import { ensureVendor, SCREENSHOTS } from './harness';
@@ -28,15 +26,10 @@ let repo: string;
 beforeAll(async () => {
   ensureVendor();
   mkdirSync(SCREENSHOTS, { recursive: true });
-  base = realpathSync(mkdtempSync(join(tmpdir(), 'deskrelay-agent-webkit-')));
-  repo = join(base, 'project');
-  mkdirSync(join(repo, 'src'), { recursive: true });
-  writeFileSync(join(repo, 'src', 'math.js'), `export function add(a, b) {\n  const note = 'a line long enough to wrap on a phone screen of three hundred and seventy-five pixels';\n  return a - b;\n}\n`);
-  writeFileSync(join(repo, 'src', '<img src=x onerror=window.__xss=1>.js'), 'x\n');
-  const git = (...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: repo, stdio: 'ignore' });
-  git('init', '-q');
-  git('add', '.');
-  git('commit', '-qm', 'init');
+  ({ base, repo } = gitProject('deskrelay-agent-webkit-', {
+    'src/math.js': `export function add(a, b) {\n  const note = 'a line long enough to wrap on a phone screen of three hundred and seventy-five pixels';\n  return a - b;\n}\n`,
+    'src/<img src=x onerror=window.__xss=1>.js': 'x\n',
+  }));
   model = await startScriptedModel();
   cli = await startCli(['--agent', repo], `${model.url}/v1`);
   proxy = await startProxy(cli.url);

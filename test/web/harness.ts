@@ -58,10 +58,11 @@ export interface Desk {
   close(): Promise<void>;
 }
 
-export async function startDesk(options: OllamaStandInOptions = {}): Promise<Desk> {
+/** The stand-in Ollama (`options`) and a relay (`relayOptions`) chatting with it, model qwen3. */
+export async function startDesk(options: OllamaStandInOptions = {}, relayOptions: Parameters<typeof startRelay>[0] = {}): Promise<Desk> {
   ensureVendor();
   const ollama = await startOllamaStandIn(options);
-  const relay = await startRelay();
+  const relay = await startRelay(relayOptions);
   relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'qwen3' });
   return {
     relay,
@@ -125,6 +126,39 @@ export function usePhoneSuite(options: OllamaStandInOptions = { mode: 'normal' }
   };
 }
 
+export interface ProxiedPhoneSuite {
+  browser: Browser;
+  desk: Desk;
+  /** The test proxy in front of the desk's relay. */
+  proxy: TestProxy;
+}
+
+/**
+ * One Chromium and one desk behind the test proxy for a whole test file, handed to `started`
+ * before the tests and closed after them, the browser first. After each test `reset` runs, then
+ * `cleanups`, the last added first; call it at the top level of the file.
+ */
+export function useProxiedPhoneSuite(started: (s: ProxiedPhoneSuite) => void, cleanups: (() => Promise<unknown>)[], reset?: () => void): void {
+  let browser: Browser | undefined;
+  let desk: Desk | undefined;
+  let proxy: TestProxy | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    desk = await startDesk({ mode: 'normal' });
+    proxy = await startProxy(desk.relay.url);
+    started({ browser, desk, proxy });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await proxy?.close();
+    await desk?.close();
+  });
+  afterEach(async () => {
+    reset?.();
+    while (cleanups.length) await cleanups.pop()!();
+  });
+}
+
 export interface WebKitSuite {
   webkit: WebKit;
   desk: Desk;
@@ -133,11 +167,15 @@ export interface WebKitSuite {
 }
 
 /**
- * One WebKit (MiniBrowser over WebDriver) and one desk for a whole test file, with the test proxy
- * in front of the relay when `proxy`, handed to `started` before the tests and stopped after them,
+ * One WebKit (MiniBrowser over WebDriver) and one desk (its relay made with `relay`) for a whole
+ * test file, with the test proxy in front of the relay when `proxy`, handed to `started` before the tests and stopped after them,
  * the browser first; call it at the top level of the file.
  */
-export function useWebKitSuite(options: OllamaStandInOptions, started: (s: WebKitSuite) => void, opts: { proxy?: boolean } = {}): void {
+export function useWebKitSuite(
+  options: OllamaStandInOptions,
+  started: (s: WebKitSuite) => void,
+  opts: { proxy?: boolean; relay?: Parameters<typeof startRelay>[0] } = {},
+): void {
   let webkit: WebKit | undefined;
   let desk: Desk | undefined;
   let proxy: TestProxy | undefined;
@@ -145,7 +183,7 @@ export function useWebKitSuite(options: OllamaStandInOptions, started: (s: WebKi
     ensureVendor();
     mkdirSync(SCREENSHOTS, { recursive: true });
     webkit = await startWebKit();
-    desk = await startDesk(options);
+    desk = await startDesk(options, opts.relay);
     if (opts.proxy) proxy = await startProxy(desk.relay.url);
     started({ webkit, desk, proxy: proxy! });
   }, 120_000);

@@ -4,12 +4,14 @@
  * pairing and reading the page.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions } from '../fixtures/providers/ollama';
+import { gitProject, startCli, type Cli } from '../agent/support';
+import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
 import { startProxy, type TestProxy } from './proxy';
 import { startWebKit, whenInteractable, type Session, type WebKit } from './webdriver';
 
@@ -159,6 +161,38 @@ export function useProxiedPhoneSuite(started: (s: ProxiedPhoneSuite) => void, cl
   });
 }
 
+export interface AgentDesk {
+  model: ScriptedModel;
+  cli: Cli & { configDir: string };
+  /** The test proxy in front of the CLI. */
+  proxy: TestProxy;
+  /** The git project the agent works in. */
+  repo: string;
+  /** Stops all of it and removes its folders. */
+  close(): Promise<void>;
+}
+
+/** The workspace agent's desk for the phone: a git project of `files`, the scripted model, `deskrelay serve --agent` on it, the test proxy in front. */
+export async function startAgentDesk(prefix: string, files: Record<string, string>): Promise<AgentDesk> {
+  const { base, repo } = gitProject(prefix, files);
+  const model = await startScriptedModel();
+  const cli = await startCli(['--agent', repo], `${model.url}/v1`);
+  const proxy = await startProxy(cli.url);
+  return {
+    model,
+    cli,
+    proxy,
+    repo,
+    async close() {
+      await proxy.close();
+      cli.child.kill('SIGKILL');
+      await model.close();
+      rmSync(base, { recursive: true, force: true });
+      rmSync(cli.configDir, { recursive: true, force: true });
+    },
+  };
+}
+
 export interface WebKitSuite {
   webkit: WebKit;
   desk: Desk;
@@ -265,6 +299,15 @@ export async function setVisibility(page: Page, state: 'hidden' | 'visible'): Pr
     Object.defineProperty(document, 'hidden', { configurable: true, get: () => s === 'hidden' });
     document.dispatchEvent(new Event('visibilitychange'));
   }, state);
+}
+
+/** axe-core's serious and critical violations on the page, as `<impact> <rule>: <targets>`. */
+export async function axe(page: Page): Promise<string[]> {
+  await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  const result = await page.evaluate(async () => (globalThis as any).axe.run(document, { resultTypes: ['violations'] }));
+  return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

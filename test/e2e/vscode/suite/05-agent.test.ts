@@ -4,10 +4,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { startScriptedModel, toolResults, type ScriptedModel } from '../../../fixtures/providers/scripted';
 import { alive } from '../../../helpers/process';
-import { api, freePort, readToken, rememberSecret, setSetting, waitFor, type Status } from './helpers';
-
-
-const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
+import { api, freePort, readToken, rememberSecret, setSetting, waitFor, type Status, run } from './helpers';
 
 /**
  * The workspace agent inside a real VS Code (issue 23): off until the user's setting, then the

@@ -4,14 +4,12 @@
  * OpenAI-compatible model (test/fixtures/providers/scripted.ts) that calls the tools and checks
  * the results it gets back.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, toolResults, type ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
-import { alive, Follower, startCli, type Cli } from './support';
+import { alive, Follower, startCli, type Cli, gitProject } from './support';
 
 let model: ScriptedModel;
 let cli: Cli & { configDir: string };
@@ -34,17 +32,12 @@ const decide = (id: string, callId: string, decision: string) => post(`/v1/agent
 const lastResult = (body: { messages: any[] }) => toolResults(body).at(-1)!.content;
 
 beforeAll(async () => {
-  base = realpathSync(mkdtempSync(join(tmpdir(), 'deskrelay-agent-')));
-  repo = join(base, 'project');
-  mkdirSync(join(repo, 'src'), { recursive: true });
-  writeFileSync(join(repo, 'src', 'math.js'), 'export function add(a, b) {\n  return a - b;\n}\n');
-  writeFileSync(join(repo, 'README.md'), '# project\n');
-  writeFileSync(join(repo, '.env'), 'OPENAI_API_KEY=sk-live-secret\n');
+  ({ base, repo } = gitProject(
+    'deskrelay-agent-',
+    { 'src/math.js': 'export function add(a, b) {\n  return a - b;\n}\n', 'README.md': '# project\n', '.env': 'OPENAI_API_KEY=sk-live-secret\n' },
+    ['src', 'README.md'],
+  ));
   writeFileSync(join(base, 'outside.txt'), 'not yours\n');
-  const git = (...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: repo, stdio: 'ignore' });
-  git('init', '-q');
-  git('add', 'src', 'README.md');
-  git('commit', '-qm', 'init');
   model = await startScriptedModel();
   cli = await startCli(['--agent', repo], `${model.url}/v1`);
 });

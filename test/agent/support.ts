@@ -1,12 +1,12 @@
 /** What the agent's tests share: the CLI in a child process, an SSE follower, a process check. */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
+import { CLI, spawnCli } from '../helpers/cli';
 import { bearer } from '../helpers/http';
-
-const CLI = resolve(__dirname, '../../dist/cli.js');
 
 export interface Cli {
   child: ChildProcess;
@@ -24,17 +24,10 @@ export async function startCli(args: string[], providerUrl: string, env: Record<
     join(configDir, 'config.json'),
     JSON.stringify({ activeProvider: 'scripted', providers: [{ id: 'scripted', kind: 'openai-compatible', baseUrl: providerUrl, model: 'gpt-4o' }] }),
   );
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: configDir, DESKRELAY_RUNNER_PORTS: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  await waitUntil(() => /\{"url":"[^"]+","token":"dr_[^"]+"\}/.test(out), () => `the CLI to start; stderr: ${err}`, 15_000);
-  const { url, token } = JSON.parse(/\{"url":"[^"]+","token":"dr_[^"]+"\}/.exec(out)![0]) as { url: string; token: string };
-  return { child, url, token, configDir, stderr: () => err, stdout: () => out };
+  const run = spawnCli(['serve', '--port', '0', ...args], { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: configDir, DESKRELAY_RUNNER_PORTS: '', ...env });
+  await waitUntil(() => /\{"url":"[^"]+","token":"dr_[^"]+"\}/.test(run.stdout()), () => `the CLI to start; stderr: ${run.stderr()}`, 15_000);
+  const { url, token } = JSON.parse(/\{"url":"[^"]+","token":"dr_[^"]+"\}/.exec(run.stdout())![0]) as { url: string; token: string };
+  return { child: run.child, url, token, configDir, stderr: run.stderr, stdout: run.stdout };
 }
 
 export interface SseEvent {
@@ -108,7 +101,6 @@ export class Follower {
   }
 }
 
-
 export async function waitUntil(check: () => boolean, what: () => string, timeout = 15_000): Promise<void> {
   const started = Date.now();
   while (!check()) {
@@ -116,21 +108,22 @@ export async function waitUntil(check: () => boolean, what: () => string, timeou
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+export { alive } from '../helpers/process';
+
 /**
- * True while the process exists and has not died. A killed background child is re-parented to
- * PID 1, and a container's PID 1 may never reap it: a zombie answers kill(pid, 0) but is dead.
+ * A git project for the agent, `repo` inside a temp folder `base` of its own: `files` (paths
+ * relative to the project) written, and those `committed` (git add arguments; default all) committed.
  */
-export function alive(pid: number): boolean {
-  // 0 or NaN (a pid file read while it was being written) would signal our own group.
-  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`not a process id: ${pid}`);
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
+export function gitProject(prefix: string, files: Record<string, string>, committed: string[] = ['.']): { base: string; repo: string } {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const repo = join(base, 'project');
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(repo, path)), { recursive: true });
+    writeFileSync(join(repo, path), text);
   }
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
+  const git = (...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: repo, stdio: 'ignore' });
+  git('init', '-q');
+  git('add', ...committed);
+  git('commit', '-qm', 'init');
+  return { base, repo };
 }

@@ -1,26 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAdapter, isAbortError, ProviderError } from '../../server/src/providers';
 import { ANTHROPIC_DEFAULT_MAX_TOKENS } from '../../server/src/providers/anthropic';
 import type { ProviderConfig } from '../../server/src/providers/types';
-import {
-  ANTHROPIC_DEFAULT_REPLY,
-  ANTHROPIC_DEFAULT_THINKING,
-  startAnthropicStandIn,
-  type AnthropicStandIn,
-} from '../fixtures/providers/anthropic';
+import { ANTHROPIC_DEFAULT_REPLY, ANTHROPIC_DEFAULT_THINKING, startAnthropicStandIn, type AnthropicStandIn } from '../fixtures/providers/anthropic';
 import { SPLIT_UTF8_REPLY } from '../fixtures/providers/standin';
-import { deps, FAKE_KEY, HELLO, run, until, within } from './helpers';
+import { deps, FAKE_KEY, HELLO, run, until, within, standInPerTest } from './helpers';
 
 let a: AnthropicStandIn;
 let config: ProviderConfig;
 let label: string;
-
-beforeEach(async () => {
-  a = await startAnthropicStandIn();
-  config = { id: 'claude', kind: 'anthropic', baseUrl: a.url, model: 'claude-sonnet-4-5', apiKeyEnv: 'ANTHROPIC_API_KEY' };
-  label = `Anthropic at ${a.url}`;
-});
-afterEach(() => a.close());
+standInPerTest(startAnthropicStandIn, (url) => ({ id: 'claude', kind: 'anthropic', baseUrl: url, model: 'claude-sonnet-4-5', apiKeyEnv: 'ANTHROPIC_API_KEY' }), (t) => ({ standIn: a, config, label } = t), 'Anthropic');
 
 const keyed = (o: { idleTimeoutMs?: number } = {}) => deps({ key: FAKE_KEY, ...o });
 

@@ -1,26 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAdapter, isAbortError, ProviderError } from '../../server/src/providers';
 import type { ProviderConfig } from '../../server/src/providers/types';
-import {
-  GEMINI_DEFAULT_REPLY,
-  GEMINI_DEFAULT_THINKING,
-  GEMINI_MID_STREAM_ERROR,
-  startGeminiStandIn,
-  type GeminiStandIn,
-} from '../fixtures/providers/gemini';
+import { GEMINI_DEFAULT_REPLY, GEMINI_DEFAULT_THINKING, GEMINI_MID_STREAM_ERROR, startGeminiStandIn, type GeminiStandIn } from '../fixtures/providers/gemini';
 import { SPLIT_UTF8_REPLY } from '../fixtures/providers/standin';
-import { deps, FAKE_KEY, HELLO, run, until, within } from './helpers';
+import { deps, FAKE_KEY, HELLO, run, until, within, standInPerTest } from './helpers';
 
 let g: GeminiStandIn;
 let config: ProviderConfig;
 let label: string;
-
-beforeEach(async () => {
-  g = await startGeminiStandIn();
-  config = { id: 'gemini', kind: 'gemini', baseUrl: g.url, model: 'gemini-2.5-flash', apiKeyEnv: 'GEMINI_API_KEY' };
-  label = `Gemini at ${g.url}`;
-});
-afterEach(() => g.close());
+standInPerTest(startGeminiStandIn, (url) => ({ id: 'gemini', kind: 'gemini', baseUrl: url, model: 'gemini-2.5-flash', apiKeyEnv: 'GEMINI_API_KEY' }), (t) => ({ standIn: g, config, label } = t), 'Gemini');
 
 const keyed = (o: { idleTimeoutMs?: number } = {}) => deps({ key: FAKE_KEY, ...o });
 

@@ -1,4 +1,6 @@
 import { createServer } from 'node:net';
+import { afterEach, beforeEach } from 'vitest';
+import { clearModelCache } from '../../server/src/providers';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, Piece, ProviderConfig } from '../../server/src/providers/types';
 
 /** A key no real provider would issue, easy to spot if it leaks into a message. */
@@ -76,4 +78,30 @@ export async function until(cond: () => boolean, ms = 2_000): Promise<void> {
     if (Date.now() - start > ms) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+export interface PerTest<S> {
+  standIn: S;
+  config: ProviderConfig;
+  /** How messages name the provider: `<name> at <its URL>`. */
+  label: string;
+}
+
+/**
+ * For each test: a fresh stand-in from `start` (the adapters' model cache cleared) and the config
+ * `configFor` makes for its URL, handed to `started`; the stand-in closed after the test.
+ */
+export function standInPerTest<S extends { url: string; close(): Promise<unknown> }>(
+  start: () => Promise<S>,
+  configFor: (url: string) => ProviderConfig,
+  started: (t: PerTest<S>) => void,
+  name = '',
+): void {
+  let standIn: S | undefined;
+  beforeEach(async () => {
+    clearModelCache();
+    standIn = await start();
+    started({ standIn, config: configFor(standIn.url), label: `${name} at ${standIn.url}` });
+  });
+  afterEach(() => standIn?.close());
 }

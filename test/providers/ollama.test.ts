@@ -1,25 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { clearModelCache, createAdapter, isAbortError, ProviderError } from '../../server/src/providers';
+import { describe, expect, it } from 'vitest';
+import { createAdapter, isAbortError, ProviderError } from '../../server/src/providers';
 import type { ProviderConfig } from '../../server/src/providers/types';
-import {
-  OLLAMA_DEFAULT_REPLY,
-  OLLAMA_DEFAULT_THINKING,
-  OLLAMA_MID_STREAM_ERROR,
-  startOllamaStandIn,
-  type OllamaStandIn,
-} from '../fixtures/providers/ollama';
+import { OLLAMA_DEFAULT_REPLY, OLLAMA_DEFAULT_THINKING, OLLAMA_MID_STREAM_ERROR, startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { SPLIT_UTF8_REPLY } from '../fixtures/providers/standin';
-import { closedPort, deps, HELLO, run, until, within } from './helpers';
+import { closedPort, deps, HELLO, run, until, within, standInPerTest } from './helpers';
 
 let ollama: OllamaStandIn;
 let config: ProviderConfig;
-
-beforeEach(async () => {
-  clearModelCache();
-  ollama = await startOllamaStandIn();
-  config = { id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'qwen3' };
-});
-afterEach(() => ollama.close());
+standInPerTest(startOllamaStandIn, (url) => ({ id: 'local', kind: 'ollama', baseUrl: url, model: 'qwen3' }), (t) => ({ standIn: ollama, config } = t));
 
 describe('ollama adapter', () => {
   it('streams the reply piece by piece and sends the chat as Ollama expects it', async () => {

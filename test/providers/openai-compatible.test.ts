@@ -1,25 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { clearModelCache, createAdapter, isAbortError, ProviderError } from '../../server/src/providers';
+import { describe, expect, it } from 'vitest';
+import { createAdapter, isAbortError, ProviderError } from '../../server/src/providers';
 import type { ProviderConfig } from '../../server/src/providers/types';
-import {
-  OPENAI_DEFAULT_REASONING,
-  OPENAI_DEFAULT_REPLY,
-  OPENAI_MID_STREAM_ERROR,
-  startOpenAiStandIn,
-  type OpenAiStandIn,
-} from '../fixtures/providers/openai';
+import { OPENAI_DEFAULT_REASONING, OPENAI_DEFAULT_REPLY, OPENAI_MID_STREAM_ERROR, startOpenAiStandIn, type OpenAiStandIn } from '../fixtures/providers/openai';
 import { SPLIT_UTF8_REPLY } from '../fixtures/providers/standin';
-import { deps, FAKE_KEY, HELLO, run, until, within } from './helpers';
+import { deps, FAKE_KEY, HELLO, run, until, within, standInPerTest } from './helpers';
 
 let oa: OpenAiStandIn;
 let config: ProviderConfig;
-
-beforeEach(async () => {
-  clearModelCache();
-  oa = await startOpenAiStandIn();
-  config = { id: 'lmstudio', kind: 'openai-compatible', baseUrl: oa.url, model: 'qwen2.5-7b-instruct', apiKeyEnv: 'TEST_OPENAI_KEY' };
-});
-afterEach(() => oa.close());
+standInPerTest(startOpenAiStandIn, (url) => ({ id: 'lmstudio', kind: 'openai-compatible', baseUrl: url, model: 'qwen2.5-7b-instruct', apiKeyEnv: 'TEST_OPENAI_KEY' }), (t) => ({ standIn: oa, config } = t));
 
 describe('openai-compatible adapter', () => {
   it('streams content deltas and sends the messages unchanged', async () => {

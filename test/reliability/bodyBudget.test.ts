@@ -6,25 +6,17 @@
  * process of its own so its resident memory can be read.
  */
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
-import { chatHeaders, chatRequestBody, request, type RelayChild, sleep, spawnRelayChild, waitFor } from './support';
+import { describe, expect, it } from 'vitest';
+import { startOllamaStandIn } from '../fixtures/providers/ollama';
+import { chatHeaders, chatRequestBody, request, type RelayChild, sleep, relayChildSuite, waitFor } from './support';
 
 const MiB = 2 ** 20;
 const CONNECTIONS = 40;
 const BODY_BYTES = 10 * MiB - 100 * 1024;
 
-let ollama: OllamaStandIn;
 let relay: RelayChild;
 
-beforeAll(async () => {
-  ollama = await startOllamaStandIn();
-  relay = await spawnRelayChild({ providerUrl: ollama.url, model: 'llama3.2', bodyTimeoutMs: 15_000 });
-}, 30_000);
-afterAll(async () => {
-  await relay?.stop();
-  await ollama?.close();
-});
+const suite = relayChildSuite(startOllamaStandIn, { model: 'llama3.2', bodyTimeoutMs: 15_000 }, (s) => ({ relay } = s));
 
 /** A chat request with one photo: its first MiB shows content parts, so it may grow to 10 MiB. */
 function photoBody(bytes: number): Buffer {
@@ -117,8 +109,7 @@ describe('request bodies in flight share one budget', () => {
 
   it('a body that never completes gets 408 at its own deadline, which gives its share back', async () => {
     // A relay of its own: the test before leaves connections the relay may still be closing.
-    await relay.stop();
-    relay = await spawnRelayChild({ providerUrl: ollama.url, model: 'llama3.2', bodyTimeoutMs: 15_000 });
+    relay = await suite.respawn();
     const body = photoBody(BODY_BYTES);
     const holders = await Promise.all(Array.from({ length: 6 }, () => holdBack(body)));
     expect(holders.every((h) => h.answer() === '')).toBe(true);

@@ -80,13 +80,32 @@ const LAST_CHUNK = '0\r\n\r\n';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+type Settings = Pick<FaultProvider, 'mode' | 'lines' | 'delayMs' | 'lineBytes'>;
+type Counters = { -readonly [K in 'firehoseBytes' | 'endlessBytes' | 'served' | 'completed']: number };
+
 export async function startFaultProvider(initial: FaultMode = 'ok'): Promise<FaultProvider> {
   const sockets = new Set<Socket>();
   const withRequest = new Set<Socket>();
-  let served = 0;
-  let completed = 0;
-  const state = { mode: initial, lines: 5, delayMs: 0, lineBytes: 1024 };
-  const counters = { firehoseBytes: 0, endlessBytes: 0 };
+  // The handle is the state itself: tests set its settings and read its counters directly.
+  const p: Omit<FaultProvider, keyof Counters> & Counters = {
+    url: '',
+    mode: initial,
+    lines: 5,
+    delayMs: 0,
+    lineBytes: 1024,
+    firehoseBytes: 0,
+    endlessBytes: 0,
+    served: 0,
+    completed: 0,
+    get openRequests() {
+      return withRequest.size;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
 
   const server = createServer((socket) => {
     sockets.add(socket);
@@ -105,63 +124,18 @@ export async function startFaultProvider(initial: FaultMode = 'ok'): Promise<Fau
       if (buf.length < end + 4 + length) return;
       socket.off('data', onData);
       withRequest.add(socket);
-      served++;
-      void answer(socket, { ...state }, counters).then((ok) => {
-        if (ok) completed++;
+      p.served++;
+      // The settings as they are now: a test may change them for the next request meanwhile.
+      const settings: Settings = { mode: p.mode, lines: p.lines, delayMs: p.delayMs, lineBytes: p.lineBytes };
+      void answer(socket, settings, p).then((ok) => {
+        if (ok) p.completed++;
       });
     };
     socket.on('data', onData);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-
-  return {
-    url: `http://127.0.0.1:${port}`,
-    get mode() {
-      return state.mode;
-    },
-    set mode(m: FaultMode) {
-      state.mode = m;
-    },
-    get lines() {
-      return state.lines;
-    },
-    set lines(n: number) {
-      state.lines = n;
-    },
-    get delayMs() {
-      return state.delayMs;
-    },
-    set delayMs(n: number) {
-      state.delayMs = n;
-    },
-    get lineBytes() {
-      return state.lineBytes;
-    },
-    set lineBytes(n: number) {
-      state.lineBytes = n;
-    },
-    get firehoseBytes() {
-      return counters.firehoseBytes;
-    },
-    get endlessBytes() {
-      return counters.endlessBytes;
-    },
-    get openRequests() {
-      return withRequest.size;
-    },
-    get served() {
-      return served;
-    },
-    get completed() {
-      return completed;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
+  p.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return p;
 }
 
 /** Resolves true on 'drain', false once the socket closed. */
@@ -184,7 +158,7 @@ function put(socket: Socket, data: string | Buffer): boolean {
   return true;
 }
 
-async function answer(socket: Socket, s: { mode: FaultMode; lines: number; delayMs: number; lineBytes: number }, counters: { firehoseBytes: number; endlessBytes: number }): Promise<boolean> {
+async function answer(socket: Socket, s: Settings, counters: Pick<Counters, 'firehoseBytes' | 'endlessBytes'>): Promise<boolean> {
   switch (s.mode) {
     case 'endless-line': {
       put(socket, HEADERS);
@@ -206,18 +180,7 @@ async function answer(socket: Socket, s: { mode: FaultMode; lines: number; delay
         const data = chunk(contentLine(`${String(i).padStart(7, '0')} ${filler}`));
         counters.firehoseBytes += data.length;
         // A real server is paced by TCP: it writes only as fast as the relay reads.
-        if (!socket.write(data)) {
-          const drained = await new Promise<boolean>((resolve) => {
-            const done = (ok: boolean) => () => {
-              socket.off('drain', onDrain).off('close', onClose);
-              resolve(ok);
-            };
-            const onDrain = done(true);
-            const onClose = done(false);
-            socket.once('drain', onDrain).once('close', onClose);
-          });
-          if (!drained) return false;
-        }
+        if (!socket.write(data) && !(await drained(socket))) return false;
       }
       if (!put(socket, chunk(DONE_LINE))) return false;
       socket.end(LAST_CHUNK);

@@ -7,25 +7,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RelayServer } from '../../server/src/session/relay';
-import { onRelayChildCommands } from '../helpers/relayChildCommands';
+import { announce, childRelay, onRelayChildCommands } from '../helpers/relayChildCommands';
 
 const opts = JSON.parse(process.argv[2] ?? '{}') as { providerUrl: string; model: string; maxStreams?: number; keepAliveMs?: number; bodyTimeoutMs?: number };
 const configDir = mkdtempSync(join(tmpdir(), 'deskrelay-child-'));
-const relay = new RelayServer({
-  host: '127.0.0.1',
-  port: 0,
+const relay = childRelay(opts, {
   version: '0.0.0-child',
-  providers: { active: () => ({ ok: true, config: { id: 'local', kind: 'ollama', baseUrl: opts.providerUrl, model: opts.model } }) },
-  keys: { get: async () => undefined, howToSet: () => 'not needed' },
-  workspaces: () => 0,
   maxConcurrentStreams: () => opts.maxStreams ?? 8,
   configDir,
   keepAliveMs: opts.keepAliveMs,
   bodyTimeoutMs: opts.bodyTimeoutMs,
 });
 
-void relay.start().then(({ url, token }) => process.stdout.write(`${JSON.stringify({ url, token, pid: process.pid })}\n`));
+void relay.start().then(announce);
 onRelayChildCommands(
   (command) => {
     if (command === 'mem') {

@@ -6,9 +6,9 @@
  * memory can be read; the provider is the raw-socket Ollama stand-in.
  */
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type FaultProvider, startFaultProvider } from './faultProvider';
-import { chatHeaders, chatRequestBody, request, type RelayChild, sleep, spawnRelayChild, waitFor } from './support';
+import { chatHeaders, chatRequestBody, request, type RelayChild, sleep, relayChildSuite, waitFor } from './support';
 
 const MiB = 2 ** 20;
 /** What the relay lets follow one key at once (server/src/doors/resumable/registry.ts). */
@@ -17,14 +17,7 @@ const MAX_ATTACHED = 4;
 let p: FaultProvider;
 let relay: RelayChild;
 
-beforeAll(async () => {
-  p = await startFaultProvider();
-  relay = await spawnRelayChild({ providerUrl: p.url, model: 'm', maxStreams: 16 });
-}, 30_000);
-afterAll(async () => {
-  await relay?.stop();
-  await p?.close();
-});
+relayChildSuite(startFaultProvider, { model: 'm', maxStreams: 16 }, (s) => ({ provider: p, relay } = s));
 
 /** A finished resumable reply of `lines` × 4 KiB: read to its end once. */
 async function finishedReply(key: string, lines: number): Promise<void> {

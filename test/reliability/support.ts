@@ -2,6 +2,7 @@
 import { request as httpRequest, type Agent, type IncomingHttpHeaders } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { afterAll, beforeAll } from 'vitest';
 import { spawnBundledChild } from '../helpers/relayChild';
 
 export interface StreamEvent {
@@ -152,7 +153,15 @@ export interface RelayChild {
 }
 
 /** Runs test/reliability/relayChild.ts in a process of its own, with gc() for memory(). */
-export async function spawnRelayChild(opts: { providerUrl: string; model: string; maxStreams?: number; keepAliveMs?: number; bodyTimeoutMs?: number }): Promise<RelayChild> {
+export interface RelayChildOptions {
+  providerUrl: string;
+  model: string;
+  maxStreams?: number;
+  keepAliveMs?: number;
+  bodyTimeoutMs?: number;
+}
+
+export async function spawnRelayChild(opts: RelayChildOptions): Promise<RelayChild> {
   const { join } = await import('node:path');
   const { readFileSync } = await import('node:fs');
   const proc = await spawnBundledChild({ entry: join(__dirname, 'relayChild.ts'), arg: opts, bundlePrefix: 'deskrelay-child-bundle-', nodeArgs: ['--expose-gc'], stderr: 'inherit' });
@@ -166,5 +175,35 @@ export async function spawnRelayChild(opts: { providerUrl: string; model: string
     },
     rss: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${first.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024,
     stop: () => proc.stop(),
+  };
+}
+
+/**
+ * For one suite: the provider `startProvider` starts and a relay child chatting with it, handed to
+ * `started` before the tests; both stopped after them. `respawn()` replaces the child with a fresh
+ * one (the one stopped after the suite).
+ */
+export function relayChildSuite<P extends { url: string; close(): Promise<void> }>(
+  startProvider: () => Promise<P>,
+  opts: Omit<RelayChildOptions, 'providerUrl'>,
+  started: (s: { provider: P; relay: RelayChild }) => void,
+): { respawn(): Promise<RelayChild> } {
+  let provider: P | undefined;
+  let relay: RelayChild | undefined;
+  beforeAll(async () => {
+    provider = await startProvider();
+    relay = await spawnRelayChild({ ...opts, providerUrl: provider.url });
+    started({ provider, relay });
+  }, 30_000);
+  afterAll(async () => {
+    await relay?.stop();
+    await provider?.close();
+  });
+  return {
+    async respawn() {
+      await relay?.stop();
+      relay = await spawnRelayChild({ ...opts, providerUrl: provider!.url });
+      return relay;
+    },
   };
 }

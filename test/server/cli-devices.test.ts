@@ -1,34 +1,14 @@
 /** `deskrelay devices`, `deskrelay devices revoke ID`, serve's "Device paired" line and "rememberDevices" (issue 26), run as a user runs them: the built CLI in child processes. */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cliSuite, spawnCli } from '../helpers/cli';
 import { bearer, send } from '../helpers/http';
 
-const CLI = resolve(__dirname, '../../dist/cli.js');
-const children: ChildProcess[] = [];
+cliSuite();
 
-beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run "node scripts/build.mjs" first');
-});
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
-});
-
-function run(args: string[], dir: string) {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
+const run = (args: string[], dir: string) => spawnCli(args, { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '' });
 
 async function finished(args: string[], dir: string) {
   const r = run(args, dir);

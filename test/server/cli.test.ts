@@ -1,48 +1,35 @@
 /** CONTRACT §7: `deskrelay serve` as a user runs it, the built bundle in a child process. */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chmodSync } from 'node:fs';
 import { startAnthropicStandIn } from '../fixtures/providers/anthropic';
 import { startOllamaStandIn } from '../fixtures/providers/ollama';
 import { startOpenAiStandIn } from '../fixtures/providers/openai';
+import { cliSuite, spawnCli, type CliRun } from '../helpers/cli';
 import { bearer, chatBody, chatHeaders, closedPort, parseEvents, send } from '../helpers/http';
 
-const CLI = resolve(__dirname, '../../dist/cli.js');
-const children: ChildProcess[] = [];
+cliSuite();
 
-beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run "npm run build" first (npm test does)');
-});
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
-});
-
-interface Run {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
+interface Run extends CliRun {
   dir: string;
 }
 
 function run(args: string[], env: Record<string, string> = {}): Run {
   const dir = env.DESKRELAY_CONFIG_DIR ?? mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
-  const child = spawn(process.execPath, [CLI, ...args], {
-    // No runner probe unless a test names the ports (real ones such as 11434 may be in use here).
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return { child, stdout: () => out, stderr: () => err, exited, dir };
+  // No runner probe unless a test names the ports (real ones such as 11434 may be in use here).
+  const r = spawnCli(args, { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: '', ...env });
+  return { ...r, dir };
+}
+
+/** A config dir of its own holding `config` as its config.json. */
+function configDir(config: object): { dir: string; file: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
+  const file = join(dir, 'config.json');
+  writeFileSync(file, JSON.stringify(config));
+  return { dir, file };
 }
 
 async function started(r: Run): Promise<{ url: string; token: string }> {
@@ -52,8 +39,7 @@ async function started(r: Run): Promise<{ url: string; token: string }> {
 
 describe('deskrelay serve', () => {
   it('"maxConnections" in config.json caps the connections it holds (the rest are closed at once)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ maxConnections: 2 }));
+    const { dir } = configDir({ maxConnections: 2 });
     const r = run(['serve', '--port', '0'], { DESKRELAY_CONFIG_DIR: dir });
     const pairing = await started(r);
     const { port } = new URL(pairing.url);
@@ -124,8 +110,7 @@ describe('deskrelay serve', () => {
 
   it('SIGTERM during a stream: the stream gets a terminal error event, the token file goes, exit 0', async () => {
     const ollama = await startOllamaStandIn({ mode: 'hang-after-headers' });
-    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ activeProvider: 'local', providers: [{ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'm' }] }));
+    const { dir } = configDir({ activeProvider: 'local', providers: [{ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'm' }] });
     try {
       const r = run(['serve', '--port', '0'], { DESKRELAY_CONFIG_DIR: dir });
       const { url, token } = await started(r);
@@ -228,9 +213,7 @@ describe('no active provider', () => {
   });
 
   it('an activeProvider naming no configured provider: the notice says which and lists the choices', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
-    const file = join(dir, 'config.json');
-    writeFileSync(file, JSON.stringify({ activeProvider: 'gone', providers: [{ id: 'a', kind: 'ollama' }, { id: 'b', kind: 'ollama' }] }));
+    const { dir, file } = configDir({ activeProvider: 'gone', providers: [{ id: 'a', kind: 'ollama' }, { id: 'b', kind: 'ollama' }] });
     try {
       const r = run(['serve', '--port', '0', '--config', file]);
       const { url, token } = await started(r);
@@ -278,8 +261,7 @@ describe('start-up failures: exit 1 with exactly one line on stderr', () => {
   });
 
   it('when <config dir>/config.json is invalid', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ providers: [{ id: 'x', kind: 'banana' }] }));
+    const { dir } = configDir({ providers: [{ id: 'x', kind: 'banana' }] });
     await expectOneLine(run(['serve', '--port', '0'], { DESKRELAY_CONFIG_DIR: dir }), /providers\[0\]\.kind must be one of/);
   });
 
@@ -329,8 +311,7 @@ describe('deskrelay serve without a config file finds a local runner', () => {
 
   it('a config file is used as written: no probe, no notice', async () => {
     const ollama = await startOllamaStandIn();
-    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ activeProvider: 'a', providers: [{ id: 'a', kind: 'ollama', baseUrl: ollama.url }] }));
+    const { dir } = configDir({ activeProvider: 'a', providers: [{ id: 'a', kind: 'ollama', baseUrl: ollama.url }] });
     try {
       const r = run(['serve', '--port', '0'], { DESKRELAY_CONFIG_DIR: dir, DESKRELAY_RUNNER_PORTS: `ollama=${portOf(ollama.url)}` });
       await started(r);
@@ -345,8 +326,7 @@ describe('deskrelay serve without a config file finds a local runner', () => {
   });
 
   it('a vscode-lm provider: the chat is one error event saying it needs VS Code', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ activeProvider: 'copilot', providers: [{ id: 'copilot', kind: 'vscode-lm', model: 'copilot' }] }));
+    const { dir } = configDir({ activeProvider: 'copilot', providers: [{ id: 'copilot', kind: 'vscode-lm', model: 'copilot' }] });
     try {
       const r = run(['serve', '--port', '0'], { DESKRELAY_CONFIG_DIR: dir });
       const { url, token } = await started(r);
@@ -377,20 +357,15 @@ describe('deskrelay doctor', () => {
     const ollama = await startOllamaStandIn();
     const anthropic = await startAnthropicStandIn({ keys: ['sk-ant-good-0123456789'] });
     const lm = await startOpenAiStandIn();
-    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
-    const file = join(dir, 'config.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        activeProvider: 'local',
-        providers: [
-          { id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'qwen3' },
-          { id: 'claude', kind: 'anthropic', baseUrl: anthropic.url, model: 'claude-haiku-4-5-20251001', apiKeyEnv: 'ANTHROPIC_KEY' },
-          { id: 'lm', kind: 'openai-compatible', baseUrl: lm.url },
-          { id: 'cloud', kind: 'cloud' },
-        ],
-      }),
-    );
+    const { dir, file } = configDir({
+      activeProvider: 'local',
+      providers: [
+        { id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'qwen3' },
+        { id: 'claude', kind: 'anthropic', baseUrl: anthropic.url, model: 'claude-haiku-4-5-20251001', apiKeyEnv: 'ANTHROPIC_KEY' },
+        { id: 'lm', kind: 'openai-compatible', baseUrl: lm.url },
+        { id: 'cloud', kind: 'cloud' },
+      ],
+    });
     writeFileSync(join(dir, 'token'), 'dr_x\n', { mode: 0o600 });
     const cf = fakeCloudflared(dir);
     try {
@@ -421,21 +396,16 @@ describe('deskrelay doctor', () => {
     const ollama = await startOllamaStandIn();
     const anthropic = await startAnthropicStandIn({ keys: ['sk-ant-good-0123456789'] });
     const down = await closedPort();
-    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-'));
-    const file = join(dir, 'config.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        activeProvider: 'copilot',
-        providers: [
-          { id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'mistral' },
-          { id: 'claude', kind: 'anthropic', baseUrl: anthropic.url, model: 'claude-x', apiKeyEnv: 'ANTHROPIC_KEY' },
-          { id: 'gem', kind: 'gemini', model: 'gemini-2.5-pro', apiKeyEnv: 'GEMINI_KEY' },
-          { id: 'lm', kind: 'openai-compatible', baseUrl: `http://127.0.0.1:${down}/v1` },
-          { id: 'copilot', kind: 'vscode-lm' },
-        ],
-      }),
-    );
+    const { dir, file } = configDir({
+      activeProvider: 'copilot',
+      providers: [
+        { id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'mistral' },
+        { id: 'claude', kind: 'anthropic', baseUrl: anthropic.url, model: 'claude-x', apiKeyEnv: 'ANTHROPIC_KEY' },
+        { id: 'gem', kind: 'gemini', model: 'gemini-2.5-pro', apiKeyEnv: 'GEMINI_KEY' },
+        { id: 'lm', kind: 'openai-compatible', baseUrl: `http://127.0.0.1:${down}/v1` },
+        { id: 'copilot', kind: 'vscode-lm' },
+      ],
+    });
     writeFileSync(join(dir, 'token'), 'dr_x\n');
     chmodSync(join(dir, 'token'), 0o644);
     try {

@@ -30,29 +30,18 @@ describe('parseConfig', () => {
     expect(config.providers.map((p) => p.kind)).toEqual(['ollama', 'openai-compatible', 'anthropic', 'gemini', 'cloud']);
   });
 
-  it('defaults to one Ollama provider', () => {
-    expect(defaultConfig()).toEqual({
-      activeProvider: 'local',
-      workspaces: 0,
-      maxConcurrentStreams: 8,
-      maxConnections: 512,
-      providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
-      allowPhoneProviderSwitch: false,
-      pushNotifications: true,
-      rememberDevices: false,
-      keepConversations: false,
-      agent: { folders: [], denyPaths: [] },
-    });
-    expect(parseConfig('{"rememberDevices":true}').rememberDevices).toBe(true);
-    expect(() => parseConfig('{"rememberDevices":1}')).toThrow('"rememberDevices" must be true or false');
-    expect(parseConfig('{"keepConversations":true}').keepConversations).toBe(true);
-    expect(() => parseConfig('{"keepConversations":"yes"}')).toThrow('"keepConversations" must be true or false');
-    expect(parseConfig('{}').maxConcurrentStreams).toBe(8);
-    expect(parseConfig('{}').pushNotifications).toBe(true);
-    expect(parseConfig('{"pushNotifications":false}').pushNotifications).toBe(false);
-    expect(() => parseConfig('{"pushNotifications":"no"}')).toThrow('"pushNotifications" must be true or false');
-    expect(parseConfig('{"allowPhoneProviderSwitch":true}').allowPhoneProviderSwitch).toBe(true);
-    expect(() => parseConfig('{"allowPhoneProviderSwitch":"yes"}')).toThrow('"allowPhoneProviderSwitch" must be true or false');
+  it('a file that names nothing gets the defaults: one Ollama provider, 8 streams, push on, the other switches off', () => {
+    const empty = parseConfig('{}');
+    expect(empty).toEqual(defaultConfig());
+    expect(empty.providers).toEqual([{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }]);
+    expect([empty.activeProvider, empty.workspaces, empty.maxConcurrentStreams, empty.maxConnections]).toEqual(['local', 0, 8, 512]);
+    expect(empty.agent).toEqual({ folders: [], denyPaths: [] });
+    const switches = { allowPhoneProviderSwitch: false, pushNotifications: true, rememberDevices: false, keepConversations: false };
+    for (const [field, byDefault] of Object.entries(switches) as [keyof typeof switches, boolean][]) {
+      expect(empty[field], field).toBe(byDefault);
+      expect(parseConfig(JSON.stringify({ [field]: !byDefault }))[field], field).toBe(!byDefault);
+      for (const bad of [1, 'yes']) expect(() => parseConfig(JSON.stringify({ [field]: bad }))).toThrow(`"${field}" must be true or false`);
+    }
   });
 
   it('reads "transcription" and refuses one no openai-compatible provider can serve', () => {

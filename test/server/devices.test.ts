@@ -5,36 +5,20 @@
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
+import { type OllamaStandIn } from '../fixtures/providers/ollama';
 import { bearer, chatBody, chatHeaders, parseEvents, send, type Reply } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
-import { completeBlocks, newKey, parseNumbered, resumable } from '../doors/helpers';
+import { completeBlocks, newKey, parseNumbered, resumable, relayWithOllama, useOllama } from '../doors/helpers';
 import { DEVICE_REMOVED_MESSAGE } from '../../server/src/protocol';
 import { devicesPath } from '../../server/src/store/devices';
 import { RelayServer } from '../../server/src/session/relay';
 
 let ollama: OllamaStandIn;
 let t: TestRelay;
+relayWithOllama({ keepAliveMs: 100, providerIdleMs: 5_000 }, (s) => ({ t, ollama } = s));
 
-beforeAll(async () => {
-  ollama = await startOllamaStandIn();
-  t = await startRelay({ keepAliveMs: 100, providerIdleMs: 5_000 });
-  useOllama(t);
-});
-afterAll(async () => {
-  await t?.close();
-  await ollama?.close();
-});
-afterEach(async () => {
-  ollama.set({ mode: 'normal' });
-  await expect.poll(() => t.relay.activeStreams).toBe(0);
-});
-
-function useOllama(relay: TestRelay) {
-  relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'llama3.2' });
-}
 const json = (token: string) => ({ ...bearer(token), 'Content-Type': 'application/json' });
 
 async function register(relay: TestRelay | { url: string; token: string }, name = 'iPhone Safari'): Promise<{ id: string; token: string }> {
@@ -214,7 +198,7 @@ describe('a device token at every door', () => {
     const lines: string[] = [];
     const r = await startRelay({ onRequestLog: (e) => lines.push(JSON.stringify(e)) });
     try {
-      useOllama(r);
+      useOllama(r, ollama);
       const device = await register(r);
       await send(r.url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(device.token), body: chatBody() });
       await socketChat(r, device.token, { first: chatBody() });
@@ -287,7 +271,7 @@ describe('per-device stream limit', () => {
   it('one device holds at most half the slots (429 chat.too_many_streams); the desk and another device still get theirs', async () => {
     const r = await startRelay({ maxConcurrentStreams: () => 4 });
     try {
-      useOllama(r);
+      useOllama(r, ollama);
       ollama.set({ mode: 'normal', reply: Array.from({ length: 40 }, (_, i) => `w${i} `), chunkDelayMs: 50 });
       const a = await register(r, 'A');
       const b = await register(r, 'B');
@@ -312,7 +296,7 @@ describe('per-device stream limit', () => {
 describe('restarts', () => {
   it('with rememberDevices off, device tokens die with the relay and nothing is written', async () => {
     const r = await startRelay({ rememberDevices: false });
-    useOllama(r);
+    useOllama(r, ollama);
     const device = await register(r);
     expect(() => statSync(devicesPath(r.dir))).toThrow();
     await r.relay.stop();
@@ -328,7 +312,7 @@ describe('restarts', () => {
   it('with rememberDevices on, devices survive a restart as salted hashes in a 0600 file, and turning it off deletes the file', async () => {
     const r = await startRelay({ rememberDevices: true });
     const options = r.relay.options;
-    useOllama(r);
+    useOllama(r, ollama);
     const phone = await register(r, 'iPhone Safari');
     const tablet = await register(r, 'iPad Safari');
     const file = devicesPath(r.dir);
@@ -374,7 +358,7 @@ describe('restarts', () => {
 
   it('forgetDevices() ends every device at once and empties the file', async () => {
     const r = await startRelay({ rememberDevices: true });
-    useOllama(r);
+    useOllama(r, ollama);
     const a = await register(r);
     const b = await register(r);
     expect(await r.relay.forgetDevices()).toBe(2);

@@ -1,13 +1,7 @@
 /** SPEC §4.2 and CONTRACT §5: the stream's bytes, its keep-alive, thinking, and its one terminal event. */
 import { request as httpRequest } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  OLLAMA_DEFAULT_REPLY,
-  OLLAMA_DEFAULT_THINKING,
-  OLLAMA_MID_STREAM_ERROR,
-  startOllamaStandIn,
-  type OllamaStandIn,
-} from '../fixtures/providers/ollama';
+import { OLLAMA_DEFAULT_REPLY, OLLAMA_DEFAULT_THINKING, OLLAMA_MID_STREAM_ERROR, startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { SPLIT_UTF8_REPLY } from '../fixtures/providers/standin';
 import { chatBody, chatHeaders, closedPort, parseEvents, send } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';

@@ -4,9 +4,8 @@
  * agent dying, stop (Tailscale: removing only our handler), the agent missing, and where their
  * secrets go (the environment, never argv, never a message).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import type https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +20,7 @@ import {
   NGROK_STANDIN,
   readInfo,
   STANDIN,
+  startTailnet,
   startRelay,
   TAILNET_HOST,
   TAILSCALE_STANDIN,
@@ -28,12 +28,6 @@ import {
   type Relay,
   type Tls,
 } from './helpers';
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { startTailscaled, initialState } = require('../fixtures/tailscale/tailscaled.cjs') as {
-  startTailscaled(o: { stateFile: string; infoFile: string; keyFile: string; certFile: string }): Promise<https.Server>;
-  initialState(over?: object): Record<string, unknown>;
-};
 
 let tls: Tls;
 let relay: Relay;
@@ -267,21 +261,13 @@ describe('ngrok (ngrok http … --log stdout --log-format json)', () => {
 
   it('missing: names the path and how to install ngrok', () => {
     const agent = tunnelAgentFor({ kind: 'ngrok', ngrokPath: path.join(dir, 'no-ngrok') });
-    expect(() => agent.locate()).toThrow(/ngrok was not found at .*no-ngrok[\s\S]*ngrok config add-authtoken/);
+    expect(() => agent.locate()).toThrow(/ngrok was not found at .*no-ngrok \(the path given by deskrelay\.ngrokPath \/ --ngrok\)[\s\S]*ngrok config add-authtoken/);
   });
 });
 
 describe('Tailscale Funnel and Serve (tailscale funnel|serve --bg, status --json)', () => {
   async function tailnet(over: object = {}) {
-    const stateFile = file('tailscale-state');
-    const infoFile = file('tailscaled');
-    writeFileSync(stateFile, JSON.stringify(initialState(over)));
-    const server = await startTailscaled({ stateFile, infoFile, keyFile: tls.keyFile, certFile: tls.certFile });
-    closers.push(() => {
-      server.closeAllConnections();
-      server.close();
-    });
-    const state = () => JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, any>;
+    const { stateFile, infoFile, state } = await startTailnet(tls, file, closers, over);
     const setState = (change: (s: Record<string, any>) => void) => {
       const s = state();
       change(s);
@@ -391,7 +377,7 @@ describe('Tailscale Funnel and Serve (tailscale funnel|serve --bg, status --json
 
   it('missing: names the path and how to install Tailscale', () => {
     const agent = tunnelAgentFor({ kind: 'tailscale-funnel', tailscalePath: path.join(dir, 'no-tailscale') });
-    expect(() => agent.locate()).toThrow(/tailscale was not found at .*no-tailscale[\s\S]*Install Tailscale/);
+    expect(() => agent.locate()).toThrow(/tailscale was not found at .*no-tailscale \(the path given by deskrelay\.tailscalePath \/ --tailscale\)[\s\S]*Install Tailscale/);
   });
 });
 

@@ -4,37 +4,26 @@
  * stop (Tailscale: only our handler removed), the agent missing, and tokens kept out of argv and
  * output.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type https from 'node:https';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliSuite, spawnCli, type CliRun } from '../helpers/cli';
 import { closedPort } from '../helpers/http';
-import { fakeTunnelToken, isAlive, makeTls, NAMED_HOSTNAME, NGROK_STANDIN, readInfo, STANDIN, TAILNET_HOST, TAILSCALE_STANDIN, type Tls } from './helpers';
+import { fakeTunnelToken, isAlive, makeTls, NAMED_HOSTNAME, NGROK_STANDIN, readInfo, startTailnet, STANDIN, TAILNET_HOST, TAILSCALE_STANDIN, type Tls } from './helpers';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { startTailscaled, initialState } = require('../fixtures/tailscale/tailscaled.cjs') as {
-  startTailscaled(o: { stateFile: string; infoFile: string; keyFile: string; certFile: string }): Promise<https.Server>;
-  initialState(over?: object): Record<string, unknown>;
-};
-
-const CLI = path.resolve(__dirname, '../../dist/cli.js');
 const PRELOAD = path.resolve(__dirname, '../fixtures/cloudflared/edge-preload.cjs');
 const payloadFor = (url: string) => new RegExp(`\\{"url":"${url.replace(/[.]/g, '\\.')}","token":"(dr_[A-Za-z0-9_-]{43})"\\}`);
 
 let cert: Tls;
-const children: ChildProcess[] = [];
 const dirs: string[] = [];
 const closers: (() => void)[] = [];
 
 beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run "npm run build" first (npm test does)');
   cert = makeTls();
 });
 afterAll(() => cert.cleanup());
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+cliSuite(() => {
   for (const c of closers.splice(0)) c();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
@@ -54,14 +43,32 @@ function serve(args: string[], infoFile: string, own: Record<string, string>, ex
     DESKRELAY_TUNNEL_PASS_ENV: Object.keys(own).join(','),
     ...extraEnv,
   };
-  const child = spawn(process.execPath, ['--require', PRELOAD, CLI, 'serve', '--port', '0', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return { child, stdout: () => out, stderr: () => err, exited, dir };
+  return { ...spawnCli(['serve', '--port', '0', ...args], env, ['--require', PRELOAD]), dir };
+}
+
+/** The stand-in edge of a named tunnel whose dashboard routes NAMED_HOSTNAME to the relay's `port`. */
+const namedEdge = (infoFile: string, port: string) => ({
+  STANDIN_CLOUDFLARED_INFO: infoFile,
+  STANDIN_CLOUDFLARED_TLS_KEY: cert.keyFile,
+  STANDIN_CLOUDFLARED_TLS_CERT: cert.certFile,
+  STANDIN_CLOUDFLARED_NAMED_HOSTNAME: NAMED_HOSTNAME,
+  STANDIN_CLOUDFLARED_NAMED_SERVICE: `http://localhost:${port}`,
+});
+
+/** Waits for the pairing with `url`; when it does not come, the failure shows the CLI's stderr. */
+async function pairsWith(run: CliRun, url: string, timeout = 20_000): Promise<void> {
+  await expect.poll(() => run.stdout(), { timeout }).toMatch(payloadFor(url)).catch((err: Error) => {
+    throw new Error(`${err.message}\nstderr: ${run.stderr()}`);
+  });
+}
+
+/** serve --tunnel `kind` with --`program` naming a missing file: exit 1 at once with the install steps, no pairing printed. */
+async function expectMissing(kind: string, program: string, installStep: string): Promise<void> {
+  const run = serve(['--tunnel', kind, `--${program}`, `/nonexistent/${program}`], tmpFile('none'), {});
+  expect(await run.exited).toBe(1);
+  expect(run.stderr()).toContain(`Tunnel not started: ${program} was not found at /nonexistent/${program}`);
+  expect(run.stderr()).toContain(installStep);
+  expect(run.stdout()).not.toMatch(/"token"|[▀▄█]{5,}/);
 }
 
 const tmpFile = (name: string) => path.join(cert.dir, `${name}-${process.pid}-${Math.random().toString(36).slice(2)}.json`);
@@ -73,19 +80,10 @@ describe('deskrelay serve --tunnel cloudflare-named', () => {
     // The dashboard routes the hostname to the relay's port: fixed here, as the user would. A port
     // just seen free (a random one could be an ephemeral port some other connection holds).
     const port = String(await closedPort());
-    const own = {
-      STANDIN_CLOUDFLARED_INFO: infoFile,
-      STANDIN_CLOUDFLARED_TLS_KEY: cert.keyFile,
-      STANDIN_CLOUDFLARED_TLS_CERT: cert.certFile,
-      STANDIN_CLOUDFLARED_NAMED_HOSTNAME: NAMED_HOSTNAME,
-      STANDIN_CLOUDFLARED_NAMED_SERVICE: `http://localhost:${port}`,
-      STANDIN_CLOUDFLARED_DUMP_ENV: '1',
-    };
+    const own = { ...namedEdge(infoFile, port), STANDIN_CLOUDFLARED_DUMP_ENV: '1' };
     const run2 = serve(['--port', port, '--tunnel', 'cloudflare-named', '--hostname', NAMED_HOSTNAME, '--cloudflared', STANDIN], infoFile, own, { DESKRELAY_TUNNEL_TOKEN: token });
     const url = `https://${NAMED_HOSTNAME}`;
-    await expect.poll(() => run2.stdout(), { timeout: 20_000 }).toMatch(payloadFor(url)).catch((err: Error) => {
-      throw new Error(`${err.message}\nstderr: ${run2.stderr()}`);
-    });
+    await pairsWith(run2, url);
     expect(run2.stdout()).toContain(`Tunnel up: ${url}`);
     expect(run2.stdout()).toContain('This address lasts');
     expect(run2.stderr()).toMatch(/GET \/v1\/health 200/);
@@ -102,20 +100,12 @@ describe('deskrelay serve --tunnel cloudflare-named', () => {
     const infoFile = tmpFile('named-config');
     const token = fakeTunnelToken();
     const port = String(await closedPort());
-    const own = {
-      STANDIN_CLOUDFLARED_INFO: infoFile,
-      STANDIN_CLOUDFLARED_TLS_KEY: cert.keyFile,
-      STANDIN_CLOUDFLARED_TLS_CERT: cert.certFile,
-      STANDIN_CLOUDFLARED_NAMED_HOSTNAME: NAMED_HOSTNAME,
-      STANDIN_CLOUDFLARED_NAMED_SERVICE: `http://localhost:${port}`,
-    };
+    const own = namedEdge(infoFile, port);
     const config = tmpFile('config.json');
     writeFileSync(config, JSON.stringify({ tunnel: { kind: 'cloudflare-named', hostname: NAMED_HOSTNAME } }));
     const run = serve(['--port', port, '--config', config, '--cloudflared', STANDIN], infoFile, own, { DESKRELAY_TUNNEL_TOKEN: token });
     const url = `https://${NAMED_HOSTNAME}`;
-    await expect.poll(() => run.stdout(), { timeout: 20_000 }).toMatch(payloadFor(url)).catch((err: Error) => {
-      throw new Error(`${err.message}\nstderr: ${run.stderr()}`);
-    });
+    await pairsWith(run, url);
     expect(run.stdout()).toContain(`Tunnel up: ${url}`);
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(0);
@@ -143,7 +133,7 @@ describe('deskrelay serve --tunnel ngrok', () => {
     const run = serve(['--tunnel', 'ngrok', '--ngrok', NGROK_STANDIN], infoFile, own(infoFile, 'die-later'), { NGROK_AUTHTOKEN: AUTHTOKEN });
     await expect.poll(() => run.stdout(), { timeout: 20_000 }).toMatch(/Tunnel up: https:\/\/[0-9a-f]{4}-203-0-113-7\.ngrok-free\.app/);
     const url = /Tunnel up: (\S+)/.exec(run.stdout())![1]!;
-    await expect.poll(() => run.stdout(), { timeout: 10_000 }).toMatch(payloadFor(url));
+    await pairsWith(run, url, 10_000);
     expect((readInfo(infoFile) as unknown as { authtokenSource: string }).authtokenSource).toBe('env');
     await expect.poll(() => run.stdout(), { timeout: 10_000 }).toMatch(/Tunnel down: ngrok exited with code 2/);
     expect(run.stdout() + run.stderr()).not.toContain(AUTHTOKEN);
@@ -153,34 +143,18 @@ describe('deskrelay serve --tunnel ngrok', () => {
 
   // Issue 24: --tunnel without its program stops early with the install steps, rather than
   // serving on with a pairing a phone cannot use.
-  it('--ngrok naming a missing file: stops at once with the install steps, printing no pairing', async () => {
-    const run = serve(['--tunnel', 'ngrok', '--ngrok', '/nonexistent/ngrok'], tmpFile('none'), {});
-    expect(await run.exited).toBe(1);
-    expect(run.stderr()).toContain('Tunnel not started: ngrok was not found at /nonexistent/ngrok');
-    expect(run.stderr()).toContain('ngrok config add-authtoken');
-    expect(run.stdout()).not.toMatch(/"token"|[▀▄█]{5,}/);
-  });
+  it('--ngrok naming a missing file: stops at once with the install steps, printing no pairing', () => expectMissing('ngrok', 'ngrok', 'ngrok config add-authtoken'));
 });
 
 describe('deskrelay serve --tunnel tailscale-funnel / tailscale-serve', () => {
-  async function tailnet(over: object = {}) {
-    const stateFile = tmpFile('tailscale-state');
-    const infoFile = tmpFile('tailscaled');
-    writeFileSync(stateFile, JSON.stringify(initialState(over)));
-    const server = await startTailscaled({ stateFile, infoFile, keyFile: cert.keyFile, certFile: cert.certFile });
-    closers.push(() => {
-      server.closeAllConnections();
-      server.close();
-    });
-    return { stateFile, infoFile, state: () => JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, any> };
-  }
+  const tailnet = (over: object = {}) => startTailnet(cert, tmpFile, closers, over);
 
   it("funnels the relay, pairs with the tailnet URL, and on SIGTERM removes only its handler", async () => {
     const theirs = { TCP: { '443': { HTTPS: true } }, Web: { [`${TAILNET_HOST}:443`]: { Handlers: { '/': { Proxy: 'http://127.0.0.1:3000' } } } }, AllowFunnel: { [`${TAILNET_HOST}:443`]: true } };
     const t = await tailnet({ serve: theirs });
     const run = serve(['--tunnel', 'tailscale-funnel', '--tailscale', TAILSCALE_STANDIN], t.infoFile, { STANDIN_TAILSCALE_STATE: t.stateFile });
     const url = `https://${TAILNET_HOST}:8443`;
-    await expect.poll(() => run.stdout(), { timeout: 20_000 }).toMatch(payloadFor(url));
+    await pairsWith(run, url);
     expect(run.stdout()).toContain('This address lasts');
     expect(run.stderr()).toMatch(/GET \/v1\/health 200/);
     const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(run.stdout())![1];
@@ -199,13 +173,7 @@ describe('deskrelay serve --tunnel tailscale-funnel / tailscale-serve', () => {
     run.child.kill('SIGTERM');
   });
 
-  it('--tailscale naming a missing file: stops at once with the install steps', async () => {
-    const run = serve(['--tunnel', 'tailscale-funnel', '--tailscale', '/nonexistent/tailscale'], tmpFile('none'), {});
-    expect(await run.exited).toBe(1);
-    expect(run.stderr()).toContain('Tunnel not started: tailscale was not found at /nonexistent/tailscale');
-    expect(run.stderr()).toContain('Install Tailscale');
-    expect(run.stdout()).not.toMatch(/"token"|[▀▄█]{5,}/);
-  });
+  it('--tailscale naming a missing file: stops at once with the install steps', () => expectMissing('tailscale-funnel', 'tailscale', 'Install Tailscale'));
 });
 
 describe('--tunnel parsing', () => {

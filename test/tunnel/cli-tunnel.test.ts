@@ -1,27 +1,23 @@
 /** `deskrelay serve --tunnel` as a user runs it, through the stand-in cloudflared (issue: tunnel helper). */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INSTALL_HELP } from '../../server/src/tunnel';
+import { cliSuite, spawnCli } from '../helpers/cli';
 import { isAlive, makeTls, readInfo, STANDIN, standinEnv, standinNames, type Tls } from './helpers';
 
-const CLI = path.resolve(__dirname, '../../dist/cli.js');
 const PRELOAD = path.resolve(__dirname, '../fixtures/cloudflared/edge-preload.cjs');
 const PAYLOAD = /\{"url":"(https:\/\/[a-z0-9-]+\.trycloudflare\.com)","token":"(dr_[A-Za-z0-9_-]{43})"\}/;
 
 let cert: Tls;
-const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
 beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run "npm run build" first (npm test does)');
   cert = makeTls();
 });
 afterAll(() => cert.cleanup());
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+cliSuite(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -29,18 +25,12 @@ function serveWithTunnel(mode: string, extraArgs: string[] = [], extraEnv: Recor
   const dir = mkdtempSync(path.join(tmpdir(), 'deskrelay-cli-tunnel-'));
   dirs.push(dir);
   const infoFile = path.join(dir, 'standin.json');
-  const child = spawn(process.execPath, ['--require', PRELOAD, CLI, 'serve', '--port', '0', '--tunnel', '--cloudflared', STANDIN, ...extraArgs], {
-    env: { ...standinEnv(cert, infoFile, mode, extraEnv), DESKRELAY_CONFIG_DIR: dir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return { child, stdout: () => out, stderr: () => err, exited, infoFile, dir };
+  const r = spawnCli(['serve', '--port', '0', '--tunnel', '--cloudflared', STANDIN, ...extraArgs], { ...standinEnv(cert, infoFile, mode, extraEnv), DESKRELAY_CONFIG_DIR: dir }, ['--require', PRELOAD]);
+  return { ...r, infoFile, dir };
 }
+
+/** serve --tunnel with --cloudflared naming `missing`, no stand-in around. */
+const missingCloudflared = (missing: string, dir: string) => spawnCli(['serve', '--port', '0', '--tunnel', '--cloudflared', missing], { PATH: process.env.PATH, DESKRELAY_CONFIG_DIR: dir });
 
 describe('deskrelay serve --tunnel', () => {
   it('prints the local URL, then the tunnel URL, its pairing and QR once /v1/health answers through it; SIGTERM stops cloudflared', async () => {
@@ -76,20 +66,11 @@ describe('deskrelay serve --tunnel', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'deskrelay-cli-tunnel-'));
     dirs.push(dir);
     const missing = path.join(dir, 'no-such-cloudflared');
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--tunnel', '--cloudflared', missing], {
-      env: { PATH: process.env.PATH, DESKRELAY_CONFIG_DIR: dir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let out = '';
-    let err = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-    const code = await new Promise<number | null>((r) => child.once('exit', r));
-    expect(code).toBe(1);
-    expect(err).toContain('Tunnel not started');
-    expect(err).toContain(missing);
-    expect(out).not.toMatch(/"token"|[▀▄█]{5,}/);
+    const r = missingCloudflared(missing, dir);
+    expect(await r.exited).toBe(1);
+    expect(r.stderr()).toContain('Tunnel not started');
+    expect(r.stderr()).toContain(missing);
+    expect(r.stdout()).not.toMatch(/"token"|[▀▄█]{5,}/);
   });
 
   it('reports cloudflared dying after the tunnel was up, naming cloudflared', async () => {
@@ -130,14 +111,9 @@ describe('deskrelay serve --tunnel', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'deskrelay-cli-tunnel-'));
     dirs.push(dir);
     const missing = path.join(dir, 'bin', 'cloudflared');
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--tunnel', '--cloudflared', missing], {
-      env: { PATH: process.env.PATH, DESKRELAY_CONFIG_DIR: dir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let out = '';
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
-    expect(await new Promise<number | null>((r) => child.once('exit', r))).toBe(1);
+    const r = missingCloudflared(missing, dir);
+    expect(await r.exited).toBe(1);
+    const out = r.stderr();
     expect(out).toContain(INSTALL_HELP);
     expect(out).toContain(`Tunnel not started: cloudflared was not found at ${missing}`);
     expect(out).toMatch(/the path given by the cloudflared path you set \(deskrelay\.cloudflaredPath \/ --cloudflared\)/);

@@ -1,13 +1,12 @@
 // Shared pieces for the tunnel tests: the stand-in cloudflared, a test certificate for
 // *.trycloudflare.com, an https Agent that reaches the stand-in on loopback, a stand-in relay.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import tls from 'node:tls';
 
 export const STANDIN = path.resolve(__dirname, '../fixtures/cloudflared/cloudflared');
 
@@ -89,31 +88,19 @@ export function standinNames(env: NodeJS.ProcessEnv): string[] {
 /** Where the stand-in relay (and the real one) answers the tunnel's health probe. */
 export const HEALTH_PATH = '/v1/health';
 
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { edgeConnection } = require('../fixtures/cloudflared/edge-dial.cjs') as { edgeConnection(infoFile: string): https.Agent['createConnection'] };
+
 /**
  * The one test-only piece of the probe: `<words>.trycloudflare.com` cannot resolve here, so this
- * Agent dials the stand-in's loopback TLS port instead. Everything else is the production path:
- * a real HTTPS GET, certificate and hostname verified against the test CA.
+ * Agent dials the stand-in's loopback TLS port instead (edge-dial.cjs, as the CLI's preload does).
+ * Everything else is the production path: a real HTTPS GET, certificate and hostname verified
+ * against the test CA.
  */
 export class EdgeAgent extends https.Agent {
-  constructor(
-    private readonly infoFile: string,
-    ca: string,
-  ) {
+  constructor(infoFile: string, ca: string) {
     super({ ca, keepAlive: false });
-  }
-
-  override createConnection(options: tls.ConnectionOptions, callback?: (err: Error | null, socket: net.Socket) => void): net.Socket {
-    const port = readInfo(this.infoFile).tlsPort;
-    const servername = options.servername ?? (options as { host?: string }).host;
-    if (!port) {
-      // Not listening yet: what a fresh quick-tunnel hostname does before DNS has it.
-      const socket = new net.Socket();
-      process.nextTick(() => socket.destroy(Object.assign(new Error(`getaddrinfo ENOTFOUND ${servername}`), { code: 'ENOTFOUND' })));
-      return socket;
-    }
-    const socket = tls.connect({ ...options, host: '127.0.0.1', port, servername });
-    if (callback) socket.once('secureConnect', () => callback(null, socket));
-    return socket;
+    this.createConnection = edgeConnection(infoFile);
   }
 }
 
@@ -177,4 +164,31 @@ export async function waitFor(check: () => boolean, timeoutMs: number, what: str
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startTailscaled, initialState } = require('../fixtures/tailscale/tailscaled.cjs') as {
+  startTailscaled(o: { stateFile: string; infoFile: string; keyFile: string; certFile: string }): Promise<https.Server>;
+  initialState(over?: object): Record<string, unknown>;
+};
+
+export interface Tailnet {
+  /** The stand-in tailscale CLI's STANDIN_TAILSCALE_STATE. */
+  stateFile: string;
+  /** Where its edge writes its TLS port (for EdgeAgent and the preload). */
+  infoFile: string;
+  state(): Record<string, any>;
+}
+
+/** The stand-in tailscaled, its initial state changed by `over`, its files named by `file`; its stop goes on `closers`. */
+export async function startTailnet(t: Tls, file: (name: string) => string, closers: (() => void)[], over: object = {}): Promise<Tailnet> {
+  const stateFile = file('tailscale-state');
+  const infoFile = file('tailscaled');
+  writeFileSync(stateFile, JSON.stringify(initialState(over)));
+  const server = await startTailscaled({ stateFile, infoFile, keyFile: t.keyFile, certFile: t.certFile });
+  closers.push(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return { stateFile, infoFile, state: () => JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, any> };
 }

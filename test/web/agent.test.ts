@@ -6,46 +6,32 @@
  * model, a tool and a file name kept as text; the diff at 375 px; resume after a cut (with
  * Last-Event-ID, nothing twice); the push opening the pending card; 44 px targets and axe-core.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import { startCli, type Cli } from '../agent/support';
-import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
+import type { ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
-import { ensureVendor, launchBrowser, phone, SCREENSHOTS, setVisibility } from './harness';
-import { startProxy, type TestProxy } from './proxy';
+import { ensureVendor, launchBrowser, phone, SCREENSHOTS, setVisibility, axe, startAgentDesk, type AgentDesk } from './harness';
+import type { TestProxy } from './proxy';
 
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const HOSTILE_NAME = 'src/<img src=x onerror=window.__xss=1>.js';
 
 let browser: Browser;
 let model: ScriptedModel;
 let cli: Cli & { configDir: string };
 let proxy: TestProxy;
-let base: string;
 let repo: string;
+let agent: AgentDesk | undefined;
 const cleanups: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
   ensureVendor();
-  base = realpathSync(mkdtempSync(join(tmpdir(), 'deskrelay-agent-web-')));
-  repo = join(base, 'project');
-  mkdirSync(join(repo, 'src'), { recursive: true });
   const long = `  const message = 'a line long enough to wrap on a phone screen of three hundred and seventy-five pixels, twice over at least';`;
-  writeFileSync(join(repo, 'src', 'math.js'), `export function add(a, b) {\n${long}\n  return a - b;\n}\n`);
-  writeFileSync(join(repo, 'README.md'), '# project\n');
-  writeFileSync(join(repo, HOSTILE_NAME), 'x\n');
-  const git = (...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: repo, stdio: 'ignore' });
-  git('init', '-q');
-  git('add', '.');
-  git('commit', '-qm', 'init');
-  model = await startScriptedModel();
-  cli = await startCli(['--agent', repo], `${model.url}/v1`);
-  proxy = await startProxy(cli.url);
+  agent = await startAgentDesk('deskrelay-agent-web-', { 'src/math.js': `export function add(a, b) {\n${long}\n  return a - b;\n}\n`, 'README.md': '# project\n', [HOSTILE_NAME]: 'x\n' });
+  ({ model, cli, proxy, repo } = agent);
   browser = await launchBrowser();
 });
 
@@ -59,11 +45,7 @@ afterEach(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await proxy?.close();
-  cli?.child.kill('SIGKILL');
-  await model?.close();
-  if (base) rmSync(base, { recursive: true, force: true });
-  if (cli) rmSync(cli.configDir, { recursive: true, force: true });
+  await agent?.close();
 });
 
 async function openAgent(): Promise<{ page: Page; console: string[] }> {
@@ -96,14 +78,6 @@ function smallTargets(page: Page) {
     }
     return small;
   });
-}
-
-async function axe(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const result = await page.evaluate(async () => (globalThis as any).axe.run(document, { resultTypes: ['violations'] }));
-  return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 describe('the agent on the phone', () => {

@@ -5,15 +5,13 @@
  * every visible control at least 44 px, and axe-core with no serious or critical violation in
  * light and dark. Screenshots of each state go to test-results/web/design-*.png.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { replyFinished, SCREENSHOTS, send, usePhoneSuite } from './harness';
+import { replyFinished, SCREENSHOTS, send, usePhoneSuite, axe } from './harness';
 
 const suite = usePhoneSuite({ mode: 'normal' });
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 async function openChat(colorScheme: 'light' | 'dark' = 'light', width = 375): Promise<Page> {
   const { page } = await suite.openPhone(colorScheme);
@@ -48,14 +46,6 @@ function smallTargets(page: Page) {
 /** Nothing sticks out sideways: the page never scrolls horizontally. */
 function overflowX(page: Page) {
   return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-}
-
-async function axe(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const result = await page.evaluate(async () => (globalThis as any).axe.run(document, { resultTypes: ['violations'] }));
-  return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 describe('the chat screen', () => {

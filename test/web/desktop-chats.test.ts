@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
+import type { OllamaStandIn } from '../fixtures/providers/ollama';
 import { bearer, send as http } from '../helpers/http';
-import { startRelay, type TestRelay } from '../helpers/relay';
-import { countRequests, ensureVendor, lastReply, launchBrowser, LOAD_FAILED_ONCE, phone, replyFinished, send } from './harness';
+import type { TestRelay } from '../helpers/relay';
+import { countRequests, lastReply, launchBrowser, LOAD_FAILED_ONCE, phone, replyFinished, send, startDesk, type Desk } from './harness';
 
 let browser: Browser;
 let ollama: OllamaStandIn;
@@ -21,12 +21,12 @@ let relay: TestRelay;
 let keep = true;
 const closers: (() => Promise<unknown>)[] = [];
 
+let desk: Desk | undefined;
+
 beforeAll(async () => {
-  ensureVendor();
   browser = await launchBrowser();
-  ollama = await startOllamaStandIn({ mode: 'normal' });
-  relay = await startRelay({ keepConversations: () => keep });
-  relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'qwen3' });
+  desk = await startDesk({ mode: 'normal' }, { keepConversations: () => keep });
+  ({ relay, ollama } = desk);
 }, 60_000);
 afterEach(async () => {
   for (const c of closers.splice(0).reverse()) await c();
@@ -34,8 +34,7 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  await relay?.close();
-  await ollama?.close();
+  await desk?.close();
 });
 
 async function openAt(base: string): Promise<Page> {

@@ -4,12 +4,16 @@
  * pairing and reading the page.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions } from '../fixtures/providers/ollama';
+import { gitProject, startCli, type Cli } from '../agent/support';
+import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
+import { startProxy, type TestProxy } from './proxy';
+import { startWebKit, whenInteractable, type Session, type WebKit } from './webdriver';
 
 const ROOT = join(__dirname, '..', '..');
 export const SCREENSHOTS = join(ROOT, 'test-results', 'web');
@@ -56,10 +60,11 @@ export interface Desk {
   close(): Promise<void>;
 }
 
-export async function startDesk(options: OllamaStandInOptions = {}): Promise<Desk> {
+/** The stand-in Ollama (`options`) and a relay (`relayOptions`) chatting with it, model qwen3. */
+export async function startDesk(options: OllamaStandInOptions = {}, relayOptions: Parameters<typeof startRelay>[0] = {}): Promise<Desk> {
   ensureVendor();
   const ollama = await startOllamaStandIn(options);
-  const relay = await startRelay();
+  const relay = await startRelay(relayOptions);
   relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'qwen3' });
   return {
     relay,
@@ -123,6 +128,128 @@ export function usePhoneSuite(options: OllamaStandInOptions = { mode: 'normal' }
   };
 }
 
+export interface ProxiedPhoneSuite {
+  browser: Browser;
+  desk: Desk;
+  /** The test proxy in front of the desk's relay. */
+  proxy: TestProxy;
+}
+
+/**
+ * One Chromium and one desk behind the test proxy for a whole test file, handed to `started`
+ * before the tests and closed after them, the browser first. After each test `reset` runs, then
+ * `cleanups`, the last added first; call it at the top level of the file.
+ */
+export function useProxiedPhoneSuite(started: (s: ProxiedPhoneSuite) => void, cleanups: (() => Promise<unknown>)[], reset?: () => void): void {
+  let browser: Browser | undefined;
+  let desk: Desk | undefined;
+  let proxy: TestProxy | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    desk = await startDesk({ mode: 'normal' });
+    proxy = await startProxy(desk.relay.url);
+    started({ browser, desk, proxy });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await proxy?.close();
+    await desk?.close();
+  });
+  afterEach(async () => {
+    reset?.();
+    while (cleanups.length) await cleanups.pop()!();
+  });
+}
+
+export interface AgentDesk {
+  model: ScriptedModel;
+  cli: Cli & { configDir: string };
+  /** The test proxy in front of the CLI. */
+  proxy: TestProxy;
+  /** The git project the agent works in. */
+  repo: string;
+  /** Stops all of it and removes its folders. */
+  close(): Promise<void>;
+}
+
+/** The workspace agent's desk for the phone: a git project of `files`, the scripted model, `deskrelay serve --agent` on it, the test proxy in front. */
+export async function startAgentDesk(prefix: string, files: Record<string, string>): Promise<AgentDesk> {
+  const { base, repo } = gitProject(prefix, files);
+  const model = await startScriptedModel();
+  const cli = await startCli(['--agent', repo], `${model.url}/v1`);
+  const proxy = await startProxy(cli.url);
+  return {
+    model,
+    cli,
+    proxy,
+    repo,
+    async close() {
+      await proxy.close();
+      cli.child.kill('SIGKILL');
+      await model.close();
+      rmSync(base, { recursive: true, force: true });
+      rmSync(cli.configDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface WebKitSuite {
+  webkit: WebKit;
+  desk: Desk;
+  /** The test proxy in front of the desk's relay, when asked for. */
+  proxy: TestProxy;
+}
+
+/**
+ * One WebKit (MiniBrowser over WebDriver) and one desk (its relay made with `relay`) for a whole
+ * test file, with the test proxy in front of the relay when `proxy`, handed to `started` before the tests and stopped after them,
+ * the browser first; call it at the top level of the file.
+ */
+export function useWebKitSuite(
+  options: OllamaStandInOptions,
+  started: (s: WebKitSuite) => void,
+  opts: { proxy?: boolean; relay?: Parameters<typeof startRelay>[0] } = {},
+): void {
+  let webkit: WebKit | undefined;
+  let desk: Desk | undefined;
+  let proxy: TestProxy | undefined;
+  beforeAll(async () => {
+    ensureVendor();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    webkit = await startWebKit();
+    desk = await startDesk(options, opts.relay);
+    if (opts.proxy) proxy = await startProxy(desk.relay.url);
+    started({ webkit, desk, proxy: proxy! });
+  }, 120_000);
+  afterAll(async () => {
+    await webkit?.stop();
+    await proxy?.close();
+    await desk?.close();
+  });
+}
+
+/** A WebKit window at phone size (375 × 812). */
+export async function phoneSession(webkit: WebKit): Promise<Session> {
+  const s = await webkit.session();
+  await s.setWindowRect({ width: 375, height: 812 });
+  return s;
+}
+
+/** Types `text` into the WebKit client's message box; cleared inside the retry, so a try that failed half-way cannot leave text behind. */
+export async function typeMessage(s: Session, text: string): Promise<void> {
+  const box = await s.waitFor('form.compose textarea[name="message"]');
+  await whenInteractable(async () => {
+    await s.clear(box);
+    await s.type(box, text);
+  });
+}
+
+/** Types `text` into the WebKit client's message box and sends it. */
+export async function sendMessage(s: Session, text: string): Promise<void> {
+  await typeMessage(s, text);
+  await s.click(await s.find('form.compose button[type="submit"]'));
+}
+
 export function pairingJson(url: string, token: string): string {
   return JSON.stringify({ url, token });
 }
@@ -172,6 +299,15 @@ export async function setVisibility(page: Page, state: 'hidden' | 'visible'): Pr
     Object.defineProperty(document, 'hidden', { configurable: true, get: () => s === 'hidden' });
     document.dispatchEvent(new Event('visibilitychange'));
   }, state);
+}
+
+/** axe-core's serious and critical violations on the page, as `<impact> <rule>: <targets>`. */
+export async function axe(page: Page): Promise<string[]> {
+  await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  const result = await page.evaluate(async () => (globalThis as any).axe.run(document, { resultTypes: ['violations'] }));
+  return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -6,12 +6,12 @@
  */
 import { join } from 'node:path';
 import type { Page, Request } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import { closedPort } from '../helpers/http';
 import { startRelay } from '../helpers/relay';
-import { lastReply, launchBrowser, phone, replyFinished, SCREENSHOTS, send, startDesk, type Desk } from './harness';
-import { startProxy, type TestProxy } from './proxy';
+import { lastReply, phone, replyFinished, SCREENSHOTS, send, type Desk, useProxiedPhoneSuite } from './harness';
+import type { TestProxy } from './proxy';
 import type { Browser, BrowserContext } from 'playwright-core';
 
 let browser: Browser;
@@ -19,19 +19,7 @@ let desk: Desk;
 let proxy: TestProxy;
 const cleanups: (() => Promise<unknown>)[] = [];
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-  desk = await startDesk({ mode: 'normal' });
-  proxy = await startProxy(desk.relay.url);
-});
-afterAll(async () => {
-  await browser?.close();
-  await proxy?.close();
-  await desk?.close();
-});
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+useProxiedPhoneSuite((s) => ({ browser, desk, proxy } = s), cleanups);
 
 const PIECES = Array.from({ length: 24 }, (_, i) => `p${i} `);
 const FULL = PIECES.join('').trim();

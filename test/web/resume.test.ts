@@ -6,30 +6,17 @@
  */
 import { join } from 'node:path';
 import type { Browser, Page, Request } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { countRequests, lastReply, launchBrowser, LOAD_FAILED_ONCE, phone, replyFinished, SCREENSHOTS, send, setVisibility, sleep, startDesk, type Desk } from './harness';
-import { startProxy, type TestProxy } from './proxy';
+import { countRequests, lastReply, LOAD_FAILED_ONCE, phone, replyFinished, SCREENSHOTS, send, setVisibility, sleep, type Desk, useProxiedPhoneSuite } from './harness';
+import type { TestProxy } from './proxy';
 
 let browser: Browser;
 let desk: Desk;
 let proxy: TestProxy;
 const cleanups: (() => Promise<unknown>)[] = [];
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-  desk = await startDesk({ mode: 'normal' });
-  proxy = await startProxy(desk.relay.url);
-});
-afterAll(async () => {
-  await browser?.close();
-  await proxy?.close();
-  await desk?.close();
-});
-afterEach(async () => {
-  proxy.holdStreams = false;
-  while (cleanups.length) await cleanups.pop()!();
-});
+useProxiedPhoneSuite((s) => ({ browser, desk, proxy } = s), cleanups, () => (proxy.holdStreams = false));
 
 const PIECES = Array.from({ length: 16 }, (_, i) => `p${i} `);
 const FULL = PIECES.join('').trim();

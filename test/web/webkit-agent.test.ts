@@ -5,51 +5,38 @@
  * allowed and a write denied (checked on disk), a command with its output, hostile text kept as
  * text, the diff wrapped inside the screen, 44 px buttons, and the stream resumed after a cut.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { startCli, type Cli } from '../agent/support';
-import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
+import type { Cli } from '../agent/support';
+import type { ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
-import { ensureVendor, SCREENSHOTS } from './harness';
-import { startProxy, type TestProxy } from './proxy';
+import { ensureVendor, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
+import type { TestProxy } from './proxy';
 import { clickWhenReady, startWebKit, type Session, type WebKit } from './webdriver';
 
 let webkit: WebKit;
 let model: ScriptedModel;
 let cli: Cli & { configDir: string };
 let proxy: TestProxy;
-let base: string;
 let repo: string;
+let agent: AgentDesk | undefined;
 
 beforeAll(async () => {
   ensureVendor();
   mkdirSync(SCREENSHOTS, { recursive: true });
-  base = realpathSync(mkdtempSync(join(tmpdir(), 'deskrelay-agent-webkit-')));
-  repo = join(base, 'project');
-  mkdirSync(join(repo, 'src'), { recursive: true });
-  writeFileSync(join(repo, 'src', 'math.js'), `export function add(a, b) {\n  const note = 'a line long enough to wrap on a phone screen of three hundred and seventy-five pixels';\n  return a - b;\n}\n`);
-  writeFileSync(join(repo, 'src', '<img src=x onerror=window.__xss=1>.js'), 'x\n');
-  const git = (...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: repo, stdio: 'ignore' });
-  git('init', '-q');
-  git('add', '.');
-  git('commit', '-qm', 'init');
-  model = await startScriptedModel();
-  cli = await startCli(['--agent', repo], `${model.url}/v1`);
-  proxy = await startProxy(cli.url);
+  agent = await startAgentDesk('deskrelay-agent-webkit-', {
+    'src/math.js': `export function add(a, b) {\n  const note = 'a line long enough to wrap on a phone screen of three hundred and seventy-five pixels';\n  return a - b;\n}\n`,
+    'src/<img src=x onerror=window.__xss=1>.js': 'x\n',
+  });
+  ({ model, cli, proxy, repo } = agent);
   webkit = await startWebKit();
 }, 120_000);
 
 afterAll(async () => {
   await webkit?.stop();
-  await proxy?.close();
-  cli?.child.kill('SIGKILL');
-  await model?.close();
-  if (base) rmSync(base, { recursive: true, force: true });
-  if (cli) rmSync(cli.configDir, { recursive: true, force: true });
+  await agent?.close();
 });
 
 const click = clickWhenReady;

@@ -4,35 +4,24 @@
  * reload, delete and delete all, "Keep chats on this phone" off leaving IndexedDB empty, copy
  * buttons, regenerate, edit and resend, and the system prompt sent first.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { ensureVendor, SCREENSHOTS, startDesk, type Desk } from './harness';
+import { SCREENSHOTS, type Desk, phoneSession, useWebKitSuite, typeMessage } from './harness';
 import { startProxy, type TestProxy } from './proxy';
-import { clickWhenReady, startWebKit, whenInteractable, type Session, type WebKit } from './webdriver';
+import { clickWhenReady, whenInteractable, type Session, type WebKit } from './webdriver';
 
 let webkit: WebKit;
 let desk: Desk;
-
-beforeAll(async () => {
-  ensureVendor();
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  webkit = await startWebKit();
-  desk = await startDesk({ mode: 'normal' });
-}, 120_000);
-afterAll(async () => {
-  await webkit?.stop();
-  await desk?.close();
-});
+useWebKitSuite({ mode: 'normal' }, (s) => ({ webkit, desk } = s));
 
 type Sent = { role: string; content: string }[];
 const lastSent = (): Sent => (desk.ollama.requests.filter((r) => r.path === '/api/chat').at(-1)!.body as { messages: Sent }).messages;
 
 async function withSession(base: string, run: (s: Session) => Promise<void>): Promise<void> {
-  const s = await webkit.session();
+  const s = await phoneSession(webkit);
   try {
-    await s.setWindowRect({ width: 375, height: 812 });
     await s.go(webClientLink(base, desk.relay.token));
     await s.waitFor('#chat');
     await run(s);
@@ -46,12 +35,7 @@ const click = clickWhenReady;
 async function turn(s: Session, text: string, reply: string): Promise<void> {
   desk.ollama.set({ mode: 'normal', reply: [reply] });
   const before = await s.count('.msg.assistant');
-  const box = await s.waitFor('form.compose textarea[name="message"]');
-  // Cleared inside the retry, so a try that failed half-way cannot leave text behind.
-  await whenInteractable(async () => {
-    await s.clear(box);
-    await s.type(box, text);
-  });
+  await typeMessage(s, text);
   await click(s, 'form.compose button[type="submit"]');
   await expect.poll(() => s.count('.msg.assistant .reply[aria-busy="false"]'), { timeout: 10_000 }).toBe(before + 1);
 }

@@ -4,33 +4,26 @@
  * (127.0.0.1 and localhost: two origins, two separate storages), as after a quick tunnel's
  * restart or on a second phone.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
-import { startRelay, type TestRelay } from '../helpers/relay';
-import { ensureVendor } from './harness';
-import { clickWhenReady, startWebKit, type Session, type WebKit } from './webdriver';
+import type { TestRelay } from '../helpers/relay';
+import { phoneSession, useWebKitSuite } from './harness';
+import { clickWhenReady, type Session, type WebKit } from './webdriver';
 
 let webkit: WebKit;
-let ollama: OllamaStandIn;
 let relay: TestRelay;
 
-beforeAll(async () => {
-  ensureVendor();
-  webkit = await startWebKit();
-  ollama = await startOllamaStandIn({ mode: 'normal', reply: ['Paris.'] });
-  relay = await startRelay({ keepConversations: () => true });
-  relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'qwen3' });
-}, 120_000);
-afterAll(async () => {
-  await webkit?.stop();
-  await relay?.close();
-  await ollama?.close();
-});
+useWebKitSuite(
+  { mode: 'normal', reply: ['Paris.'] },
+  (s) => {
+    webkit = s.webkit;
+    relay = s.desk.relay;
+  },
+  { relay: { keepConversations: () => true } },
+);
 
 async function openAt(base: string): Promise<Session> {
-  const s = await webkit.session();
-  await s.setWindowRect({ width: 375, height: 812 });
+  const s = await phoneSession(webkit);
   await s.go(webClientLink(base, relay.token));
   await s.waitFor('#chat');
   return s;

@@ -5,29 +5,18 @@
  * carries its drd_ token; Settings rename it; Unpair removes it; a phone the desk removed says so
  * on the next send and mid-reply.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { DeviceInfo } from '../../server/src/protocol';
 import { webClientLink } from '../../server/src/session/pairing';
 import { defaultDeviceName, PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
-import { ensureVendor, startDesk, type Desk } from './harness';
-import { startProxy, type TestProxy } from './proxy';
-import { clickWhenReady, startWebKit, whenInteractable, type Session, type WebKit } from './webdriver';
+import { type Desk, useWebKitSuite, sendMessage } from './harness';
+import type { TestProxy } from './proxy';
+import { clickWhenReady, whenInteractable, type Session, type WebKit } from './webdriver';
 
 let webkit: WebKit;
 let desk: Desk;
 let proxy: TestProxy;
-
-beforeAll(async () => {
-  ensureVendor();
-  webkit = await startWebKit();
-  desk = await startDesk({ mode: 'normal' });
-  proxy = await startProxy(desk.relay.url);
-}, 120_000);
-afterAll(async () => {
-  await webkit?.stop();
-  await proxy?.close();
-  await desk?.close();
-});
+useWebKitSuite({ mode: 'normal' }, (s) => ({ webkit, desk, proxy } = s), { proxy: true });
 
 async function devices(): Promise<DeviceInfo[]> {
   const res = await fetch(`${desk.relay.url}/v1/devices`, { headers: { Authorization: `Bearer ${desk.relay.token}` } });
@@ -42,15 +31,6 @@ async function revokeAtDesk(id: string): Promise<void> {
 const interact = whenInteractable;
 const click = clickWhenReady;
 
-async function sendMessage(s: Session, text: string): Promise<void> {
-  const box = await s.waitFor('form.compose textarea[name="message"]');
-  // Cleared inside the retry, so a try that failed half-way cannot leave text behind.
-  await whenInteractable(async () => {
-    await s.clear(box);
-    await s.type(box, text);
-  });
-  await s.click(await s.find('form.compose button[type="submit"]'));
-}
 
 const lastNote = (s: Session) => s.exec<string | null>(`const n = document.querySelectorAll('.msg.assistant .note'); return n.length ? n[n.length - 1].textContent : null;`);
 

@@ -4,23 +4,14 @@
  * large photo picked in the page is downscaled to 1568 px, sent as an image and shown.
  */
 import { PNG } from 'pngjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { ensureVendor, startDesk, type Desk } from './harness';
-import { startWebKit, type WebKit } from './webdriver';
+import { type Desk, useWebKitSuite } from './harness';
+import type { WebKit } from './webdriver';
 
 let webkit: WebKit;
 let desk: Desk;
-
-beforeAll(async () => {
-  ensureVendor();
-  webkit = await startWebKit();
-  desk = await startDesk({ mode: 'normal' });
-}, 120_000);
-afterAll(async () => {
-  await webkit?.stop();
-  await desk?.close();
-});
+useWebKitSuite({ mode: 'normal' }, (s) => ({ webkit, desk } = s));
 
 function png(w: number, h: number): Buffer {
   const img = new PNG({ width: w, height: h });

@@ -6,23 +6,14 @@
  * the page's own (the stub is put in place after load, before the reply arrives). The test
  * records which of the voice APIs this WebKit has, and checks the microphone button follows it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { ensureVendor, startDesk, type Desk } from './harness';
-import { startWebKit, type WebKit } from './webdriver';
+import { type Desk, useWebKitSuite } from './harness';
+import type { WebKit } from './webdriver';
 
 let webkit: WebKit;
 let desk: Desk;
-
-beforeAll(async () => {
-  ensureVendor();
-  webkit = await startWebKit();
-  desk = await startDesk({ mode: 'thinking', reply: ['Read **this**.\n\n```\nnot this\n```\n\nAnd this.'] });
-}, 120_000);
-afterAll(async () => {
-  await webkit?.stop();
-  await desk?.close();
-});
+useWebKitSuite({ mode: 'thinking', reply: ['Read **this**.\n\n```\nnot this\n```\n\nAnd this.'] }, (s) => ({ webkit, desk } = s));
 
 const STUB = `
   window.__spoken = [];

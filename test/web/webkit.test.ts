@@ -4,49 +4,24 @@
  * Ollama, through the test proxy: pairing, a streamed reply, Markdown (sanitised), Stop, and
  * resume after the connection drops (WebKit reports it as `TypeError: Load failed`).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { ensureVendor, LOAD_FAILED_ONCE, pairingJson, SCREENSHOTS, sleep, startDesk, type Desk } from './harness';
-import { startProxy, type TestProxy } from './proxy';
-import { startWebKit, whenInteractable, type Session, type WebKit } from './webdriver';
+import { LOAD_FAILED_ONCE, pairingJson, SCREENSHOTS, sleep, type Desk, phoneSession, useWebKitSuite, sendMessage } from './harness';
+import type { TestProxy } from './proxy';
+import type { Session, WebKit } from './webdriver';
 
 let webkit: WebKit;
 let desk: Desk;
 let proxy: TestProxy;
+useWebKitSuite({ mode: 'normal' }, (s) => ({ webkit, desk, proxy } = s), { proxy: true });
 
-beforeAll(async () => {
-  ensureVendor();
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  webkit = await startWebKit();
-  desk = await startDesk({ mode: 'normal' });
-  proxy = await startProxy(desk.relay.url);
-}, 120_000);
-afterAll(async () => {
-  await webkit?.stop();
-  await proxy?.close();
-  await desk?.close();
-});
-
-async function openSession(): Promise<Session> {
-  const s = await webkit.session();
-  await s.setWindowRect({ width: 375, height: 812 });
-  return s;
-}
+const openSession = () => phoneSession(webkit);
 
 const REPLY = '.msg.assistant:last-of-type .reply';
 const streamPosts = () => proxy.seen.filter((l) => l === 'POST /v1/chat/stream').length;
 
-async function sendMessage(s: Session, text: string): Promise<void> {
-  const box = await s.waitFor('form.compose textarea[name="message"]');
-  // Cleared inside the retry, so a try that failed half-way cannot leave text behind.
-  await whenInteractable(async () => {
-    await s.clear(box);
-    await s.type(box, text);
-  });
-  await s.click(await s.find('form.compose button[type="submit"]'));
-}
 
 async function finished(s: Session, timeout = 10_000): Promise<void> {
   await expect

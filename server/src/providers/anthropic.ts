@@ -1,9 +1,9 @@
-import { keyedCall, requireKey, streamReply, type ProviderCall } from './call';
+import { keyedCall, requireKey, streamingAdapter, type ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, LIST_PAGE, pluck } from './config';
 import type { EventHandler } from './framing';
 import { forcedName, offered, ToolCallAssembler } from './tools';
 import { toConversation, type Turn } from './turns';
-import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
+import type { AdapterDeps, ChatAdapter, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
 import { saidIn, statusText, type HttpFailure } from './wording';
 
 /** Anthropic requires max_tokens; this fits any current Claude model's output limit. */
@@ -49,33 +49,25 @@ export const anthropicProvider: ProviderModule = {
 };
 
 export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
-  const base = baseUrlOf(config);
-  const label = describeProvider(config);
-
-  return {
-    label,
-    async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink, options?: ToolOptions): Promise<FinishReason> {
-      const key = await requireKey(config, deps, label);
-      const call = keyedCall(config, deps, label, signal, key, { explain: (f) => anthropicOverloaded(label, f) });
-      return streamReply(call, sink, () => {
-        const { system, turns } = toConversation(messages);
-        sink.model?.(config.model ?? '');
-        return {
-          url: apiUrl(base, '/v1/messages'),
-          headers: anthropicHeaders(key),
-          body: {
-            model: config.model,
-            max_tokens: config.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
-            ...(system === undefined ? {} : { system }),
-            messages: turns.map(anthropicTurn),
-            ...(offered(options) ? anthropicTools(options!) : {}),
-            stream: true,
-          },
-          sse: new AnthropicReader(call, sink, label, new ToolCallAssembler(call, sink)),
-        };
-      });
+  return streamingAdapter(config, deps, 'required', ({ messages, sink, options, key, base, label }) => ({
+    explain: (f) => anthropicOverloaded(label, f),
+    request: (call) => {
+      const { system, turns } = toConversation(messages);
+      return {
+        url: apiUrl(base, '/v1/messages'),
+        headers: anthropicHeaders(key),
+        body: {
+          model: config.model,
+          max_tokens: config.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+          ...(system === undefined ? {} : { system }),
+          messages: turns.map(anthropicTurn),
+          ...(offered(options) ? anthropicTools(options!) : {}),
+          stream: true,
+        },
+        sse: new AnthropicReader(call, sink, label, new ToolCallAssembler(call, sink)),
+      };
     },
-  };
+  }));
 }
 
 /**

@@ -4,7 +4,7 @@
  * with the API key and any credentials of the base URL redacted first. Below it, how an adapter
  * gets one (its key read, keyedCall) and streams a reply through it (streamReply).
  */
-import { baseUrlSecrets } from './config';
+import { baseUrlOf, baseUrlSecrets, describeProvider, resolveModel, type ModelListing } from './config';
 import { abortError, ProviderError, redact } from './errors';
 import { BodyFramer, FrameTooLong, MAX_ERROR_BODY, MAX_JSON_BYTES, NdjsonFramer, SseFramer, type EventHandler, type LineHandler } from './framing';
 import { Exchange, TransportFailure, type Flushable, type ProviderResponse, type RawBody } from './transport';
@@ -21,9 +21,10 @@ import {
   clip,
   type Explain,
   type HttpFailure,
+  type WordingContext,
 } from './wording';
 
-import type { AdapterDeps, FinishReason, PieceSink, ProviderConfig } from './types';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ToolOptions } from './types';
 
 export type { ProviderResponse } from './transport';
 
@@ -260,4 +261,61 @@ export async function streamReply(call: ProviderCall, sink: PieceSink, request: 
   } finally {
     call.close();
   }
+}
+
+/** Whether a kind cannot work without an API key, sends one when the user set one, or takes none. */
+export type KeyNeed = 'required' | 'optional' | 'none';
+type KeyFor<N extends KeyNeed> = N extends 'required' ? string : N extends 'optional' ? string | undefined : undefined;
+
+/** The turn an adapter describes its reply for, with its key read and where the provider is. */
+export interface ReplyTurn<Key> {
+  messages: ChatMessage[];
+  sink: PieceSink;
+  options?: ToolOptions;
+  key: Key;
+  base: string;
+  label: string;
+  /** For the shared wording of a refused key (keyed, how to set it). */
+  ctx: WordingContext;
+}
+
+/** An adapter's reply to one turn: the model it names, its own wording of failures, and its request. */
+export interface ReplyPlan {
+  /** The model as messages name it, where the adapter spells it its own way (default: the config's). */
+  model?: string;
+  /** Tried before the shared wording; `call.model` is the model in use once `auto` resolved. */
+  explain?: (f: HttpFailure, call: ProviderCall) => string | undefined;
+  /** Where the runner lists its models, for kinds that resolve `model: "auto"` to the first one. */
+  models?: ModelListing;
+  /** Builds the request inside the call (see streamReply), once the model is known. */
+  request: (call: ProviderCall) => StreamRequest;
+}
+
+/**
+ * A streaming adapter: each turn reads the key as the kind needs it, opens a keyed call, resolves
+ * `auto`, names the model to the sink and streams the reply the plan describes, so an adapter
+ * states only what is its own.
+ */
+export function streamingAdapter<N extends KeyNeed>(config: ProviderConfig, deps: AdapterDeps, need: N, plan: (turn: ReplyTurn<KeyFor<N>>) => ReplyPlan): ChatAdapter {
+  const base = baseUrlOf(config);
+  const label = describeProvider(config);
+  return {
+    label,
+    async run(messages, signal, sink, options) {
+      const key = need === 'none' ? undefined : need === 'required' ? await requireKey(config, deps, label) : await readKey(config, deps, label);
+      const keyHint = need === 'none' ? undefined : deps.keys.howToSet(config);
+      const reply = plan({ messages, sink, options, key: key as KeyFor<N>, base, label, ctx: { label, keyed: Boolean(key), keyHint } });
+      const explain = reply.explain;
+      const call: ProviderCall = keyedCall(config, deps, label, signal, key, {
+        model: reply.model,
+        keyHint: need !== 'none',
+        explain: explain && ((f) => explain(f, call)),
+      });
+      return streamReply(call, sink, async () => {
+        if (reply.models) call.model = await resolveModel(call, config, reply.models);
+        sink.model?.(call.model ?? reply.model ?? config.model ?? '');
+        return reply.request(call);
+      });
+    },
+  };
 }

@@ -1,9 +1,9 @@
-import { keyedCall, requireKey, streamReply, type ProviderCall } from './call';
+import { keyedCall, requireKey, streamingAdapter, type ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, LIST_PAGE } from './config';
 import type { EventHandler } from './framing';
 import { argumentsObject, CallIds, checkArgumentSize, forcedName, offered, toolRefusal } from './tools';
 import { toConversation, type Turn } from './turns';
-import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolCall, ToolOptions } from './types';
+import type { AdapterDeps, ChatAdapter, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolCall, ToolOptions } from './types';
 import { keyRefused, providerMessage, statusText, type HttpFailure, type WordingContext } from './wording';
 
 interface GeminiChunk {
@@ -60,23 +60,14 @@ function geminiNames(doc: unknown): string[] {
 }
 
 export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
-  const base = baseUrlOf(config);
-  const label = describeProvider(config);
   const model = (config.model ?? '').replace(/^models\//, '');
-
-  return {
-    label,
-    async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink, options?: ToolOptions): Promise<FinishReason> {
-      const key = await requireKey(config, deps, label);
-      const ctx: WordingContext = { label, keyed: true, keyHint: deps.keys.howToSet(config) };
-      const tools = offered(options);
-      const call = keyedCall(config, deps, label, signal, key, {
-        model,
-        explain: (f) => geminiKeyRefusal(ctx, f) ?? (tools ? toolRefusal(label, model, f) : undefined),
-      });
-      return streamReply(call, sink, () => {
+  return streamingAdapter(config, deps, 'required', ({ messages, sink, options, key, base, label, ctx }) => {
+    const tools = offered(options);
+    return {
+      model,
+      explain: (f) => geminiKeyRefusal(ctx, f) ?? (tools ? toolRefusal(label, model, f) : undefined),
+      request: (call) => {
         const { system, turns } = toConversation(messages);
-        sink.model?.(model);
         const body: Record<string, unknown> = {
           contents: turns.map((t) => ({ role: t.role === 'assistant' ? 'model' : 'user', parts: geminiParts(t) })),
         };
@@ -89,9 +80,9 @@ export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
           body,
           sse: new GeminiReader(call, sink, label),
         };
-      });
-    },
-  };
+      },
+    };
+  });
 }
 
 /**

@@ -1,8 +1,8 @@
-import { keyedCall, streamReply, type ProviderCall } from './call';
-import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, pluck, resolveModel } from './config';
+import { keyedCall, streamingAdapter, type ProviderCall } from './call';
+import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, pluck } from './config';
 import type { LineHandler } from './framing';
 import { argumentsObject, CallIds, checkArgumentSize, offered, parseArguments, toolNameOf, toolRefusal } from './tools';
-import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule } from './types';
 
 interface OllamaLine {
   message?: { content?: unknown; thinking?: unknown; tool_calls?: unknown };
@@ -26,33 +26,20 @@ export const ollamaProvider: ProviderModule = {
 };
 
 export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
-  const base = baseUrlOf(config);
-  const label = describeProvider(config);
-
-  return {
-    label,
-    async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink, options?: ToolOptions): Promise<FinishReason> {
-      // Ollama takes no tool_choice: `none` is honoured by offering no tools; `required` and a
-      // named tool cannot be enforced, so the tools are offered and the model decides.
-      const tools = offered(options) && options?.toolChoice !== 'none';
-      const call: ProviderCall = keyedCall(config, deps, label, signal, undefined, {
-        keyHint: false,
-        // A JSON 404 is Ollama's "model not found"; its router's own 404 (wrong base URL) is plain text.
-        explain: (f) =>
-          f.status === 404 && f.body !== undefined && call.model
-            ? `model "${call.model}" not found on ${label}; run "ollama pull ${call.model}"`
-            : tools
-              ? toolRefusal(label, call.model, f)
-              : undefined,
-      });
-      return streamReply(call, sink, async () => {
-        call.model = await resolveModel(call, config, {
-          url: apiUrl(base, TAGS),
-          headers: {},
-          names: tagNames,
-          emptyMessage: `no models are installed on ${label}; run "ollama pull <model>"`,
-        });
-        sink.model?.(call.model);
+  return streamingAdapter(config, deps, 'none', ({ messages, sink, options, base, label }) => {
+    // Ollama takes no tool_choice: `none` is honoured by offering no tools; `required` and a
+    // named tool cannot be enforced, so the tools are offered and the model decides.
+    const tools = offered(options) && options?.toolChoice !== 'none';
+    return {
+      // A JSON 404 is Ollama's "model not found"; its router's own 404 (wrong base URL) is plain text.
+      explain: (f, call) =>
+        f.status === 404 && f.body !== undefined && call.model
+          ? `model "${call.model}" not found on ${label}; run "ollama pull ${call.model}"`
+          : tools
+            ? toolRefusal(label, call.model, f)
+            : undefined,
+      models: { url: apiUrl(base, TAGS), headers: {}, names: tagNames, emptyMessage: `no models are installed on ${label}; run "ollama pull <model>"` },
+      request: (call) => {
         const body: Record<string, unknown> = { model: call.model, messages: messages.map((m, i) => ollamaMessage(m, i, messages)), stream: true };
         // Ollama docs, api.md "Chat request (with tools)": `tools` in OpenAI's function form.
         if (tools) {
@@ -64,9 +51,9 @@ export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
         // No `think` field: Ollama answers 400 to it for models without thinking (CONTRACT §6).
         if (config.maxTokens !== undefined) body.options = { num_predict: config.maxTokens };
         return { url: apiUrl(base, '/api/chat'), headers: {}, body, ndjson: new OllamaReader(call, sink) };
-      });
-    },
-  };
+      },
+    };
+  });
 }
 
 /**

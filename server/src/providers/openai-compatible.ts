@@ -1,6 +1,6 @@
-import { keyedCall, readKey, streamReply, type ProviderCall } from './call';
+import { keyedCall, readKey, streamingAdapter, type ProviderCall } from './call';
 import { anthropicOverloaded } from './anthropic';
-import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, pluck, resolveModel } from './config';
+import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, pluck } from './config';
 import type { EventHandler } from './framing';
 import { geminiKeyRefusal } from './gemini';
 import { forcedName, offered, toolRefusal, ToolCallAssembler } from './tools';
@@ -42,37 +42,28 @@ export const openAiCompatibleProvider: ProviderModule = {
 };
 
 export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
-  const base = baseUrlOf(config);
-  const label = describeProvider(config);
-
-  return {
-    label,
-    async run(messages: ChatMessage[], signal: AbortSignal, sink: PieceSink, options?: ToolOptions): Promise<FinishReason> {
-      // Local servers (LM Studio, llama.cpp) take no key; send one only when the user set one.
-      const key = await readKey(config, deps, label);
-      const auth = bearer(key);
-      const ctx = { label, keyed: Boolean(key), keyHint: deps.keys.howToSet(config) };
+  // Local servers (LM Studio, llama.cpp) take no key; send one only when the user set one.
+  return streamingAdapter(config, deps, 'optional', ({ messages, sink, options, key, base, label, ctx }) => {
+    const auth = bearer(key);
+    const tools = offered(options);
+    return {
       // Gateways speak for the providers behind them: Google's OpenAI-compatible endpoint refuses
       // a bad key the Gemini way, and a gateway in front of Anthropic passes its 529 on.
-      const tools = offered(options);
-      const call: ProviderCall = keyedCall(config, deps, label, signal, key, {
-        explain: (f) => geminiKeyRefusal(ctx, f) ?? anthropicOverloaded(label, f) ?? (tools ? toolRefusal(label, call.model, f) : undefined),
-      });
-      return streamReply(call, sink, async () => {
-        call.model = await resolveModel(call, config, {
-          url: apiUrl(base, '/models'),
-          headers: auth,
-          names: modelIds,
-          emptyMessage: `no models are loaded on ${label}; load or download one in the server first`,
-        });
-        sink.model?.(call.model);
+      explain: (f, call) => geminiKeyRefusal(ctx, f) ?? anthropicOverloaded(label, f) ?? (tools ? toolRefusal(label, call.model, f) : undefined),
+      models: {
+        url: apiUrl(base, '/models'),
+        headers: auth,
+        names: modelIds,
+        emptyMessage: `no models are loaded on ${label}; load or download one in the server first`,
+      },
+      request: (call) => {
         const body: Record<string, unknown> = { model: call.model, messages: messages.map(openAiMessage), stream: true };
         if (config.maxTokens !== undefined) body.max_tokens = config.maxTokens;
         if (tools) Object.assign(body, openAiTools(options!));
         return { url: apiUrl(base, '/chat/completions'), headers: auth, body, sse: new OpenAiReader(call, sink, new ToolCallAssembler(call, sink)) };
-      });
-    },
-  };
+      },
+    };
+  });
 }
 
 /**

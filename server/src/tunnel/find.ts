@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { TunnelError } from './errors';
 import { redactSecrets } from '../redact';
+import type { TunnelAgent, TunnelKindInfo } from './tunnel';
 
 export interface ProgramSearch {
   /** The program as messages name it, and its file name on PATH: `tailscale`, `ngrok`. */
@@ -79,4 +80,31 @@ function expandHome(p: string): string {
 /** Takes every secret, and any 8-character piece of one, out of a line the agent printed (ngrok repeats a bad authtoken in its error). */
 export function redact(line: string, secrets: readonly string[]): string {
   return redactSecrets(line, secrets);
+}
+
+/** A kind whose agent is a program of the user's that findProgram finds (tailscale, ngrok). */
+export interface ProgramKind {
+  /** What the hosts know of the kind: the program, its path setting, its install hint. */
+  info: TunnelKindInfo;
+  /** The CLI flag naming the program's path: `--ngrok`. */
+  flag: string;
+  /** Where the program's installer puts it, per platform, when PATH lacks it. */
+  wellKnown?: Partial<Record<NodeJS.Platform, string[]>>;
+}
+
+/** Finds a program-run kind's program; messages name its path setting and flag. */
+export function findKindProgram(kind: ProgramKind, explicitPath?: string): string {
+  const { info } = kind;
+  return findProgram({
+    program: info.program,
+    explicitPath,
+    explicitSource: `${info.pathSetting} / ${kind.flag}`,
+    wellKnown: kind.wellKnown?.[process.platform],
+    installHelp: info.installHint,
+  });
+}
+
+/** A program-run kind's agent: the program found as findKindProgram does, the tunnel its own. */
+export function programAgent(kind: ProgramKind, explicitPath: string | undefined, agent: Pick<TunnelAgent, 'kind' | 'title' | 'create'>): TunnelAgent {
+  return { ...agent, program: kind.info.program, locate: () => findKindProgram(kind, explicitPath) };
 }

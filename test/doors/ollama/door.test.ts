@@ -4,18 +4,13 @@
  * providers: the same door answers for any backend.
  */
 import { Ollama, type ChatResponse, type GenerateResponse } from 'ollama';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  OLLAMA_DEFAULT_REPLY,
-  OLLAMA_DEFAULT_THINKING,
-  OLLAMA_MID_STREAM_ERROR,
-  startOllamaStandIn,
-  type OllamaStandIn,
-} from '../../fixtures/providers/ollama';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OLLAMA_DEFAULT_REPLY, OLLAMA_DEFAULT_THINKING, OLLAMA_MID_STREAM_ERROR, type OllamaStandIn } from '../../fixtures/providers/ollama';
 import { OPENAI_DEFAULT_REASONING, OPENAI_DEFAULT_REPLY, startOpenAiStandIn, type OpenAiStandIn } from '../../fixtures/providers/openai';
 import { startStandIn } from '../../fixtures/providers/standin';
 import { bearer, send } from '../../helpers/http';
-import { startRelay, type TestRelay } from '../../helpers/relay';
+import type { TestRelay } from '../../helpers/relay';
+import { relayWithOllama, useOllama, withOneSlot } from '../helpers';
 
 let t: TestRelay;
 let ollama: OllamaStandIn;
@@ -23,26 +18,14 @@ let lmstudio: OpenAiStandIn;
 const KEY = 'sk-door-secret-0123456789abcdef';
 
 beforeAll(async () => {
-  ollama = await startOllamaStandIn();
   lmstudio = await startOpenAiStandIn();
-  t = await startRelay({ keepAliveMs: 100, providerIdleMs: 3_000, keys: { get: async () => KEY, howToSet: () => 'set the key' } });
-  useOllama(t);
 });
 afterAll(async () => {
-  await t.close();
-  await ollama.close();
   await lmstudio.close();
 });
-afterEach(async () => {
-  ollama.set({ mode: 'normal' });
-  lmstudio.set({ mode: 'normal' });
-  useOllama(t);
-  await expect.poll(() => t.relay.activeStreams).toBe(0);
+relayWithOllama({ keepAliveMs: 100, providerIdleMs: 3_000, keys: { get: async () => KEY, howToSet: () => 'set the key' } }, (s) => ({ t, ollama } = s), {
+  reset: () => lmstudio.set({ mode: 'normal' }),
 });
-
-function useOllama(relay: TestRelay, model = 'llama3.2') {
-  relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model });
-}
 function useLmStudio(relay: TestRelay) {
   relay.useProvider({ id: 'lmstudio', kind: 'openai-compatible', baseUrl: lmstudio.url, model: 'qwen2.5-7b-instruct' });
 }
@@ -75,7 +58,7 @@ describe('GET /api/version and /api/tags', () => {
   });
 
   it("lists an Ollama provider's models, the model in use first, with honest placeholders", async () => {
-    useOllama(t, 'llama3.2:latest');
+    useOllama(t, ollama, 'llama3.2:latest');
     const { models } = await client().list();
     expect(models.map((m) => m.name)).toEqual(['llama3.2:latest', 'qwen3:latest']);
     expect(models[0]).toEqual({
@@ -87,7 +70,7 @@ describe('GET /api/version and /api/tags', () => {
       details: { parent_model: '', format: '', family: '', families: [], parameter_size: '', quantization_level: '' },
     });
     // With `auto` the runner's own order stands: its first model is the one that answers.
-    useOllama(t, 'auto');
+    useOllama(t, ollama, 'auto');
     expect((await client().list()).models.map((m) => m.name)).toEqual(['qwen3:latest', 'llama3.2:latest']);
   });
 
@@ -374,10 +357,7 @@ describe('failures', () => {
   });
 
   it('the stream limit is shared with the other doors: past it, 429', async () => {
-    const one = await startRelay({ maxConcurrentStreams: () => 1 });
-    try {
-      useOllama(one);
-      ollama.set({ mode: 'normal', reply: Array.from({ length: 10 }, (_, i) => `r${i} `), chunkDelayMs: 50 });
+    await withOneSlot(ollama, Array.from({ length: 10 }, (_, i) => `r${i} `), 50, async (one) => {
       // The slot is taken through the OpenAI door…
       const first = send(one.url, '/v1/chat/completions', {
         method: 'POST',
@@ -390,9 +370,7 @@ describe('failures', () => {
       expect(err.status_code).toBe(429);
       expect(err.message).toContain('already serving 1 chat streams');
       expect((await first).status).toBe(200);
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it("the client's abort cancels the provider request", async () => {

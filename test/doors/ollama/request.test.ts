@@ -1,7 +1,7 @@
 /** The Ollama door's request parsers on their own: Ollama's /api/chat and /api/generate bodies as DeskRelay chat requests (ollama/ollama api/types.go). */
 import { describe, expect, it } from 'vitest';
 import { parseOllamaChat, parseOllamaGenerate } from '../../../server/src/doors/ollama/request';
-import { refusal } from '../helpers';
+import { expectWeatherRound, refusal, weatherRound } from '../helpers';
 
 describe('parseOllamaChat', () => {
   it('streams unless stream is false, reads roles case-insensitively, and takes a missing content as empty', () => {
@@ -24,17 +24,8 @@ describe('parseOllamaChat', () => {
   });
 
   it('keeps tool calls (arguments an object) and tool results with their tool_name', () => {
-    const parsed = parseOllamaChat({
-      messages: [
-        { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: '', tool_calls: [{ function: { name: 'weather', arguments: { city: 'Oslo' } } }] },
-        { role: 'tool', tool_name: 'weather', content: 'Rain' },
-      ],
-      tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object' } } }],
-    });
-    expect(parsed.tools?.tools?.map((t) => t.name)).toEqual(['weather']);
-    expect(parsed.messages[1]!.toolCalls).toEqual([{ id: 'call_1_0', name: 'weather', arguments: { city: 'Oslo' } }]);
-    expect(parsed.messages[2]).toMatchObject({ role: 'tool', name: 'weather', content: 'Rain' });
+    const parsed = parseOllamaChat(weatherRound({ content: '', tool_calls: [{ function: { name: 'weather', arguments: { city: 'Oslo' } } }] }, { tool_name: 'weather' }));
+    expectWeatherRound(parsed, 'call_1_0', { name: 'weather' });
   });
 
   it('refuses what it cannot carry, naming the field', () => {

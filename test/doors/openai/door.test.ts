@@ -1,38 +1,16 @@
 /** The OpenAI-compatible door, driven by the real `openai` SDK (issue 6, part 3). */
 import OpenAI, { APIError, AuthenticationError, BadRequestError, RateLimitError } from 'openai';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  OLLAMA_DEFAULT_REPLY,
-  OLLAMA_DEFAULT_THINKING,
-  OLLAMA_MID_STREAM_ERROR,
-  startOllamaStandIn,
-  type OllamaStandIn,
-} from '../../fixtures/providers/ollama';
+import { describe, expect, it } from 'vitest';
+import { OLLAMA_DEFAULT_REPLY, OLLAMA_DEFAULT_THINKING, OLLAMA_MID_STREAM_ERROR, type OllamaStandIn } from '../../fixtures/providers/ollama';
 import { OPENAI_DEFAULT_REASONING, OPENAI_DEFAULT_REPLY, startOpenAiStandIn } from '../../fixtures/providers/openai';
 import { bearer, send } from '../../helpers/http';
-import { startRelay, type TestRelay } from '../../helpers/relay';
+import type { TestRelay } from '../../helpers/relay';
+import { relayWithOllama, withOneSlot } from '../helpers';
 
 let t: TestRelay;
 let ollama: OllamaStandIn;
+relayWithOllama({ keepAliveMs: 100, providerIdleMs: 3_000 }, (s) => ({ t, ollama } = s));
 
-beforeAll(async () => {
-  ollama = await startOllamaStandIn();
-  t = await startRelay({ keepAliveMs: 100, providerIdleMs: 3_000 });
-});
-afterAll(async () => {
-  await t.close();
-  await ollama.close();
-});
-afterEach(async () => {
-  ollama.set({ mode: 'normal' });
-  useOllama(t);
-  await expect.poll(() => t.relay.activeStreams).toBe(0);
-});
-beforeAll(() => useOllama(t));
-
-function useOllama(relay: TestRelay) {
-  relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'llama3.2' });
-}
 const client = (relay: TestRelay = t, apiKey = relay.token, maxRetries = 0) => new OpenAI({ baseURL: `${relay.url}/v1`, apiKey, maxRetries });
 const chatCalls = () => ollama.requests.filter((r) => r.path === '/api/chat').length;
 const hello = [{ role: 'user' as const, content: 'Hello' }];
@@ -164,19 +142,14 @@ describe('failures', () => {
   });
 
   it('too many streams raises RateLimitError', async () => {
-    const one = await startRelay({ maxConcurrentStreams: () => 1 });
-    try {
-      useOllama(one);
-      ollama.set({ mode: 'normal', reply: Array.from({ length: 10 }, (_, i) => `r${i} `), chunkDelayMs: 50 });
+    await withOneSlot(ollama, Array.from({ length: 10 }, (_, i) => `r${i} `), 50, async (one) => {
       const first = client(one).chat.completions.create({ model: 'x', messages: hello });
       await expect.poll(() => one.relay.activeStreams).toBe(1);
       const err = await client(one).chat.completions.create({ model: 'x', messages: hello }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RateLimitError);
       expect((err as RateLimitError).code).toBe('rate_limit_exceeded');
       await first;
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it('a client that leaves a stream aborts the provider request', async () => {

@@ -1,7 +1,7 @@
 /** The OpenAI door's request parser on its own: what an OpenAI SDK sends becomes DeskRelay's chat request, or a 400 that says why. */
 import { describe, expect, it } from 'vitest';
 import { parseCompletionRequest } from '../../../server/src/doors/openai/request';
-import { refusal } from '../helpers';
+import { expectWeatherRound, refusal, weatherRound } from '../helpers';
 
 describe('parseCompletionRequest', () => {
   it('maps developer to system, joins text parts, and streams only when stream is true', () => {
@@ -22,17 +22,10 @@ describe('parseCompletionRequest', () => {
   });
 
   it('keeps an assistant turn of tool calls and links the tool result to it by id', () => {
-    const parsed = parseCompletionRequest({
-      messages: [
-        { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] },
-        { role: 'tool', tool_call_id: 'call_1', content: 'Rain' },
-      ],
-      tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object' } } }],
-    });
-    expect(parsed.tools?.tools?.map((t) => t.name)).toEqual(['weather']);
-    expect(parsed.messages[1]!.toolCalls).toEqual([{ id: 'call_1', name: 'weather', arguments: { city: 'Oslo' } }]);
-    expect(parsed.messages[2]).toMatchObject({ role: 'tool', content: 'Rain', toolCallId: 'call_1' });
+    const parsed = parseCompletionRequest(
+      weatherRound({ content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] }, { tool_call_id: 'call_1' }),
+    );
+    expectWeatherRound(parsed, 'call_1', { toolCallId: 'call_1' });
   });
 
   it('refuses what it cannot carry, naming the field', () => {

@@ -4,7 +4,7 @@
  * resumable streams, the WebSocket, the OpenAI door's data URLs), and every limit holds.
  */
 import { connect } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { ProviderConfig } from '../../../server/src/providers/types';
 import { startAnthropicStandIn } from '../../fixtures/providers/anthropic';
@@ -13,8 +13,8 @@ import { startOllamaStandIn, type OllamaStandIn } from '../../fixtures/providers
 import { startOpenAiStandIn } from '../../fixtures/providers/openai';
 import type { StandIn } from '../../fixtures/providers/standin';
 import { bearer, chatHeaders, parseEvents, send } from '../../helpers/http';
-import { startRelay, type TestRelay } from '../../helpers/relay';
-import { newKey, parseNumbered, resumeHeaders } from '../helpers';
+import { type TestRelay } from '../../helpers/relay';
+import { newKey, parseNumbered, resumeHeaders, relayWithOllama } from '../helpers';
 
 const KEY = 'sk-test-photos-0123456789';
 /** A 1×1 PNG. */
@@ -33,25 +33,16 @@ const photoBody = (content: unknown[], extra: object[] = []) => JSON.stringify({
 
 let t: TestRelay;
 let ollama: OllamaStandIn;
-
-beforeAll(async () => {
-  ollama = await startOllamaStandIn();
-  t = await startRelay({ keys: { get: async () => KEY, howToSet: () => 'set it' }, keepAliveMs: 1_000 });
-});
-afterAll(async () => {
-  await t.close();
-  await ollama.close();
-});
-afterEach(async () => {
-  useOllama();
-  await expect.poll(() => t.relay.activeStreams).toBe(0);
-});
-
-function useOllama() {
-  t.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'llava' });
-}
+relayWithOllama({ keys: { get: async () => KEY, howToSet: () => 'set it' }, keepAliveMs: 1_000 }, (s) => ({ t, ollama } = s), { model: 'llava' });
 const lastChat = (s: StandIn) => s.requests.filter((r) => r.method === 'POST').at(-1)!;
 const stream = (body: string | Buffer, headers = chatHeaders(t.token)) => send(t.url, '/v1/chat/stream', { method: 'POST', headers, body });
+/** The OpenAI door with one user message of `content` parts. */
+const completion = (content: unknown[]) =>
+  send(t.url, '/v1/chat/completions', {
+    method: 'POST',
+    headers: { ...bearer(t.token), 'Content-Type': 'application/json' },
+    body: JSON.stringify({ model: 'x', messages: [{ role: 'user', content }] }),
+  });
 
 describe('each provider kind receives photos in its own wire form', () => {
   const kinds: { kind: ProviderConfig['kind']; start(): Promise<StandIn>; config(url: string): ProviderConfig; check(s: StandIn): void }[] = [
@@ -177,14 +168,7 @@ describe('every door takes the same shape', () => {
   });
 
   it('the OpenAI door: image_url parts with data: URLs', async () => {
-    const reply = await send(t.url, '/v1/chat/completions', {
-      method: 'POST',
-      headers: { ...bearer(t.token), 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        model: 'x',
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${JPEG}`, detail: 'low' } }] }],
-      }),
-    });
+    const reply = await completion([{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${JPEG}`, detail: 'low' } }]);
     expect(reply.status).toBe(200);
     expect(lastChat(ollama).body.messages).toEqual([{ role: 'user', content: 'hi', images: [JPEG] }]);
   });
@@ -198,11 +182,7 @@ describe('every door takes the same shape', () => {
       ['data:image/bmp;base64,AAAA', /media type must be one of image\/jpeg, image\/png, image\/webp, image\/gif/],
       ['data:image/png;base64,@@@@', /data is not valid base64/],
     ] as const) {
-      const reply = await send(t.url, '/v1/chat/completions', {
-        method: 'POST',
-        headers: { ...bearer(t.token), 'Content-Type': 'application/json' },
-        body: JSON.stringify({ model: 'x', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }] }),
-      });
+      const reply = await completion([{ type: 'image_url', image_url: { url } }]);
       expect(reply.status).toBe(400);
       expect(reply.json.error.code).toBe('invalid_value');
       expect(reply.json.error.message).toMatch(/^messages\[0\]\.content\[0\]\.image_url\.url/);
@@ -241,11 +221,7 @@ describe('limits and refusals', () => {
       const before = lmstudio.requests.length;
       const notAnImage = Buffer.from('<svg onload=alert(1)> or any bytes at all').toString('base64');
       expectError(await stream(photoBody([text('x'), image(notAnImage, 'image/png')])), 400, 'request.invalid_body', /^messages\[0\]\.content\[1\]\.data is not a JPEG, PNG, WebP or GIF image/);
-      const openai = await send(t.url, '/v1/chat/completions', {
-        method: 'POST',
-        headers: { ...bearer(t.token), 'Content-Type': 'application/json' },
-        body: JSON.stringify({ model: 'x', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/gif;base64,${notAnImage}` } }] }] }),
-      });
+      const openai = await completion([{ type: 'image_url', image_url: { url: `data:image/gif;base64,${notAnImage}` } }]);
       expect(openai.status).toBe(400);
       expect(openai.json.error.message).toMatch(/^messages\[0\]\.content\[0\]\.image_url\.url's data is not a JPEG, PNG, WebP or GIF image/);
       const resumed = await send(t.url, '/v1/chat/stream', { method: 'POST', headers: resumeHeaders(t.token, newKey()), body: photoBody([image(notAnImage, 'image/webp')]) });
@@ -319,14 +295,7 @@ describe('limits and refusals', () => {
   });
 
   it('the OpenAI door holds the same limits, in its own error shape', async () => {
-    const reply = await send(t.url, '/v1/chat/completions', {
-      method: 'POST',
-      headers: { ...bearer(t.token), 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        model: 'x',
-        messages: [{ role: 'user', content: Array.from({ length: 9 }, () => ({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } })) }],
-      }),
-    });
+    const reply = await completion(Array.from({ length: 9 }, () => ({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } })));
     expect(reply.status).toBe(413);
     expect(reply.json.error.code).toBe('request_too_large');
   });

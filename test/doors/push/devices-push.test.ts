@@ -4,10 +4,10 @@
  * decryption a browser's push service and browser do) sees no push for it afterwards, while
  * the desk's own subscription still gets one.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOllamaStandIn, type OllamaStandIn } from '../../fixtures/providers/ollama';
-import { startPushStandIn, type PushStandIn } from '../../fixtures/push/standin';
-import { spawnPushRelay, type PushRelay } from '../../fixtures/push/spawn';
+import { describe, expect, it } from 'vitest';
+import type { OllamaStandIn } from '../../fixtures/providers/ollama';
+import type { PushStandIn } from '../../fixtures/push/standin';
+import { pushRelayWithOllama, type PushRelay } from '../../fixtures/push/spawn';
 import { bearer, send } from '../../helpers/http';
 import { completeBlocks, newKey, parseNumbered, resumable } from '../helpers';
 
@@ -17,16 +17,7 @@ let push: PushStandIn;
 let ollama: OllamaStandIn;
 let relay: PushRelay;
 
-beforeAll(async () => {
-  push = await startPushStandIn();
-  ollama = await startOllamaStandIn();
-  relay = await spawnPushRelay({ providerUrl: ollama.url, model: 'llama3.2', caFile: push.caFile, pushHosts: push.host, resumeTtlMs: 5_000 });
-});
-afterAll(async () => {
-  await relay?.stop();
-  await ollama?.close();
-  await push?.close();
-});
+pushRelayWithOllama({ resumeTtlMs: 5_000 }, (s) => ({ push, ollama, relay } = s));
 
 const json = (token: string) => ({ ...bearer(token), 'Content-Type': 'application/json' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -7,10 +7,10 @@
 import { statSync, readFileSync, mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startOllamaStandIn, type OllamaStandIn } from '../../fixtures/providers/ollama';
-import { decryptAes128gcm, encryptAes128gcm, startPushStandIn, type BrowserSubscription, type PushStandIn } from '../../fixtures/push/standin';
-import { spawnPushRelay, type PushRelay } from '../../fixtures/push/spawn';
+import { describe, expect, it } from 'vitest';
+import type { OllamaStandIn } from '../../fixtures/providers/ollama';
+import { decryptAes128gcm, encryptAes128gcm, type BrowserSubscription, type PushStandIn } from '../../fixtures/push/standin';
+import { pushRelayWithOllama, type PushRelay } from '../../fixtures/push/spawn';
 import { bearer, send } from '../../helpers/http';
 import { completeBlocks, newKey, parseNumbered, resumable } from '../helpers';
 import { checkEndpoint, PUSH_SERVICES } from '../../../server/src/doors/push/endpoint';
@@ -33,17 +33,7 @@ let push: PushStandIn;
 let ollama: OllamaStandIn;
 let relay: PushRelay;
 
-beforeAll(async () => {
-  push = await startPushStandIn();
-  ollama = await startOllamaStandIn();
-  relay = await spawnPushRelay({ providerUrl: ollama.url, model: 'llama3.2', caFile: push.caFile, pushHosts: push.host, resumeTtlMs: RESUME_TTL_MS, pushTimeoutMs: PUSH_TIMEOUT_MS });
-});
-afterAll(async () => {
-  await relay?.stop();
-  await ollama?.close();
-  await push?.close();
-});
-afterEach(() => ollama.set({ mode: 'normal' }));
+pushRelayWithOllama({ resumeTtlMs: RESUME_TTL_MS, pushTimeoutMs: PUSH_TIMEOUT_MS }, (s) => ({ push, ollama, relay } = s));
 
 const json = (token: string) => ({ ...bearer(token), 'Content-Type': 'application/json' });
 const subscribe = (sub: { endpoint: string; keys?: unknown }, token = relay.token) =>

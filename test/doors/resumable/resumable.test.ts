@@ -1,35 +1,19 @@
 /** Resumable streams: `Idempotency-Key` + `Last-Event-ID` on POST /v1/chat/stream (issue 6, part 1). */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { OLLAMA_DEFAULT_REPLY, startOllamaStandIn, type OllamaStandIn } from '../../fixtures/providers/ollama';
+import { describe, expect, it } from 'vitest';
+import { OLLAMA_DEFAULT_REPLY, type OllamaStandIn } from '../../fixtures/providers/ollama';
 import { sleep } from '../../fixtures/providers/standin';
 import { chatBody, chatHeaders, send } from '../../helpers/http';
 import { startRelay, type TestRelay } from '../../helpers/relay';
 import { ResumableRegistry } from '../../../server/src/doors/resumable/registry';
-import { completeBlocks, newKey, parseNumbered, resumable, resumeHeaders } from '../helpers';
+import { completeBlocks, newKey, parseNumbered, resumable, resumeHeaders, relayWithOllama, withOneSlot } from '../helpers';
 
 const TTL_MS = 400;
 const SLOW_REPLY = Array.from({ length: 8 }, (_, i) => `w${i} `);
 
 let t: TestRelay;
 let ollama: OllamaStandIn;
+relayWithOllama({ keepAliveMs: 100, providerIdleMs: 3_000, resumeTtlMs: TTL_MS }, (s) => ({ t, ollama } = s));
 
-beforeAll(async () => {
-  ollama = await startOllamaStandIn();
-  t = await startRelay({ keepAliveMs: 100, providerIdleMs: 3_000, resumeTtlMs: TTL_MS });
-  useOllama();
-});
-afterAll(async () => {
-  await t.close();
-  await ollama.close();
-});
-afterEach(async () => {
-  ollama.set({ mode: 'normal' });
-  await expect.poll(() => t.relay.activeStreams).toBe(0);
-});
-
-function useOllama() {
-  t.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'llama3.2' });
-}
 const chatCalls = () => ollama.requests.filter((r) => r.path === '/api/chat').length;
 const expectedEvents = (reply: string[]) => [...reply.map((delta) => ({ type: 'token', delta })), { type: 'done', content: reply.join('') }];
 
@@ -221,10 +205,7 @@ describe('limits', () => {
   });
 
   it('a detached generation holds a stream slot until it ends', async () => {
-    const one = await startRelay({ maxConcurrentStreams: () => 1 });
-    try {
-      one.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'llama3.2' });
-      ollama.set({ mode: 'normal', reply: SLOW_REPLY, chunkDelayMs: 60 });
+    await withOneSlot(ollama, SLOW_REPLY, 60, async (one) => {
       const key = newKey();
       await resumable(one.url, one.token, key, { leaveAfter: 1 });
       const other = await send(one.url, '/v1/chat/stream', { method: 'POST', headers: chatHeaders(one.token), body: chatBody() });
@@ -232,9 +213,7 @@ describe('limits', () => {
       // Resuming the running generation takes no new slot.
       const resumed = await resumable(one.url, one.token, key, { lastEventId: 1 });
       expect(parseNumbered(resumed.body).at(-1)!.event.type).toBe('done');
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it('stop() ends detached generations and aborts their provider call', async () => {

@@ -1,32 +1,16 @@
 /** The WebSocket fallback: GET /v1/chat/ws carries the same request and the same events (issue 6, part 4). */
 import type { IncomingMessage } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { OLLAMA_DEFAULT_REPLY, startOllamaStandIn, type OllamaStandIn } from '../../fixtures/providers/ollama';
+import { OLLAMA_DEFAULT_REPLY, type OllamaStandIn } from '../../fixtures/providers/ollama';
 import { bearer, chatBody, chatHeaders, parseEvents, send } from '../../helpers/http';
 import { startRelay, type TestRelay } from '../../helpers/relay';
+import { relayWithOllama, useOllama, withOneSlot } from '../helpers';
 
 let t: TestRelay;
 let ollama: OllamaStandIn;
+relayWithOllama({ keepAliveMs: 100, providerIdleMs: 3_000 }, (s) => ({ t, ollama } = s));
 
-beforeAll(async () => {
-  ollama = await startOllamaStandIn();
-  t = await startRelay({ keepAliveMs: 100, providerIdleMs: 3_000 });
-  useOllama(t);
-});
-afterAll(async () => {
-  await t.close();
-  await ollama.close();
-});
-afterEach(async () => {
-  ollama.set({ mode: 'normal' });
-  useOllama(t);
-  await expect.poll(() => t.relay.activeStreams).toBe(0);
-});
-
-function useOllama(relay: TestRelay) {
-  relay.useProvider({ id: 'local', kind: 'ollama', baseUrl: ollama.url, model: 'llama3.2' });
-}
 const chatCalls = () => ollama.requests.filter((r) => r.path === '/api/chat').length;
 const wsUrl = (relay: TestRelay) => `${relay.url.replace('http:', 'ws:')}/v1/chat/ws`;
 
@@ -107,7 +91,7 @@ describe('a chat over the socket', () => {
 
   it('stop() ends the socket with a terminal error event', async () => {
     const own = await startRelay();
-    useOllama(own);
+    useOllama(own, ollama);
     ollama.set({ mode: 'normal', reply: Array.from({ length: 50 }, (_, i) => `s${i} `), chunkDelayMs: 100 });
     // The stand-in is shared by the file's tests: wait for this chat's own provider request (the
     // slot is taken at the handshake, before the request arrives, so activeStreams alone is early).
@@ -163,19 +147,14 @@ describe('refusals', () => {
   });
 
   it('the concurrency limit applies at the handshake (429)', async () => {
-    const one = await startRelay({ maxConcurrentStreams: () => 1 });
-    try {
-      useOllama(one);
-      ollama.set({ mode: 'normal', reply: Array.from({ length: 20 }, (_, i) => `c${i} `), chunkDelayMs: 50 });
+    await withOneSlot(ollama, Array.from({ length: 20 }, (_, i) => `c${i} `), 50, async (one) => {
       const first = chatOverSocket(one, { first: chatBody() });
       await expect.poll(() => one.relay.activeStreams).toBe(1);
       const second = await refusedHandshake(one, { headers: bearer(one.token) });
       expect(second.status).toBe(429);
       expect(second.json.error.code).toBe('chat.too_many_streams');
       expect((await first).events.at(-1).type).toBe('done');
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it('a malformed handshake is 400 with the CONTRACT body and frees its slot', async () => {

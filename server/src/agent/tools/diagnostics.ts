@@ -1,13 +1,12 @@
-import { stringArg, toolSpec, type AgentTool } from './tool';
+import { stringArg, toolSpec, readingTool } from './tool';
 
-export const diagnostics: AgentTool = {
-  spec: toolSpec('diagnostics', 'The editor\'s problems (errors and warnings from its language servers) for the folder or one file.', { path: { type: 'string', description: 'One file, relative to the folder root. Default: every file.' } }),
-  approval: 'never',
-  async prepare(input, ctx) {
+export const diagnostics = readingTool(
+  toolSpec('diagnostics', 'The editor\'s problems (errors and warnings from its language servers) for the folder or one file.', { path: { type: 'string', description: 'One file, relative to the folder root. Default: every file.' } }),
+  (input, ctx) => {
     const path = stringArg(input, 'path');
     return {
       subject: path || '.',
-      async run() {
+      run: async () => {
         const result = await ctx.workspace.diagnostics(path || undefined);
         if (!result.supported) return result.note;
         if (result.items.length === 0) return 'No problems.';
@@ -15,4 +14,4 @@ export const diagnostics: AgentTool = {
       },
     };
   },
-};
+);

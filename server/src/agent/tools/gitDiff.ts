@@ -1,16 +1,15 @@
-import { booleanArg, toolSpec, type AgentTool } from './tool';
+import { booleanArg, toolSpec, readingTool } from './tool';
 
-export const gitDiff: AgentTool = {
-  spec: toolSpec('git_diff', 'The folder\'s uncommitted changes as `git diff` shows them (staged: true for what is staged).', { staged: { type: 'boolean', description: 'Show the staged changes instead of the unstaged ones.' } }),
-  approval: 'never',
-  async prepare(input, ctx) {
+export const gitDiff = readingTool(
+  toolSpec('git_diff', 'The folder\'s uncommitted changes as `git diff` shows them (staged: true for what is staged).', { staged: { type: 'boolean', description: 'Show the staged changes instead of the unstaged ones.' } }),
+  (input, ctx) => {
     const staged = booleanArg(input, 'staged');
     return {
       subject: staged ? '--staged' : '.',
-      async run() {
+      run: async () => {
         const diff = await ctx.workspace.gitDiff(staged);
         return diff === '' ? (staged ? 'Nothing is staged.' : 'No unstaged changes.') : diff;
       },
     };
   },
-};
+);

@@ -1,20 +1,19 @@
-import { lineArg, stringArg, ArgumentError, toolSpec, type AgentTool } from './tool';
+import { lineArg, stringArg, ArgumentError, toolSpec, readingTool } from './tool';
 
-export const readFile: AgentTool = {
-  spec: toolSpec('read_file', 'Read a text file of the folder, whole or a range of lines (1-based, inclusive). Lines come numbered as "N: text".', {
+export const readFile = readingTool(
+  toolSpec('read_file', 'Read a text file of the folder, whole or a range of lines (1-based, inclusive). Lines come numbered as "N: text".', {
     path: { type: 'string', description: 'The file, relative to the folder root.' },
     startLine: { type: 'integer', minimum: 1, description: 'First line to read (default 1).' },
     endLine: { type: 'integer', minimum: 1, description: 'Last line to read (default: the end).' },
   }, ['path']),
-  approval: 'never',
-  async prepare(input, ctx) {
+  (input, ctx) => {
     const path = stringArg(input, 'path', true);
     const start = lineArg(input, 'startLine') ?? 1;
     const end = lineArg(input, 'endLine');
     if (end !== undefined && end < start) throw new ArgumentError('"endLine" must not be before "startLine".');
     return {
       subject: path,
-      async run() {
+      run: async () => {
         const text = await ctx.workspace.readFile(path);
         const lines = text.split('\n');
         if (lines.at(-1) === '') lines.pop();
@@ -26,4 +25,4 @@ export const readFile: AgentTool = {
       },
     };
   },
-};
+);

@@ -1,19 +1,18 @@
-import { booleanArg, stringArg, toolSpec, type AgentTool } from './tool';
+import { booleanArg, stringArg, toolSpec, readingTool } from './tool';
 
-export const search: AgentTool = {
-  spec: toolSpec('search', 'Search the text of the folder\'s files (honouring .gitignore) for a string, or a JavaScript regular expression with regex: true. Case-sensitive. Answers "path:line: text" per match.', {
+export const search = readingTool(
+  toolSpec('search', 'Search the text of the folder\'s files (honouring .gitignore) for a string, or a JavaScript regular expression with regex: true. Case-sensitive. Answers "path:line: text" per match.', {
     query: { type: 'string', description: 'The text (or regular expression) to find in a line.' },
     path: { type: 'string', description: 'Search only under this subfolder or file.' },
     regex: { type: 'boolean', description: 'Treat query as a regular expression.' },
   }, ['query']),
-  approval: 'never',
-  async prepare(input, ctx) {
+  (input, ctx) => {
     const query = stringArg(input, 'query', true);
     const path = stringArg(input, 'path');
     const regex = booleanArg(input, 'regex');
     return {
       subject: path || '.',
-      async run() {
+      run: async () => {
         const { matches, truncated } = await ctx.workspace.search({ query, path, regex, maxMatches: ctx.limits.maxSearchMatches, signal: ctx.signal });
         if (matches.length === 0) return `No matches for ${regex ? `/${query}/` : `"${query}"`}.`;
         const lines = matches.map((m) => `${m.path}:${m.line}: ${m.text}`);
@@ -21,4 +20,4 @@ export const search: AgentTool = {
       },
     };
   },
-};
+);

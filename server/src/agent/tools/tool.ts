@@ -80,3 +80,11 @@ export function toolSpec(name: string, description: string, properties: Record<s
 export class ArgumentError extends Error {}
 
 export const pathProperty = (description: string) => ({ type: 'string', description });
+
+/**
+ * A tool that only reads the folder: it never asks first, and `prepare` checks the input and says
+ * what it would read (its subject) and how.
+ */
+export function readingTool(spec: ToolSpec, prepare: (input: Record<string, unknown>, ctx: ToolContext) => PreparedCall): AgentTool {
+  return { spec, approval: 'never', prepare: async (input, ctx) => prepare(input, ctx) };
+}

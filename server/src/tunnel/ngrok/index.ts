@@ -1,6 +1,6 @@
 /** ngrok as a TunnelAgent: the user's own ngrok agent (v3). */
-import { findProgram } from '../find';
-import type { TunnelAgent, TunnelKindInfo, TunnelOptions } from '../tunnel';
+import { findKindProgram, programAgent, type ProgramKind } from '../find';
+import type { TunnelAgent, TunnelKindInfo } from '../tunnel';
 import { NgrokTunnel } from './ngrokTunnel';
 
 export { NgrokTunnel, type NgrokTunnelOptions } from './ngrokTunnel';
@@ -22,26 +22,25 @@ export interface NgrokAgentOptions {
   urlTimeoutMs?: number;
 }
 
-export function findNgrok(explicitPath?: string): string {
-  return findProgram({ program: 'ngrok', explicitPath, explicitSource: 'deskrelay.ngrokPath / --ngrok', installHelp: NGROK_INSTALL_HELP });
-}
-
-export function ngrokTunnel(opts: NgrokAgentOptions = {}): TunnelAgent {
-  return {
-    kind: 'ngrok',
-    program: 'ngrok',
-    title: 'your ngrok agent',
-    locate: () => findNgrok(opts.explicitPath),
-    create: (binary: string, tunnel: TunnelOptions) =>
-      new NgrokTunnel({ ...tunnel, binary, authtoken: opts.authtoken, domain: opts.domain, urlTimeoutMs: opts.urlTimeoutMs }),
-  };
-}
-
+/** Optional secret: ngrok uses the authtoken in its own config otherwise. */
 export const NGROK_KIND: TunnelKindInfo = {
   program: 'ngrok',
   pathSetting: 'deskrelay.ngrokPath',
-  // Optional: ngrok uses the authtoken in its own config otherwise.
   secret: { name: 'ngrok authtoken', required: false, env: ['NGROK_AUTHTOKEN'] },
   needsHostname: false,
   installHint: NGROK_INSTALL_HELP,
 };
+
+const NGROK: ProgramKind = { info: NGROK_KIND, flag: '--ngrok' };
+
+export function findNgrok(explicitPath?: string): string {
+  return findKindProgram(NGROK, explicitPath);
+}
+
+export function ngrokTunnel(opts: NgrokAgentOptions = {}): TunnelAgent {
+  return programAgent(NGROK, opts.explicitPath, {
+    kind: 'ngrok',
+    title: 'your ngrok agent',
+    create: (binary, tunnel) => new NgrokTunnel({ ...tunnel, binary, authtoken: opts.authtoken, domain: opts.domain, urlTimeoutMs: opts.urlTimeoutMs }),
+  });
+}

@@ -1,6 +1,6 @@
 /** Tailscale Funnel (public) and Serve (tailnet only) as TunnelAgents: the user's own tailscale CLI. */
-import { findProgram } from '../find';
-import type { TunnelAgent, TunnelKindInfo, TunnelOptions } from '../tunnel';
+import { findKindProgram, programAgent, type ProgramKind } from '../find';
+import type { TunnelAgent, TunnelKindInfo } from '../tunnel';
 import { TailscaleTunnel, type TailscaleMode } from './tailscaleTunnel';
 
 export { TailscaleTunnel, type TailscaleMode, type TailscaleTunnelOptions } from './tailscaleTunnel';
@@ -22,32 +22,6 @@ export interface TailscaleAgentOptions {
   pollMs?: number;
 }
 
-export function findTailscale(explicitPath?: string): string {
-  return findProgram({
-    program: 'tailscale',
-    explicitPath,
-    explicitSource: 'deskrelay.tailscalePath / --tailscale',
-    wellKnown:
-      process.platform === 'darwin'
-        ? ['/Applications/Tailscale.app/Contents/MacOS/Tailscale']
-        : process.platform === 'win32'
-          ? ['C:\\Program Files\\Tailscale\\tailscale.exe']
-          : [],
-    installHelp: TAILSCALE_INSTALL_HELP,
-  });
-}
-
-export function tailscaleTunnel(opts: TailscaleAgentOptions): TunnelAgent {
-  return {
-    kind: opts.mode === 'funnel' ? 'tailscale-funnel' : 'tailscale-serve',
-    program: 'tailscale',
-    title: opts.mode === 'funnel' ? 'Tailscale Funnel' : 'Tailscale Serve (tailnet only)',
-    locate: () => findTailscale(opts.explicitPath),
-    create: (binary: string, tunnel: TunnelOptions) =>
-      new TailscaleTunnel({ ...tunnel, binary, mode: opts.mode, publishTimeoutMs: opts.publishTimeoutMs, pollMs: opts.pollMs }),
-  };
-}
-
 /** Funnel and Serve: the tailscale CLI, logged in; no secret of ours, the node's name is the hostname. */
 export const TAILSCALE_KIND: TunnelKindInfo = {
   program: 'tailscale',
@@ -55,3 +29,22 @@ export const TAILSCALE_KIND: TunnelKindInfo = {
   needsHostname: false,
   installHint: TAILSCALE_INSTALL_HELP,
 };
+
+const TAILSCALE: ProgramKind = {
+  info: TAILSCALE_KIND,
+  flag: '--tailscale',
+  wellKnown: { darwin: ['/Applications/Tailscale.app/Contents/MacOS/Tailscale'], win32: ['C:\\Program Files\\Tailscale\\tailscale.exe'] },
+};
+
+export function findTailscale(explicitPath?: string): string {
+  return findKindProgram(TAILSCALE, explicitPath);
+}
+
+export function tailscaleTunnel(opts: TailscaleAgentOptions): TunnelAgent {
+  const funnel = opts.mode === 'funnel';
+  return programAgent(TAILSCALE, opts.explicitPath, {
+    kind: funnel ? 'tailscale-funnel' : 'tailscale-serve',
+    title: funnel ? 'Tailscale Funnel' : 'Tailscale Serve (tailnet only)',
+    create: (binary, tunnel) => new TailscaleTunnel({ ...tunnel, binary, mode: opts.mode, publishTimeoutMs: opts.publishTimeoutMs, pollMs: opts.pollMs }),
+  });
+}

@@ -4,10 +4,9 @@ import { createServer, type Server } from 'node:net';
 import * as vscode from 'vscode';
 import { startOllamaStandIn, type OllamaStandIn } from '../../../fixtures/providers/ollama';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../../../fixtures/providers/openai';
-import { api, cfg, chat, extension, freePort, getInfo, portOpen, readToken, rememberSecret, reply, setSetting, tokenFile, waitFor, type Status } from './helpers';
+import { api, cfg, chat, extension, freePort, getInfo, portOpen, readToken, rememberSecret, reply, setSetting, tokenFile, waitFor, type Status, run } from './helpers';
 
 const TOKEN = /^dr_[A-Za-z0-9_-]{43}$/;
-const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
 
 describe('Remote Chat in VS Code', function () {
   this.timeout(30_000);

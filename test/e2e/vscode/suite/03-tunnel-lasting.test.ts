@@ -4,9 +4,7 @@ import https from 'node:https';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { EdgeAgent, fakeTunnelToken, isAlive, makeTls, NAMED_HOSTNAME, readInfo, TAILNET_HOST, type Tls } from '../../../tunnel/helpers';
-import { api, extension, freePort, getViaTunnel, readToken, rememberSecret, setSetting, waitFor, type DeskRelayApi, type Status } from './helpers';
-
-const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
+import { api, extension, freePort, getViaTunnel, readToken, rememberSecret, setSetting, waitFor, type DeskRelayApi, type Status, run } from './helpers';
 
 interface TailscaledModule {
   startTailscaled(o: { stateFile: string; infoFile: string; keyFile: string; certFile: string }): Promise<https.Server>;

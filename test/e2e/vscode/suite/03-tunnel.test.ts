@@ -2,9 +2,8 @@ import * as assert from 'node:assert/strict';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { EdgeAgent, isAlive, makeTls, readInfo, type Tls } from '../../../tunnel/helpers';
-import { api, extension, freePort, getViaTunnel, readToken, setSetting, waitFor, type DeskRelayApi, type Status } from './helpers';
+import { api, extension, freePort, getViaTunnel, readToken, setSetting, waitFor, type DeskRelayApi, type Status, run } from './helpers';
 
-const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
 const TUNNEL_URL = /^https:\/\/[a-z0-9-]+\.trycloudflare\.com$/;
 
 describe('tunnel (stand-in cloudflared through the tunnel module)', function () {

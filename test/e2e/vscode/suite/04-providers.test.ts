@@ -6,9 +6,8 @@ import { startAnthropicStandIn, type AnthropicStandIn } from '../../../fixtures/
 import { startOllamaStandIn, type OllamaStandIn } from '../../../fixtures/providers/ollama';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../../../fixtures/providers/openai';
 import { startTranscriptionStandIn, toneWav } from '../../../fixtures/transcription/server';
-import { api, cfg, chat, freePort, readToken, rememberSecret, reply, setSetting, waitFor, type Status } from './helpers';
+import { api, cfg, chat, freePort, readToken, rememberSecret, reply, setSetting, waitFor, type Status, run } from './helpers';
 
-const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
 const portOf = (url: string) => new URL(url).port;
 const providers = () => cfg().get<any[]>('providers') ?? [];
 

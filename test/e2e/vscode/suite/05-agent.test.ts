@@ -3,23 +3,8 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { startScriptedModel, toolResults, type ScriptedModel } from '../../../fixtures/providers/scripted';
-import { api, freePort, readToken, rememberSecret, setSetting, waitFor, type Status } from './helpers';
-
-/** True while the process exists and is not a zombie (a killed child may wait for a PID 1 that never reaps it). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
+import { alive } from '../../../helpers/process';
+import { api, freePort, readToken, rememberSecret, setSetting, waitFor, type Status, run } from './helpers';
 
 /**
  * The workspace agent inside a real VS Code (issue 23): off until the user's setting, then the

@@ -1,10 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import * as vscode from 'vscode';
-import { api, configDir, freePort, getInfo, readToken, rememberSecret, setSetting } from './helpers';
+import { api, configDir, freePort, getInfo, readToken, rememberSecret, setSetting, run } from './helpers';
 
-const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
 const devicesFile = () => join(configDir(), 'devices.json');
 
 interface DeviceStatus {

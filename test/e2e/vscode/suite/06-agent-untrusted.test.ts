@@ -1,8 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import { freePort, readToken, rememberSecret, setSetting, type Status } from './helpers';
-
-const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
+import { freePort, readToken, rememberSecret, setSetting, type Status, run } from './helpers';
 
 /**
  * Only under `run-e2e.mjs --untrusted` (restricted mode): the relay still runs, but the

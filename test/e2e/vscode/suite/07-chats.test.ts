@@ -3,9 +3,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { startOllamaStandIn, type OllamaStandIn } from '../../../fixtures/providers/ollama';
-import { api, freePort, readToken, rememberSecret, setSetting, waitFor } from './helpers';
-
-const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
+import { api, freePort, readToken, rememberSecret, setSetting, waitFor, run } from './helpers';
 
 describe('Conversations kept on the desktop in VS Code (issue 30)', function () {
   this.timeout(30_000);

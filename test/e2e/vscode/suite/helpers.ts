@@ -8,6 +8,9 @@ export { freePort, portOpen } from '../net';
 
 export const EXTENSION_ID = 'deskrelay.deskrelay';
 
+/** Runs a VS Code command (ours or the editor's) and resolves with what it returns. */
+export const run = <T = unknown>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
+
 export interface Status {
   running: boolean;
   url?: string;

@@ -7,21 +7,17 @@
 // --floor: also the same client straight to the stand-in ("direct"), through nginx and through the
 // Node floor (bench/floor.mjs), in the same alternation; the summary then gives each relay's
 // figures ÷ nginx's and ÷ the floor's, and TTFT and token latency added over direct.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { childrenOf, cpuSeconds, ensureNginx, median, ms, percentile, pool, rounds, runStream, sleep, spawnReady, startFloor, startNginx, startRelayCli, stopProcess } from './lib.mjs';
+import { join } from 'node:path';
+import { benchArgs, childrenOf, cpuSeconds, ensureNginx, median, ms, percentile, pool, rounds, runStream, sleep, startFloor, startNginx, startRelayCli, startStandin, stopProcess } from './lib.mjs';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const ri = args.indexOf('--rounds');
-const R = ri === -1 ? 2 : Number(args[ri + 1]);
-const FLOOR = args.includes('--floor');
-const dirs = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--rounds').map((d) => resolve(d));
+const { option, flag, dirs } = benchArgs();
+const R = option('rounds', 2);
+const FLOOR = flag('floor');
 
-const standin = await spawnReady(process.execPath, [join(HERE, 'standin.mjs')], { ready: (o) => (o.includes('\n') ? JSON.parse(o.split('\n')[0]).port : undefined) });
+const standin = await startStandin();
 const start = (root) => startRelayCli(root, standin.value);
 const relays = [];
 const others = [];

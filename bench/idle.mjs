@@ -12,20 +12,18 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median, nowNs, rounds, rssBytes, runStream, sleep, spawnReady, startFloor, startRelayCli, stopProcess } from './lib.mjs';
+import { benchArgs, median, nowNs, rounds, rssBytes, runStream, sleep, startFloor, startRelayCli, startStandin, stopProcess } from './lib.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const option = (name, fallback) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : fallback);
+const { option, dirs } = benchArgs();
 const R = option('rounds', 3);
 const COUNT = option('streams', 1000);
-const dirs = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')).map((d) => resolve(d));
 const HOLD_MS = 17_000;
 const READ_AT_MS = 15_800;
 
-const standin = await spawnReady(process.execPath, [join(HERE, 'standin.mjs')], { ready: (o) => (o.includes('\n') ? JSON.parse(o.split('\n')[0]).port : undefined) });
+const standin = await startStandin();
 const makers = [{ name: 'node floor', start: () => startFloor(standin.value) }, ...dirs.map((d) => ({ name: d, start: () => startRelayCli(d, standin.value) }))];
 const figures = new Map(makers.map((m) => [m.name, { rss: [], heap: [] }]));
 const memoryFile = join(mkdtempSync(join(tmpdir(), 'deskrelay-idle-')), 'memory.json');

@@ -276,6 +276,23 @@ export async function startFloor(providerPort) {
 }
 
 /**
+ * A bench's command line: `option(name, default)` reads `--name N`; `dirs` are the relay builds
+ * named (each holds dist/cli.js), resolved; `flag(name)` is a bare `--name`.
+ */
+export function benchArgs(argv = process.argv.slice(2)) {
+  const option = (name, fallback) => (argv.includes(`--${name}`) ? Number(argv[argv.indexOf(`--${name}`) + 1]) : fallback);
+  const flag = (name) => argv.includes(`--${name}`);
+  // A number after an option is its value; anything else not an option is a build.
+  const dirs = argv.filter((a, i) => !a.startsWith('--') && !(argv[i - 1]?.startsWith('--') && /^\d+$/.test(a))).map((d) => resolve(d));
+  return { option, flag, dirs };
+}
+
+/** The stand-in provider (bench/standin.mjs); `value` is its port. */
+export function startStandin() {
+  return spawnReady(process.execPath, [fileURLToPath(new URL('standin.mjs', import.meta.url))], { ready: (o) => (o.includes('\n') ? JSON.parse(o.split('\n')[0]).port : undefined) });
+}
+
+/**
  * A relay build's `deskrelay serve` (ROOT/dist/cli.js) in front of the stand-in, with a config of
  * its own (up to 1,500 streams at once): as a target for runStream, and its process.
  */

@@ -68,6 +68,16 @@ export async function readJsonBody(req: IncomingMessage, ctx: RelayContext, limi
   return { json: parseJson(raw), raw };
 }
 
+/**
+ * The paths under one item of a door's collection that a client follows (an agent session, a
+ * kept conversation): the item, its event stream, the messages posted to it, and stop.
+ */
+export function itemPaths(collection: string): { one: string; events: string; messages: string; stop: string; sub(name: string): string } {
+  const one = `${collection}/{id}`;
+  const sub = (name: string) => `${one}/${name}`;
+  return { one, events: sub('events'), messages: sub('messages'), stop: sub('stop'), sub };
+}
+
 /** 400 `request.invalid_body`, in the door's own words of what the body should be. */
 export const invalidBody = (message: string) => new HttpError(400, 'request.invalid_body', message);
 

@@ -8,7 +8,7 @@ import type { Workspace } from '../../agent/workspace';
 import { HttpError } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
 import { requestParams, type Route } from '../../http/route';
-import { type DoorFactory, invalidBody as invalid, jsonObject, readJsonBody } from '../door';
+import { type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import { followLog } from '../logStream';
 
 /** The door's paths (docs/agent.md). */
@@ -17,11 +17,8 @@ export const AGENT_SESSIONS_PATH = '/v1/agent/sessions';
 export const AGENT_FILES_PATH = '/v1/agent/files';
 /** The `@` suggestions answer at most this many paths: a phone shows a handful, not the tree. */
 export const MAX_FILE_SUGGESTIONS = 50;
-const SESSION = '/v1/agent/sessions/{id}';
-const EVENTS = '/v1/agent/sessions/{id}/events';
-const MESSAGES = '/v1/agent/sessions/{id}/messages';
-const APPROVAL = '/v1/agent/sessions/{id}/approvals/{callId}';
-const STOP = '/v1/agent/sessions/{id}/stop';
+const { one: SESSION, events: EVENTS, messages: MESSAGES, stop: STOP, sub } = itemPaths(AGENT_SESSIONS_PATH);
+const APPROVAL = sub('approvals/{callId}');
 
 const DEFAULT_HOW_TO_ENABLE = 'Turn it on at the desk: `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).';
 

@@ -18,19 +18,16 @@ import {
   type ConversationBounds,
   type StoredConversation,
 } from '../../store/conversations';
-import { type DoorFactory, invalidBody as invalid, jsonObject, readJsonBody } from '../door';
+import { type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import { followLog } from '../logStream';
 import { conversationMarkdown, markdownFileName } from './markdown';
 
 /** The door's paths (docs/conversations.md). */
 export const CONVERSATIONS_PATH = '/v1/conversations';
 export const CONVERSATION_CHANGES_PATH = '/v1/conversations/events';
-const ONE = '/v1/conversations/{id}';
-const EVENTS = '/v1/conversations/{id}/events';
-const MESSAGES = '/v1/conversations/{id}/messages';
-const STOP = '/v1/conversations/{id}/stop';
-const REPLY = '/v1/conversations/{id}/reply';
-const EXPORT = '/v1/conversations/{id}/export';
+const { one: ONE, events: EVENTS, messages: MESSAGES, stop: STOP, sub } = itemPaths(CONVERSATIONS_PATH);
+const REPLY = sub('reply');
+const EXPORT = sub('export');
 
 export type ReplyStatus = 'running' | 'idle' | 'stopped' | 'failed';
 /** A conversation's events: the agent's vocabulary (docs/agent.md), so one client renders both. */

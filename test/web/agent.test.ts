@@ -16,6 +16,7 @@ import type { ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
 import { ensureVendor, launchBrowser, phone, SCREENSHOTS, setVisibility, axe, startAgentDesk, type AgentDesk } from './harness';
 import type { TestProxy } from './proxy';
+import { serviceWorkerPush } from './serviceWorkerPush';
 
 const HOSTILE_NAME = 'src/<img src=x onerror=window.__xss=1>.js';
 
@@ -268,21 +269,13 @@ describe('the agent on the phone', () => {
     await p.context.grantPermissions(['notifications'], { origin: new URL(proxy.url).origin });
     await p.page.goto(webClientLink(proxy.url, cli.token));
     await p.page.waitForFunction(() => (globalThis as any).navigator.serviceWorker?.controller?.state === 'activated', undefined, { timeout: 10_000 });
-    // The DevTools protocol delivers the push as the push service would (as test/web/push.test.ts does).
-    const cdp = await p.context.newCDPSession(p.page);
-    const registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] = [];
-    cdp.on('ServiceWorker.workerRegistrationUpdated', (e: { registrations: typeof registrations }) => registrations.push(...e.registrations));
-    await cdp.send('ServiceWorker.enable');
-    await expect.poll(() => registrations.filter((r) => !r.isDeleted && r.scopeURL.startsWith(proxy.url)).length).toBeGreaterThan(0);
-    await cdp.send('ServiceWorker.deliverPushMessage', {
-      origin: new URL(proxy.url).origin,
-      registrationId: registrations.find((r) => !r.isDeleted && r.scopeURL.startsWith(proxy.url))!.registrationId,
-      data: JSON.stringify({ type: 'agent_needs_you', session: id, callId }),
-    });
-    const worker = p.context.serviceWorkers()[0]!;
-    await expect
-      .poll(() => worker.evaluate(async () => (await (globalThis as any).registration.getNotifications()).map((n: any) => ({ title: n.title, data: n.data }))))
-      .toEqual([{ title: 'The agent needs you', data: { agentSession: id, callId, agentType: 'agent_needs_you' } }]);
+    // The DevTools protocol delivers the push as the push service would (./serviceWorkerPush.ts).
+    const push = await serviceWorkerPush(p.context, p.page, proxy.url);
+    await push.deliver({ type: 'agent_needs_you', session: id, callId });
+    const worker = push.worker;
+    expect((await push.notifications()).map(({ title, data }) => ({ title, data }))).toEqual([
+      { title: 'The agent needs you', data: { agentSession: id, callId, agentType: 'agent_needs_you' } },
+    ]);
 
     // Opening it with the page there: the worker tells the page (what its notificationclick does).
     await worker.evaluate(async (m) => {

@@ -8,7 +8,8 @@
  * The browser's own push service (FCM for Chromium) cannot be reached here, so PushManager's
  * subscribe/getSubscription are replaced in the page by a stand-in that records the options and
  * returns a subscription shaped like Chromium's (its endpoint on a host the test relay allows).
- * The relay's side of a real push (VAPID, encryption, delivery) is tested in test/doors/push/push.test.ts.
+ * The relay's side of a real push (VAPID, encryption, delivery) is tested in test/doors/push/push.test.ts;
+ * pushes reach the service worker here through the DevTools protocol (./serviceWorkerPush.ts).
  */
 import { createECDH, randomBytes } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -18,6 +19,7 @@ import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ol
 import { bearer, send as http } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { countRequests, ensureVendor, lastReply, launchBrowser, phone, replyFinished, send, sleep, openSettings, closeSettings } from './harness';
+import { serviceWorkerPush } from './serviceWorkerPush';
 
 const PUSH_HOST = 'push.deskrelay.test';
 let browser: Browser;
@@ -191,35 +193,23 @@ describe('the service worker and the notification', () => {
   it('shows "Your reply is ready" for a reply_ready push when no page of the app is on screen', async () => {
     const { context, page } = await openPhone();
     await pairAndWait(page);
-    // The DevTools protocol delivers the push as the push service would (ServiceWorker.deliverPushMessage).
-    const other = await context.newPage();
-    const cdp = await context.newCDPSession(other);
-    const registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] = [];
-    cdp.on('ServiceWorker.workerRegistrationUpdated', (e: { registrations: typeof registrations }) => registrations.push(...e.registrations));
-    await cdp.send('ServiceWorker.enable');
-    await expect.poll(() => registrations.filter((r) => !r.isDeleted && r.scopeURL.startsWith(relay.url)).length).toBeGreaterThan(0);
-    const worker = context.serviceWorkers()[0]!;
-    const notifications = () =>
-      worker.evaluate(async () => (await (globalThis as any).registration.getNotifications()).map((n: any) => ({ title: n.title, tag: n.tag, data: n.data })));
+    // The DevTools session lives on another page, which stays when the app's page is closed.
+    const push = await serviceWorkerPush(context, await context.newPage(), relay.url);
     const key = 'k'.repeat(22);
-    const deliver = (data: unknown) =>
-      cdp.send('ServiceWorker.deliverPushMessage', {
-        origin: new URL(relay.url).origin,
-        registrationId: registrations.find((r) => !r.isDeleted && r.scopeURL.startsWith(relay.url))!.registrationId,
-        data: JSON.stringify(data),
-      });
 
     // While the app is on screen it sees the reply end itself: no notification.
-    await deliver({ type: 'reply_ready', idempotencyKey: key, ok: true });
-    await sleep(500);
-    expect(await notifications()).toEqual([]);
+    await push.deliver({ type: 'reply_ready', idempotencyKey: key, ok: true });
+    expect(await push.notifications()).toEqual([]);
 
     // The page is gone (the phone dropped it): the notification is shown.
     await page.close();
-    await deliver({ type: 'reply_ready', idempotencyKey: key, ok: true });
-    await expect.poll(notifications, { timeout: 5_000 }).toEqual([{ title: 'Your reply is ready', tag: `reply-${key}`, data: { idempotencyKey: key } }]);
-    await deliver({ type: 'reply_ready', idempotencyKey: 'e'.repeat(22), ok: false });
-    await expect.poll(async () => (await notifications()).map((n: { title: string }) => n.title)).toContain('Your reply stopped with an error');
+    await push.deliver({ type: 'reply_ready', idempotencyKey: key, ok: true });
+    const ready = { title: 'Your reply is ready', tag: `reply-${key}`, data: { idempotencyKey: key } };
+    expect(await push.notifications()).toEqual([ready]);
+    const failed = 'e'.repeat(22);
+    await push.deliver({ type: 'reply_ready', idempotencyKey: failed, ok: false });
+    const byTag = (a: { tag: string }, b: { tag: string }) => a.tag.localeCompare(b.tag);
+    expect((await push.notifications()).sort(byTag)).toEqual([{ title: 'Your reply stopped with an error', tag: `reply-${failed}`, data: { idempotencyKey: failed } }, ready].sort(byTag));
   });
 
   it('a page opened after the old one was gone brings the chat back and resumes its reply (one provider call)', async () => {

@@ -173,6 +173,14 @@ describe.each(kinds)('$kind: tool calls in its own form', (k) => {
     await chatWith(provider, ask, { tools: [WEATHER, TIME], toolChoice: { name: 'get_weather' } });
     expectTools(k.kind, s.requests.at(-1)!.body);
   });
+
+  it('an empty tool list offers no tools: the request carries none of the tool fields (OpenAI refuses `tools: []`)', async () => {
+    const { s, provider } = await start(k, {});
+    const seen = await chatWith(provider, ask, { tools: [], toolChoice: 'auto' });
+    expect(seen.ending).toMatchObject({ ok: true });
+    const body = s.requests.at(-1)!.body as Record<string, unknown>;
+    for (const field of ['tools', 'tool_choice', 'toolConfig']) expect(body[field], field).toBeUndefined();
+  });
 });
 
 function expectTools(kind: Kind['kind'], body: any) {

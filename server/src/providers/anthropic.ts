@@ -1,7 +1,7 @@
 import { keyedCall, requireKey, streamingAdapter, type ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, LIST_PAGE, pluck } from './config';
 import type { EventHandler } from './framing';
-import { forcedName, offered, ToolCallAssembler } from './tools';
+import { forcedName, ToolCallAssembler } from './tools';
 import { toConversation, type Turn } from './turns';
 import type { AdapterDeps, ChatAdapter, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
 import { saidIn, statusText, type HttpFailure } from './wording';
@@ -49,7 +49,7 @@ export const anthropicProvider: ProviderModule = {
 };
 
 export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
-  return streamingAdapter(config, deps, 'required', ({ messages, sink, options, key, base, label }) => ({
+  return streamingAdapter(config, deps, 'required', ({ messages, sink, tools: offered, key, base, label }) => ({
     explain: (f) => anthropicOverloaded(label, f),
     request: (call) => {
       const { system, turns } = toConversation(messages);
@@ -61,7 +61,7 @@ export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): Cha
           max_tokens: config.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
           ...(system === undefined ? {} : { system }),
           messages: turns.map(anthropicTurn),
-          ...(offered(options) ? anthropicTools(options!) : {}),
+          ...(offered ? anthropicTools(offered) : {}),
           stream: true,
         },
         sse: new AnthropicReader(call, sink, label, new ToolCallAssembler(call, sink)),

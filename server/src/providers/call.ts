@@ -24,7 +24,7 @@ import {
   type WordingContext,
 } from './wording';
 
-import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ToolOptions } from './types';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ToolOptions, ToolSpec } from './types';
 
 export type { ProviderResponse } from './transport';
 
@@ -271,7 +271,8 @@ type KeyFor<N extends KeyNeed> = N extends 'required' ? string : N extends 'opti
 export interface ReplyTurn<Key> {
   messages: ChatMessage[];
   sink: PieceSink;
-  options?: ToolOptions;
+  /** The tools the request offers; undefined when it offers none (an empty list is none). */
+  tools?: ToolOptions & { tools: ToolSpec[] };
   key: Key;
   base: string;
   label: string;
@@ -304,7 +305,8 @@ export function streamingAdapter<N extends KeyNeed>(config: ProviderConfig, deps
     async run(messages, signal, sink, options) {
       const key = need === 'none' ? undefined : need === 'required' ? await requireKey(config, deps, label) : await readKey(config, deps, label);
       const keyHint = need === 'none' ? undefined : deps.keys.howToSet(config);
-      const reply = plan({ messages, sink, options, key: key as KeyFor<N>, base, label, ctx: { label, keyed: Boolean(key), keyHint } });
+      const tools = options?.tools?.length ? (options as ToolOptions & { tools: ToolSpec[] }) : undefined;
+      const reply = plan({ messages, sink, tools, key: key as KeyFor<N>, base, label, ctx: { label, keyed: Boolean(key), keyHint } });
       const explain = reply.explain;
       const call: ProviderCall = keyedCall(config, deps, label, signal, key, {
         model: reply.model,

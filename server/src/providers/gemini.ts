@@ -1,7 +1,7 @@
 import { keyedCall, requireKey, streamingAdapter, type ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, LIST_PAGE } from './config';
 import type { EventHandler } from './framing';
-import { argumentsObject, CallIds, checkArgumentSize, forcedName, offered, toolRefusal } from './tools';
+import { argumentsObject, CallIds, checkArgumentSize, forcedName, toolRefusal } from './tools';
 import { toConversation, type Turn } from './turns';
 import type { AdapterDeps, ChatAdapter, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolCall, ToolOptions } from './types';
 import { keyRefused, providerMessage, statusText, type HttpFailure, type WordingContext } from './wording';
@@ -61,8 +61,8 @@ function geminiNames(doc: unknown): string[] {
 
 export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
   const model = (config.model ?? '').replace(/^models\//, '');
-  return streamingAdapter(config, deps, 'required', ({ messages, sink, options, key, base, label, ctx }) => {
-    const tools = offered(options);
+  return streamingAdapter(config, deps, 'required', ({ messages, sink, tools: offered, key, base, label, ctx }) => {
+    const tools = offered !== undefined;
     return {
       model,
       explain: (f) => geminiKeyRefusal(ctx, f) ?? (tools ? toolRefusal(label, model, f) : undefined),
@@ -73,7 +73,7 @@ export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
         };
         if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
         if (config.maxTokens !== undefined) body.generationConfig = { maxOutputTokens: config.maxTokens };
-        if (tools) Object.assign(body, geminiTools(options!));
+        if (offered) Object.assign(body, geminiTools(offered));
         return {
           url: apiUrl(base, `/v1beta/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`),
           headers: { 'x-goog-api-key': key },
@@ -142,7 +142,8 @@ function functionCallPart(c: ToolCall): object {
 
 class GeminiReader implements EventHandler {
   finish: FinishReason | undefined;
-  private readonly ids = new CallIds();
+  /** Made at the first tool call: most replies call none. */
+  private ids: CallIds | undefined;
 
   constructor(
     private readonly call: ProviderCall,
@@ -187,7 +188,7 @@ class GeminiReader implements EventHandler {
     if (name === '') throw this.call.fail(`${this.label} sent a tool call without a tool name`);
     const args = argumentsObject(this.call, name, fc?.args);
     checkArgumentSize(this.call, name, args);
-    const base = this.ids.next(typeof fc?.id === 'string' && !fc.id.includes(SIGNATURE_MARK) ? fc.id : undefined);
+    const base = (this.ids ??= new CallIds()).next(typeof fc?.id === 'string' && !fc.id.includes(SIGNATURE_MARK) ? fc.id : undefined);
     this.sink.toolCall?.({ id: callId(base, part.thoughtSignature), name, arguments: args });
   }
 }

@@ -1,7 +1,7 @@
 import { keyedCall, streamingAdapter, type ProviderCall } from './call';
 import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, pluck } from './config';
 import type { LineHandler } from './framing';
-import { argumentsObject, CallIds, checkArgumentSize, offered, parseArguments, toolNameOf, toolRefusal } from './tools';
+import { argumentsObject, CallIds, checkArgumentSize, parseArguments, toolNameOf, toolRefusal } from './tools';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule } from './types';
 
 interface OllamaLine {
@@ -26,10 +26,10 @@ export const ollamaProvider: ProviderModule = {
 };
 
 export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
-  return streamingAdapter(config, deps, 'none', ({ messages, sink, options, base, label }) => {
+  return streamingAdapter(config, deps, 'none', ({ messages, sink, tools: offered, base, label }) => {
     // Ollama takes no tool_choice: `none` is honoured by offering no tools; `required` and a
     // named tool cannot be enforced, so the tools are offered and the model decides.
-    const tools = offered(options) && options?.toolChoice !== 'none';
+    const tools = offered !== undefined && offered.toolChoice !== 'none';
     return {
       // A JSON 404 is Ollama's "model not found"; its router's own 404 (wrong base URL) is plain text.
       explain: (f, call) =>
@@ -43,7 +43,7 @@ export function ollamaAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAd
         const body: Record<string, unknown> = { model: call.model, messages: messages.map((m, i) => ollamaMessage(m, i, messages)), stream: true };
         // Ollama docs, api.md "Chat request (with tools)": `tools` in OpenAI's function form.
         if (tools) {
-          body.tools = options!.tools!.map((t) => ({
+          body.tools = offered!.tools.map((t) => ({
             type: 'function',
             function: { name: t.name, ...(t.description === undefined ? {} : { description: t.description }), parameters: t.parameters },
           }));
@@ -76,7 +76,8 @@ function ollamaMessage(m: ChatMessage, at: number, all: ChatMessage[]): Record<s
 
 class OllamaReader implements LineHandler {
   finish: FinishReason | undefined;
-  private readonly ids = new CallIds();
+  /** Made at the first tool call: most replies call none. */
+  private ids: CallIds | undefined;
 
   constructor(
     private readonly call: ProviderCall,
@@ -115,7 +116,7 @@ class OllamaReader implements LineHandler {
       // Some runners behind Ollama's API put the arguments as a JSON string.
       const args = typeof raw === 'string' ? parseArguments(this.call, name, raw) : argumentsObject(this.call, name, raw);
       checkArgumentSize(this.call, name, args);
-      const id = this.ids.next(typeof tc?.id === 'string' ? tc.id : undefined);
+      const id = (this.ids ??= new CallIds()).next(typeof tc?.id === 'string' ? tc.id : undefined);
       this.sink.toolCall?.({ id, name, arguments: args });
     }
   }

@@ -3,7 +3,7 @@ import { anthropicOverloaded } from './anthropic';
 import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, pluck } from './config';
 import type { EventHandler } from './framing';
 import { geminiKeyRefusal } from './gemini';
-import { forcedName, offered, toolRefusal, ToolCallAssembler } from './tools';
+import { forcedName, toolRefusal, ToolCallAssembler } from './tools';
 import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
 import { providerMessage, saidIn } from './wording';
 
@@ -43,9 +43,9 @@ export const openAiCompatibleProvider: ProviderModule = {
 
 export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
   // Local servers (LM Studio, llama.cpp) take no key; send one only when the user set one.
-  return streamingAdapter(config, deps, 'optional', ({ messages, sink, options, key, base, label, ctx }) => {
+  return streamingAdapter(config, deps, 'optional', ({ messages, sink, tools: offered, key, base, label, ctx }) => {
     const auth = bearer(key);
-    const tools = offered(options);
+    const tools = offered !== undefined;
     return {
       // Gateways speak for the providers behind them: Google's OpenAI-compatible endpoint refuses
       // a bad key the Gemini way, and a gateway in front of Anthropic passes its 529 on.
@@ -59,7 +59,7 @@ export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDep
       request: (call) => {
         const body: Record<string, unknown> = { model: call.model, messages: messages.map(openAiMessage), stream: true };
         if (config.maxTokens !== undefined) body.max_tokens = config.maxTokens;
-        if (tools) Object.assign(body, openAiTools(options!));
+        if (offered) Object.assign(body, openAiTools(offered));
         return { url: apiUrl(base, '/chat/completions'), headers: auth, body, sse: new OpenAiReader(call, sink, new ToolCallAssembler(call, sink)) };
       },
     };

@@ -5,16 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ProviderCall } from './call';
-import type { ChatMessage, PieceSink, ToolChoice, ToolOptions } from './types';
+import type { ChatMessage, PieceSink, ToolChoice } from './types';
 import type { HttpFailure } from './wording';
 
 /** One call's arguments at most (UTF-16 code units of their JSON): a provider streaming more is stopped. */
 export const MAX_TOOL_ARGUMENT_CHARS = 1024 * 1024;
-
-/** The tools a request offers, or none when it offers none or forbids them (`toolChoice: 'none'` is kept for kinds that take it). */
-export function offered(options: ToolOptions | undefined): boolean {
-  return options?.tools !== undefined && options.tools.length > 0;
-}
 
 /** The named tool of a `{name}` choice, else undefined. */
 export function forcedName(choice: ToolChoice | undefined): string | undefined {

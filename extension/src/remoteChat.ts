@@ -15,6 +15,7 @@ import {
   type ProbeOptions,
   type SessionStatus,
   type TunnelKind,
+  type TunnelKindInfo,
 } from '../../server/src';
 
 import { Disposable } from './dispose';
@@ -36,7 +37,8 @@ export interface Status extends SessionStatus {
 export class TunnelAgentNotFound extends Error {
   constructor(
     message: string,
-    readonly program: string,
+    /** The missing agent's kind, as its folder describes it (program, path setting, whether DeskRelay can install it). */
+    readonly agent: TunnelKindInfo,
   ) {
     super(message);
   }
@@ -228,9 +230,6 @@ export class RemoteChat extends Disposable {
     return this.session.stopTunnel();
   }
 
-  private programOf(): string {
-    return tunnelKindInfo(tunnelSettings().kind).program;
-  }
 
   /** Everything off, for deactivate. */
   async shutdown(): Promise<void> {
@@ -241,10 +240,10 @@ export class RemoteChat extends Disposable {
     }
   }
 
-  /** A missing agent becomes TunnelAgentNotFound, which commands/agentInstall.ts answers with "Install cloudflared" or the path setting. */
+  /** A missing agent becomes TunnelAgentNotFound, which commands/agentInstall.ts answers with an install offer (where the kind has one) or the path setting. */
   private notFoundAs<T>(run: () => T): T {
     const mapped = (err: unknown): never => {
-      if (err instanceof TunnelError && err.code === 'agent-missing') throw new TunnelAgentNotFound(err.message, this.programOf());
+      if (err instanceof TunnelError && err.code === 'agent-missing') throw new TunnelAgentNotFound(err.message, tunnelKindInfo(tunnelSettings().kind));
       throw err;
     };
     try {

@@ -140,4 +140,6 @@ export interface TunnelKindInfo {
   needsHostname: boolean;
   /** How to install the program, for a host that cannot install it itself. */
   installHint: string;
+  /** Installs the program into `dir` for the user and returns its path, where DeskRelay can (cloudflared); absent otherwise. */
+  install?: (dir: string) => Promise<string>;
 }

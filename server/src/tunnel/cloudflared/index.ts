@@ -5,7 +5,7 @@
  */
 import { TunnelError } from '../errors';
 import type { TunnelAgent, TunnelKindInfo, TunnelOptions } from '../tunnel';
-import { findCloudflared, INSTALL_HELP, type FindOptions } from './find';
+import { findCloudflared, INSTALL_HELP, installCloudflared, type FindOptions } from './find';
 import { NamedTunnel } from './namedTunnel';
 import { QuickTunnel } from './quickTunnel';
 
@@ -60,6 +60,7 @@ export const CLOUDFLARE_QUICK_KIND: TunnelKindInfo = {
   pathSetting: 'deskrelay.cloudflaredPath',
   needsHostname: false,
   installHint: INSTALL_HELP,
+  install: installCloudflared,
 };
 
 /** The named tunnel: the user's public hostname and the tunnel token from the Cloudflare dashboard, both required. */

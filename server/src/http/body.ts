@@ -108,8 +108,9 @@ export function readBody(req: IncomingMessage, { maxBytes = MAX_BODY_BYTES, soft
     };
     let timer: NodeJS.Timeout | undefined;
     const arm = () => {
-      // A body that came in with its headers has been parsed whole by the end of this tick (only
-      // its delivery to 'data' is left): nothing can trickle, so it needs no timer. A timer per
+      // A body that came in with its headers has been parsed whole once the event loop has run the
+      // callbacks of this read (setImmediate; the parser reports headers and body in separate
+      // callbacks, with ticks in between): nothing can trickle, so it needs no timer. A timer per
       // request was a visible share of accepting a stream (bench/NOTES.md, issue 28).
       if (settled || req.complete) return;
       timer = setTimeout(
@@ -117,7 +118,7 @@ export function readBody(req: IncomingMessage, { maxBytes = MAX_BODY_BYTES, soft
         timeoutMs,
       );
     };
-    if (!req.complete) process.nextTick(arm);
+    if (!req.complete) setImmediate(arm);
     req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted).on('close', onClose);
   });
 }

@@ -260,6 +260,21 @@ describe('defence in depth (issue 18)', () => {
     expect((await send(t.url, '/v1/health')).status).toBe(200);
   });
 
+  it('answers the same path by method every time, asked again and again in any order (the route lookup is kept per method and path)', async () => {
+    const t = await relay();
+    const auth = { Authorization: `Bearer ${t.token}` };
+    for (let round = 0; round < 3; round++) {
+      expect((await send(t.url, '/v1/health', { method: 'PUT' })).status).toBe(405);
+      expect((await send(t.url, '/v1/health')).status).toBe(200);
+      expect((await send(t.url, '/v1/health', { method: 'HEAD' })).status).toBe(200);
+      expect((await send(t.url, '/v1/remote/info', { headers: auth })).status).toBe(200);
+      expect((await send(t.url, '/v1/remote/info', { method: 'DELETE', headers: auth })).status).toBe(405);
+      // A path with a {name} is still matched per path: another id is another answer.
+      expect((await send(t.url, '/v1/devices/dev_0000000000', { method: 'DELETE', headers: auth })).status).toBe(404);
+      expect((await send(t.url, '/v1/nowhere')).status).toBe(404);
+    }
+  });
+
   it('HEAD /v1/health answers like GET without a body; HEAD elsewhere under /v1 stays 405', async () => {
     const t = await relay();
     const get = await send(t.url, '/v1/health');

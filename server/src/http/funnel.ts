@@ -78,6 +78,23 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
   });
   // Exact paths first: polka runs every route that fits, in order, and an exact path wins.
   for (const table of [byPath, patterns]) for (const list of table.values()) for (const route of list) register(route, list);
+  // polka's find tries every route's RegExp in turn on every request; for one of our exact paths
+  // the answer never changes (no params), so it is looked up once per method (a bounded set:
+  // Node's parser knows a fixed list of methods, and the paths are ours).
+  const find = app.find.bind(app);
+  const found = new Map<string, ReturnType<typeof find>>();
+  app.find = (method, path) => {
+    if (!byPath.has(path)) return find(method, path);
+    const key = `${method} ${path}`;
+    let hit = found.get(key);
+    if (!hit) {
+      hit = find(method, path);
+      // Shared by every request to this path: nothing may write into it.
+      Object.freeze(hit.params);
+      found.set(key, hit);
+    }
+    return hit;
+  };
 
   function register(route: Route, samePath: readonly Route[]): void {
     const pattern = isPattern(route.path);

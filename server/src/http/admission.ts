@@ -21,8 +21,19 @@ import { DEVICE_TOKEN_PREFIX } from '../protocol';
  */
 export class HostPolicy {
   private publicHosts = new Set<string>();
+  /**
+   * Answers for the Host values seen lately: clients send the same one or two on every request,
+   * and working one out (a RegExp, address checks) was a visible share of accepting a stream.
+   * Emptied when the announced names change, and when full (anyone may send any Host).
+   */
+  private readonly answers = new Map<string, boolean>();
+  /** Bound to every address: whether an address is this machine's can change, so answers are not kept. */
+  private readonly wildcard: boolean;
 
-  constructor(private readonly bound: string) {}
+  constructor(private readonly bound: string) {
+    const name = normalise(bound);
+    this.wildcard = name === '0.0.0.0' || name === '::';
+  }
 
   /** Replaces the announced public hostnames; each a hostname or a URL (its hostname is used). */
   setPublicHosts(hosts: readonly string[]): void {
@@ -32,6 +43,7 @@ export class HostPolicy {
       if (name !== '') names.add(name);
     }
     this.publicHosts = names;
+    this.answers.clear();
   }
 
   get announced(): readonly string[] {
@@ -40,6 +52,18 @@ export class HostPolicy {
 
   /** `authority` is a Host header value or an absolute-form target's authority: `name[:port]` or `[v6][:port]`. */
   allows(authority: string): boolean {
+    let answer = this.answers.get(authority);
+    if (answer === undefined) {
+      answer = this.decide(authority);
+      if (!this.wildcard) {
+        if (this.answers.size >= MAX_HOST_ANSWERS) this.answers.clear();
+        this.answers.set(authority, answer);
+      }
+    }
+    return answer;
+  }
+
+  private decide(authority: string): boolean {
     const name = hostname(authority);
     if (name === undefined) return false;
     if (isLoopback(name)) return true;
@@ -50,6 +74,8 @@ export class HostPolicy {
     return false;
   }
 }
+
+const MAX_HOST_ANSWERS = 64;
 
 function normalise(name: string): string {
   let n = name.trim().toLowerCase();

@@ -82,16 +82,17 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
   // the answer never changes (no params), so it is looked up once per method (a bounded set:
   // Node's parser knows a fixed list of methods, and the paths are ours).
   const find = app.find.bind(app);
-  const found = new Map<string, ReturnType<typeof find>>();
+  const found = new Map<string, Map<string, ReturnType<typeof find>>>();
   app.find = (method, path) => {
     if (!byPath.has(path)) return find(method, path);
-    const key = `${method} ${path}`;
-    let hit = found.get(key);
+    let byMethod = found.get(path);
+    if (!byMethod) found.set(path, (byMethod = new Map()));
+    let hit = byMethod.get(method);
     if (!hit) {
       hit = find(method, path);
       // Shared by every request to this path: nothing may write into it.
       Object.freeze(hit.params);
-      found.set(key, hit);
+      byMethod.set(method, hit);
     }
     return hit;
   };

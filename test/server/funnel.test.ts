@@ -217,6 +217,18 @@ describe('defence in depth (issue 18)', () => {
     },
   );
 
+  it('a second Host header, in any case, is 400 request.malformed and a closed connection', async () => {
+    const t = await relay();
+    for (const second of ['Host', 'HOST', 'host']) {
+      const a = await raw(portOf(t), (s) => void s.write(head('GET', '/v1/health', { [second]: '127.0.0.1' })));
+      expectContractError(a, 400, 'request.malformed');
+      expect(a.closed).toBe(true);
+    }
+    // Headers whose names merely contain "host" are nothing of the kind.
+    const ok = await raw(portOf(t), (s) => void s.write(head('GET', '/v1/health', { 'X-Forwarded-Host': 'evil.example', Hostx: '1', Connection: 'close' })));
+    expect(ok.status).toBe(200);
+  });
+
   it('loopback names and addresses, the bound address and announced public hostnames are served', async () => {
     const t = await relay();
     const port = portOf(t);

@@ -150,7 +150,8 @@ function expectedDigest(token: string, devices: DeviceMatcher | undefined): Buff
 function authorizationHeaders(req: IncomingMessage): string[] {
   const values: string[] = [];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    if (req.rawHeaders[i].toLowerCase() === 'authorization') values.push(req.rawHeaders[i + 1]);
+    const name = req.rawHeaders[i];
+    if (name.length === 13 && name.toLowerCase() === 'authorization') values.push(req.rawHeaders[i + 1]);
   }
   return values;
 }

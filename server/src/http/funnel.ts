@@ -267,6 +267,8 @@ interface Target {
  */
 function targetOf(req: IncomingMessage): Target {
   const url = req.url ?? '/';
+  // Origin-form (`/path`), what nearly every request sends, needs no RegExp.
+  if (url.startsWith('/')) return { path: pathOf(url) };
   const absolute = /^https?:\/\/([^/?#]*)(.*)$/is.exec(url);
   if (!absolute) return { path: pathOf(url) };
   const rest = absolute[2].startsWith('/') ? absolute[2] : `/${absolute[2]}`;
@@ -276,16 +278,17 @@ function targetOf(req: IncomingMessage): Target {
 
 function pathOf(url: string): string {
   let end = url.length;
-  for (const mark of ['#', '?']) {
-    const at = url.indexOf(mark, 1);
-    if (at !== -1 && at < end) end = at;
-  }
-  return url.slice(0, end);
+  const query = url.indexOf('?', 1);
+  if (query !== -1) end = query;
+  const fragment = url.indexOf('#', 1);
+  if (fragment !== -1 && fragment < end) end = fragment;
+  return end === url.length ? url : url.slice(0, end);
 }
 
 function checkHost(req: IncomingMessage, target: Target, hosts: HostPolicy): void {
   let count = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') count++;
+  // Only a four-letter name is lower-cased to compare (no new string per header).
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].length === 4 && req.rawHeaders[i].toLowerCase() === 'host') count++;
   if (count > 1) throw new HttpError(400, 'request.malformed', 'The request has more than one Host header.', {}, true);
   const authority = target.authority ?? req.headers.host;
   if (authority === undefined) {

@@ -148,16 +148,12 @@ export class ChatService {
     if (!slot) throw tooManyStreams(limit);
     const { controller, result } = slot;
     let used = false;
-    // Doors abort when their client goes away, which is usually after the reply ended: nothing
-    // to do then (and an AbortSignal's default reason is a DOMException with a stack to capture).
-    let ended = false;
-    void result.then(() => (ended = true));
     return {
       signal: controller.signal,
       start: (provider, messages, sink, options) => {
         if (used) throw new Error('ChatSlot.start: this slot was already used');
         used = true;
-        const named: { model?: string } = {};
+        const named: RunState = { model: undefined, ended: false };
         settle(this.run(provider, messages, sink, options, controller.signal, controller, named));
         return {
           provider,
@@ -166,7 +162,10 @@ export class ChatService {
           },
           signal: controller.signal,
           abort: (reason) => {
-            if (!ended) controller.abort(reason);
+            // Doors abort when their client goes away, which is usually after the reply ended:
+            // nothing to do then (and an AbortSignal's default reason is a DOMException with a
+            // stack to capture).
+            if (!named.ended) controller.abort(reason);
           },
           done: result as Promise<Ending>,
         };
@@ -191,7 +190,7 @@ export class ChatService {
     options: ToolOptions | undefined,
     signal: AbortSignal,
     controller: AbortController,
-    handle: { model?: string },
+    handle: RunState,
   ): Promise<Ending> {
     await Promise.resolve();
     let ending: Ending;
@@ -216,8 +215,15 @@ export class ChatService {
     } catch (err) {
       this.options.logger.error(`chat reply could not be ended: ${err instanceof Error ? err.name : typeof err}`);
     }
+    handle.ended = true;
     return ending;
   }
+}
+
+/** What a running chat tells its handle: the model once named, and that the sink got its end. */
+interface RunState {
+  model: string | undefined;
+  ended: boolean;
 }
 
 /** The sink with the reply cap in front: past it the chat is aborted with a message naming the provider. */
@@ -269,10 +275,13 @@ function failureMessage(err: unknown, signal: AbortSignal, logger: Logger): stri
 
 interface LiveStream {
   controller: AbortController;
-  finished: Promise<void>;
+  /** Settles when the chat's run does (never rejects once caught in cancelAll). */
+  result: Promise<unknown> | undefined;
   /** The device the chat runs for; undefined for the pairing token. */
   owner: string | undefined;
 }
+
+const ignore = () => undefined;
 
 /** Counts live chats against the concurrency limit and lets stop() end them all. */
 export class StreamRegistry {
@@ -293,11 +302,11 @@ export class StreamRegistry {
   ): { controller: AbortController; result: Promise<T> } | undefined {
     if (this.live.size >= limit) return undefined;
     const controller = new AbortController();
-    const entry: LiveStream = { controller, finished: Promise.resolve(), owner };
+    const entry: LiveStream = { controller, result: undefined, owner };
     this.live.add(entry);
     // Freed before the result settles, so whoever awaits it can start the next chat at once.
     const result = run(controller.signal, controller).finally(() => this.live.delete(entry));
-    entry.finished = result.then(() => undefined, () => undefined);
+    entry.result = result;
     return { controller, result };
   }
 
@@ -325,7 +334,7 @@ export class StreamRegistry {
     for (const entry of entries) entry.controller.abort(new CancelReason(message));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.all(entries.map((e) => e.finished)),
+      Promise.all(entries.map((e) => e.result?.then(ignore, ignore))),
       new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
     ]);
     clearTimeout(timer);

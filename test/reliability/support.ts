@@ -152,10 +152,21 @@ export interface RelayChild {
 }
 
 /** Runs test/reliability/relayChild.ts in a process of its own, with gc() for memory(). */
-export async function spawnRelayChild(opts: { providerUrl: string; model: string; maxStreams?: number; keepAliveMs?: number; bodyTimeoutMs?: number }): Promise<RelayChild> {
+export async function spawnRelayChild({
+  nodeArgs = [],
+  ...opts
+}: {
+  providerUrl: string;
+  model: string;
+  maxStreams?: number;
+  keepAliveMs?: number;
+  bodyTimeoutMs?: number;
+  /** More options for the child's node (V8 flags). */
+  nodeArgs?: string[];
+}): Promise<RelayChild> {
   const { join } = await import('node:path');
   const { readFileSync } = await import('node:fs');
-  const proc = await spawnBundledChild({ entry: join(__dirname, 'relayChild.ts'), arg: opts, bundlePrefix: 'deskrelay-child-bundle-', nodeArgs: ['--expose-gc'], stderr: 'inherit' });
+  const proc = await spawnBundledChild({ entry: join(__dirname, 'relayChild.ts'), arg: opts, bundlePrefix: 'deskrelay-child-bundle-', nodeArgs: ['--expose-gc', ...nodeArgs], stderr: 'inherit' });
   const nextLine = (what: string) => proc.nextLine(10_000, () => new Error(`relay child: no ${what} within 10 s`));
   const first = JSON.parse(await nextLine('start line')) as { url: string; token: string; pid: number };
   return {

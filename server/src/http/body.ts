@@ -112,14 +112,15 @@ export function readBody(req: IncomingMessage, { maxBytes = MAX_BODY_BYTES, soft
       // A body that came in with its headers has been parsed whole once the event loop has run the
       // callbacks of this read (setImmediate; the parser reports headers and body in separate
       // callbacks, with ticks in between): nothing can trickle, so it needs no timer. A timer per
-      // request was a visible share of accepting a stream (bench/NOTES.md, issue 28).
-      if (settled || req.complete) return;
+      // request was a visible share of accepting a stream (bench/NOTES.md, issue 28). A body
+      // someone else already read to its end never ends again here: that one keeps its 408.
+      if (settled || (req.complete && !req.readableEnded)) return;
       timer = setTimeout(
         () => finish(new HttpError(408, 'request.timeout', `The request body did not arrive within ${timeoutMs / 1000} s.`, {}, true)),
         timeoutMs,
       );
     };
-    if (!req.complete) setImmediate(arm);
+    if (!req.complete || req.readableEnded) setImmediate(arm);
     req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted).on('close', onClose);
   });
 }

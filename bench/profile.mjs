@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A CPU profile of the relay CLI under the bench's load (issue 10's "profile, fix" step).
 //
-//   node bench/profile.mjs [--root DIR] [--floor] [--phase paced|burst|both] [--out DIR] [--top N]
+//   node bench/profile.mjs [--root DIR] [--floor] [--phase paced|burst|both] [--out DIR] [--top N] [--interval US]
 //
 // Starts the stand-in provider and `node --cpu-prof DIR/dist/cli.js serve` (DIR: this tree, or a
 // baseline worktree), drives it like bench/run.mjs does, stops it (SIGTERM, so the profile is
@@ -28,6 +28,8 @@ const root = resolve(flag('root', ROOT));
 const phase = flag('phase', 'both');
 const out = resolve(flag('out', mkdtempSync(join(tmpdir(), 'deskrelay-prof-'))));
 const top = Number(flag('top', 30));
+// V8 samples every 1,000 µs by default: about 1,000 samples for the burst phase, too few to rank functions of 1–2%.
+const profArgs = ['--cpu-prof', '--cpu-prof-dir', out, ...(flag('interval') ? ['--cpu-prof-interval', flag('interval')] : [])];
 
 const standin = await spawnReady(process.execPath, [join(ROOT, 'bench/standin.mjs')], { ready: (o) => (o.includes('\n') ? JSON.parse(o.split('\n')[0]).port : undefined) });
 const dir = mkdtempSync(join(tmpdir(), 'deskrelay-prof-cfg-'));
@@ -37,10 +39,10 @@ const spawnedAt = Date.now();
 const FLOOR = args.includes('--floor');
 const floorToken = 'dr_profilefloor';
 const relay = FLOOR
-  ? await spawnReady(process.execPath, ['--cpu-prof', '--cpu-prof-dir', out, join(ROOT, 'bench/floor.mjs'), '--provider', `http://127.0.0.1:${standin.value}`, '--token', floorToken], {
+  ? await spawnReady(process.execPath, [...profArgs, join(ROOT, 'bench/floor.mjs'), '--provider', `http://127.0.0.1:${standin.value}`, '--token', floorToken], {
       ready: (o) => (o.includes('\n') ? { port: JSON.parse(o.split('\n')[0]).port, token: floorToken } : undefined),
     })
-  : await spawnReady(process.execPath, ['--cpu-prof', '--cpu-prof-dir', out, join(root, 'dist/cli.js'), 'serve', '--port', '0', '--config', config], {
+  : await spawnReady(process.execPath, [...profArgs, join(root, 'dist/cli.js'), 'serve', '--port', '0', '--config', config], {
       env: { DESKRELAY_CONFIG_DIR: dir },
       ready: (o) => {
         const url = /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(o);

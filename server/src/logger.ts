@@ -23,7 +23,15 @@ export function consoleLogger(stream: NodeJS.WritableStream = process.stderr): L
     stream.write(text);
   };
   let hooked = false;
+  // A burst logs many lines in the same millisecond: its timestamp is formatted once.
+  let stampedAt = -1;
+  let stamp = '';
   const line = (level: string, message: string) => {
+    const now = Date.now();
+    if (now !== stampedAt) {
+      stampedAt = now;
+      stamp = new Date(now).toISOString();
+    }
     if (pending === '') {
       setImmediate(flush);
       if (!hooked) {
@@ -31,7 +39,7 @@ export function consoleLogger(stream: NodeJS.WritableStream = process.stderr): L
         process.once('exit', flush);
       }
     }
-    pending += `${new Date().toISOString()} ${level} ${message}\n`;
+    pending += `${stamp} ${level} ${message}\n`;
   };
   return {
     info: (m) => line('info', m),

@@ -19,6 +19,22 @@ describe('HostPolicy', () => {
     expect(hosts.allows('relay.example')).toBe(false);
   });
 
+  it('answers the same Host value anew once the announced names change, either way, and any number of values alike', () => {
+    const hosts = new HostPolicy('127.0.0.1');
+    expect(hosts.allows('relay.example:443')).toBe(false);
+    hosts.setPublicHosts(['relay.example']);
+    expect(hosts.allows('relay.example:443')).toBe(true);
+    hosts.setPublicHosts(['other.example']);
+    expect(hosts.allows('relay.example:443')).toBe(false);
+    expect(hosts.allows('other.example')).toBe(true);
+    for (let i = 0; i < 200; i++) {
+      expect(hosts.allows(`x${i}.attacker.example`)).toBe(false);
+      expect(hosts.allows(`127.0.0.1:${i}`)).toBe(true);
+    }
+    expect(hosts.allows('relay.example:443')).toBe(false);
+    expect(hosts.allows('other.example')).toBe(true);
+  });
+
   it('allows the bound address itself', () => {
     expect(new HostPolicy('192.168.1.20').allows('192.168.1.20:53210')).toBe(true);
     expect(new HostPolicy('192.168.1.20').allows('192.168.1.21')).toBe(false);

@@ -159,12 +159,14 @@ export interface RelayChildOptions {
   maxStreams?: number;
   keepAliveMs?: number;
   bodyTimeoutMs?: number;
+  /** More options for the child's node (V8 flags). */
+  nodeArgs?: string[];
 }
 
-export async function spawnRelayChild(opts: RelayChildOptions): Promise<RelayChild> {
+export async function spawnRelayChild({ nodeArgs = [], ...opts }: RelayChildOptions): Promise<RelayChild> {
   const { join } = await import('node:path');
   const { readFileSync } = await import('node:fs');
-  const proc = await spawnBundledChild({ entry: join(__dirname, 'relayChild.ts'), arg: opts, bundlePrefix: 'deskrelay-child-bundle-', nodeArgs: ['--expose-gc'], stderr: 'inherit' });
+  const proc = await spawnBundledChild({ entry: join(__dirname, 'relayChild.ts'), arg: opts, bundlePrefix: 'deskrelay-child-bundle-', nodeArgs: ['--expose-gc', ...nodeArgs], stderr: 'inherit' });
   const nextLine = (what: string) => proc.nextLine(10_000, () => new Error(`relay child: no ${what} within 10 s`));
   const first = JSON.parse(await nextLine('start line')) as { url: string; token: string; pid: number };
   return {

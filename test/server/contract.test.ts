@@ -68,15 +68,20 @@ describe('401 auth', () => {
     }
   });
 
-  it('refuses a request carrying two Authorization headers, even if one is right', async () => {
-    const reply = await send(t.url, '/v1/remote/info', {
-      headers: [
-        ['Host', '127.0.0.1'],
-        ['Authorization', `Bearer ${t.token}`],
-        ['Authorization', 'Bearer dr_wrong'],
-      ],
-    });
-    expectError(reply, 401, 'auth.invalid_token');
+  it('refuses a request carrying two Authorization headers, even if one is right, whatever their case', async () => {
+    for (const second of ['Authorization', 'AUTHORIZATION', 'authorization']) {
+      const reply = await send(t.url, '/v1/remote/info', {
+        headers: [
+          ['Host', '127.0.0.1'],
+          ['Authorization', `Bearer ${t.token}`],
+          [second, 'Bearer dr_wrong'],
+        ],
+      });
+      expectError(reply, 401, 'auth.invalid_token');
+    }
+    // One header in any case is the one header it is.
+    const upper = await send(t.url, '/v1/remote/info', { headers: [['Host', '127.0.0.1'], ['AUTHORIZATION', `Bearer ${t.token}`]] });
+    expect(upper.status).toBe(200);
   });
 });
 

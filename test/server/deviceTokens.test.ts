@@ -3,6 +3,10 @@
  * no early exit, so the work done never depends on which device (if any) the token belongs to.
  * Timing itself is measured in bench/ (bench/devices.mjs), never asserted here.
  */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { admitToken } from '../../server/src/http/admission';
 import { DeviceRegistry, matchDigest } from '../../server/src/store/devices';
@@ -57,14 +61,46 @@ describe('admitToken', () => {
   it('asks the devices for every token, the pairing token and malformed ones included, and compares the pairing token every time', async () => {
     const registry = DeviceRegistry.ephemeral(silentLogger);
     const { device, token } = await registry.register('Phone');
-    const asked: string[] = [];
-    const devices = { match: (t: string) => (asked.push(t), registry.match(t)) };
+    const hashed: string[] = [];
+    const compared: Buffer[] = [];
+    const devices = {
+      digest: (t: string) => (hashed.push(t), registry.digest(t)),
+      holderOf: (d: Buffer) => (compared.push(d), registry.holderOf(d)),
+    };
     const pairing = newToken();
     expect(admitToken(pairing, { pairing, devices })).toEqual({ device: undefined });
     expect(admitToken(token, { pairing, devices })).toEqual({ device: device.id });
     expect(() => admitToken('drd_wrong', { pairing, devices })).toThrow(/not registered/);
     expect(() => admitToken(undefined, { pairing, devices })).toThrow(/does not match/);
-    expect(asked).toEqual([pairing, token, 'drd_wrong', '']);
+    // The pairing token's digest once (then kept), and each presented token hashed once for both compares.
+    expect(hashed).toEqual([pairing, pairing, token, 'drd_wrong', '']);
+    expect(compared).toEqual([pairing, token, 'drd_wrong', ''].map((t) => registry.digest(t)));
+    // A pairing token that changes is compared as the new one.
+    const next = newToken();
+    expect(() => admitToken(pairing, { pairing: next, devices })).toThrow(/does not match/);
+    expect(admitToken(next, { pairing: next, devices })).toEqual({ device: undefined });
+  });
+
+  it('without devices, admits the pairing token only', () => {
+    const pairing = newToken();
+    expect(admitToken(pairing, pairing)).toEqual({ device: undefined });
+    expect(() => admitToken(`${pairing}x`, pairing)).toThrow(/does not match/);
+    expect(() => admitToken(pairing.slice(0, -1), { pairing })).toThrow(/does not match/);
+  });
+
+  it("hashes a token of any length or characters as SHA-256 of the file's salt and the token (what a remembered device's hash is)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-devtok-'));
+    const salt = Buffer.alloc(32, 9);
+    const file = join(dir, 'devices.json');
+    writeFileSync(file, JSON.stringify({ version: 1, salt: salt.toString('base64url'), devices: [] }));
+    const registry = await DeviceRegistry.remembered(file, silentLogger);
+    const reference = (t: string) => createHash('sha256').update(salt).update(t, 'utf8').digest();
+    // Short and long (past the registry's scratch room), 1 to 4 bytes of UTF-8 per character, empty.
+    for (const t of ['drd_abc', 'x'.repeat(128), 'x'.repeat(129), 'é€😀'.repeat(20), 'é€😀'.repeat(60), '']) {
+      expect(registry.digest(t).equals(reference(t)), `${t.length} chars`).toBe(true);
+    }
+    // What one call leaves behind does not change the next one.
+    expect(registry.digest('ab').equals(reference('ab'))).toBe(true);
   });
 
   it('a revoked device token no longer matches', async () => {

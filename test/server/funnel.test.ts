@@ -217,6 +217,18 @@ describe('defence in depth (issue 18)', () => {
     },
   );
 
+  it('a second Host header, in any case, is 400 request.malformed and a closed connection', async () => {
+    const t = await relay();
+    for (const second of ['Host', 'HOST', 'host']) {
+      const a = await raw(portOf(t), (s) => void s.write(head('GET', '/v1/health', { [second]: '127.0.0.1' })));
+      expectContractError(a, 400, 'request.malformed');
+      expect(a.closed).toBe(true);
+    }
+    // Headers whose names merely contain "host" are nothing of the kind.
+    const ok = await raw(portOf(t), (s) => void s.write(head('GET', '/v1/health', { 'X-Forwarded-Host': 'evil.example', Hostx: '1', Connection: 'close' })));
+    expect(ok.status).toBe(200);
+  });
+
   it('loopback names and addresses, the bound address and announced public hostnames are served', async () => {
     const t = await relay();
     const port = portOf(t);
@@ -258,6 +270,21 @@ describe('defence in depth (issue 18)', () => {
       expect(JSON.parse(a.body).error.code, path).toBe('route.not_found');
     }
     expect((await send(t.url, '/v1/health')).status).toBe(200);
+  });
+
+  it('answers the same path by method every time, asked again and again in any order (the route lookup is kept per method and path)', async () => {
+    const t = await relay();
+    const auth = { Authorization: `Bearer ${t.token}` };
+    for (let round = 0; round < 3; round++) {
+      expect((await send(t.url, '/v1/health', { method: 'PUT' })).status).toBe(405);
+      expect((await send(t.url, '/v1/health')).status).toBe(200);
+      expect((await send(t.url, '/v1/health', { method: 'HEAD' })).status).toBe(200);
+      expect((await send(t.url, '/v1/remote/info', { headers: auth })).status).toBe(200);
+      expect((await send(t.url, '/v1/remote/info', { method: 'DELETE', headers: auth })).status).toBe(405);
+      // A path with a {name} is still matched per path: another id is another answer.
+      expect((await send(t.url, '/v1/devices/dev_0000000000', { method: 'DELETE', headers: auth })).status).toBe(404);
+      expect((await send(t.url, '/v1/nowhere')).status).toBe(404);
+    }
   });
 
   it('HEAD /v1/health answers like GET without a body; HEAD elsewhere under /v1 stays 405', async () => {

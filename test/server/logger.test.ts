@@ -57,6 +57,34 @@ describe('consoleLogger', () => {
     expect(writes[1]).toMatch(/^\S+ info next turn\n$/);
   });
 
+  it('stamps each line with the time it was logged, to the millisecond, also within one turn', async () => {
+    const { stream, writes } = recorder();
+    const log = consoleLogger(stream);
+    const at = (iso: string) => {
+      const t = Date.parse(iso);
+      const real = Date.now;
+      Date.now = () => t;
+      return () => (Date.now = real);
+    };
+    for (const [iso, message] of [
+      ['2026-11-27T10:00:00.001Z', 'a'],
+      ['2026-11-27T10:00:00.001Z', 'b'],
+      ['2026-11-27T10:00:00.002Z', 'c'],
+      ['2026-11-27T10:00:01.002Z', 'd'],
+    ]) {
+      const restore = at(iso);
+      try {
+        log.info(message);
+      } finally {
+        restore();
+      }
+    }
+    await new Promise((r) => setImmediate(r));
+    expect(writes.join('')).toBe(
+      '2026-11-27T10:00:00.001Z info a\n2026-11-27T10:00:00.001Z info b\n2026-11-27T10:00:00.002Z info c\n2026-11-27T10:00:01.002Z info d\n',
+    );
+  });
+
   it('writes what was logged just before process.exit()', () => {
     const r = child(`log.info('one'); log.error('two, then exit'); process.exit(3);`);
     expect(r.status).toBe(3);

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
@@ -21,8 +21,19 @@ import { DEVICE_TOKEN_PREFIX } from '../protocol';
  */
 export class HostPolicy {
   private publicHosts = new Set<string>();
+  /**
+   * Answers for the Host values seen lately: clients send the same one or two on every request,
+   * and working one out (a RegExp, address checks) was a visible share of accepting a stream.
+   * Emptied when the announced names change, and when full (anyone may send any Host).
+   */
+  private readonly answers = new Map<string, boolean>();
+  /** Bound to every address: whether an address is this machine's can change, so answers are not kept. */
+  private readonly wildcard: boolean;
 
-  constructor(private readonly bound: string) {}
+  constructor(private readonly bound: string) {
+    const name = normalise(bound);
+    this.wildcard = name === '0.0.0.0' || name === '::';
+  }
 
   /** Replaces the announced public hostnames; each a hostname or a URL (its hostname is used). */
   setPublicHosts(hosts: readonly string[]): void {
@@ -32,6 +43,7 @@ export class HostPolicy {
       if (name !== '') names.add(name);
     }
     this.publicHosts = names;
+    this.answers.clear();
   }
 
   get announced(): readonly string[] {
@@ -40,6 +52,18 @@ export class HostPolicy {
 
   /** `authority` is a Host header value or an absolute-form target's authority: `name[:port]` or `[v6][:port]`. */
   allows(authority: string): boolean {
+    let answer = this.answers.get(authority);
+    if (answer === undefined) {
+      answer = this.decide(authority);
+      if (!this.wildcard) {
+        if (this.answers.size >= MAX_HOST_ANSWERS) this.answers.clear();
+        this.answers.set(authority, answer);
+      }
+    }
+    return answer;
+  }
+
+  private decide(authority: string): boolean {
     const name = hostname(authority);
     if (name === undefined) return false;
     if (isLoopback(name)) return true;
@@ -50,6 +74,8 @@ export class HostPolicy {
     return false;
   }
 }
+
+const MAX_HOST_ANSWERS = 64;
 
 function normalise(name: string): string {
   let n = name.trim().toLowerCase();
@@ -86,7 +112,15 @@ function localAddresses(): Set<string> {
 export interface Credentials {
   pairing: string;
   /** Device tokens (issue 26); none in a relay built without them (tests). */
-  devices?: { match(token: string): string | undefined };
+  devices?: DeviceMatcher;
+}
+
+/** The device tokens as admission sees them (store/devices.ts's DeviceRegistry). */
+export interface DeviceMatcher {
+  /** The digest devices are compared by (salted SHA-256): admission hashes a presented token once, with this, for both compares. */
+  digest(token: string): Buffer;
+  /** The device whose digest this is, compared in constant time with every device; undefined when none. */
+  holderOf(digest: Buffer): string | undefined;
 }
 
 /** Who an admitted request is: a device by id, or (device undefined) a holder of the pairing token. */
@@ -96,20 +130,19 @@ export interface Principal {
 
 const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer realm="deskrelay"' };
 
-const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+/** SHA-256, one call (crypto.hash): a Hash object per request cost more than the hashing. */
+const digest = (value: string) => hash('sha256', value, 'buffer');
 
 /**
- * Compares digests rather than the strings so the comparison takes the same time whatever
- * the presented value's length or content: timingSafeEqual needs equal lengths.
+ * The token in force changes once per start: its digest is worked out once, not per request,
+ * with the devices' (salted) digest when there are devices, so that one digest of the presented
+ * token serves both compares.
  */
-export function tokensMatch(presented: string, expected: string): boolean {
-  return timingSafeEqual(digest(presented), expectedDigest(expected));
-}
-
-/** The token in force changes once per start: its digest is worked out once, not per request. */
-let expectedCache: { token: string; digest: Buffer } | undefined;
-function expectedDigest(token: string): Buffer {
-  if (expectedCache?.token !== token) expectedCache = { token, digest: digest(token) };
+let expectedCache: { token: string; devices: DeviceMatcher | undefined; digest: Buffer } | undefined;
+function expectedDigest(token: string, devices: DeviceMatcher | undefined): Buffer {
+  if (expectedCache?.token !== token || expectedCache.devices !== devices) {
+    expectedCache = { token, devices, digest: devices ? devices.digest(token) : digest(token) };
+  }
   return expectedCache.digest;
 }
 
@@ -117,7 +150,8 @@ function expectedDigest(token: string): Buffer {
 function authorizationHeaders(req: IncomingMessage): string[] {
   const values: string[] = [];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    if (req.rawHeaders[i].toLowerCase() === 'authorization') values.push(req.rawHeaders[i + 1]);
+    const name = req.rawHeaders[i];
+    if (name.length === 13 && name.toLowerCase() === 'authorization') values.push(req.rawHeaders[i + 1]);
   }
   return values;
 }
@@ -155,13 +189,17 @@ const asCredentials = (expected: string | Credentials): Credentials => (typeof e
 /**
  * Checks one presented token against the pairing token and every device token, all of them
  * every time (no early exit), so a refusal, a pairing-token match and a device match of any
- * device cost the same. Throws the CONTRACT's 401 when nothing matches.
+ * device cost the same. Digests are compared rather than the strings, so the compare takes the
+ * same time whatever the presented value's length or content (timingSafeEqual needs equal
+ * lengths). Throws the CONTRACT's 401 when nothing matches.
  */
 export function admitToken(presented: string | undefined, expected: string | Credentials): Principal {
   const { pairing, devices } = asCredentials(expected);
   const value = presented ?? '';
-  const isPairing = tokensMatch(value, pairing);
-  const device = devices?.match(value);
+  // One digest of the presented token for both compares (hashing it twice was a visible share of accepting a stream).
+  const presentedDigest = devices ? devices.digest(value) : digest(value);
+  const isPairing = timingSafeEqual(presentedDigest, expectedDigest(pairing, devices));
+  const device = devices?.holderOf(presentedDigest);
   if (presented === undefined || (!isPairing && device === undefined)) throw invalidToken(presented);
   return { device: isPairing ? undefined : device };
 }

@@ -78,6 +78,24 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
   });
   // Exact paths first: polka runs every route that fits, in order, and an exact path wins.
   for (const table of [byPath, patterns]) for (const list of table.values()) for (const route of list) register(route, list);
+  // polka's find tries every route's RegExp in turn on every request; for one of our exact paths
+  // the answer never changes (no params), so it is looked up once per method (a bounded set:
+  // Node's parser knows a fixed list of methods, and the paths are ours).
+  const find = app.find.bind(app);
+  const found = new Map<string, Map<string, ReturnType<typeof find>>>();
+  app.find = (method, path) => {
+    if (!byPath.has(path)) return find(method, path);
+    let byMethod = found.get(path);
+    if (!byMethod) found.set(path, (byMethod = new Map()));
+    let hit = byMethod.get(method);
+    if (!hit) {
+      hit = find(method, path);
+      // Shared by every request to this path: nothing may write into it.
+      Object.freeze(hit.params);
+      byMethod.set(method, hit);
+    }
+    return hit;
+  };
 
   function register(route: Route, samePath: readonly Route[]): void {
     const pattern = isPattern(route.path);
@@ -254,6 +272,8 @@ interface Target {
  */
 function targetOf(req: IncomingMessage): Target {
   const url = req.url ?? '/';
+  // Origin-form (`/path`), what nearly every request sends, needs no RegExp.
+  if (url.startsWith('/')) return { path: pathOf(url) };
   const absolute = /^https?:\/\/([^/?#]*)(.*)$/is.exec(url);
   if (!absolute) return { path: pathOf(url) };
   const rest = absolute[2].startsWith('/') ? absolute[2] : `/${absolute[2]}`;
@@ -263,16 +283,17 @@ function targetOf(req: IncomingMessage): Target {
 
 function pathOf(url: string): string {
   let end = url.length;
-  for (const mark of ['#', '?']) {
-    const at = url.indexOf(mark, 1);
-    if (at !== -1 && at < end) end = at;
-  }
-  return url.slice(0, end);
+  const query = url.indexOf('?', 1);
+  if (query !== -1) end = query;
+  const fragment = url.indexOf('#', 1);
+  if (fragment !== -1 && fragment < end) end = fragment;
+  return end === url.length ? url : url.slice(0, end);
 }
 
 function checkHost(req: IncomingMessage, target: Target, hosts: HostPolicy): void {
   let count = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') count++;
+  // Only a four-letter name is lower-cased to compare (no new string per header).
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].length === 4 && req.rawHeaders[i].toLowerCase() === 'host') count++;
   if (count > 1) throw new HttpError(400, 'request.malformed', 'The request has more than one Host header.', {}, true);
   const authority = target.authority ?? req.headers.host;
   if (authority === undefined) {

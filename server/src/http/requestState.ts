@@ -12,17 +12,33 @@ export interface FunnelState extends RequestState {
   expectsContinue: boolean;
 }
 
-const requestStates = new WeakMap<IncomingMessage, FunnelState>();
+/**
+ * The state lives on the request under a symbol nobody else knows, so it goes with the request.
+ * A WeakMap did the same, but each entry is an ephemeron the garbage collector treats apart,
+ * once per request (bench/NOTES.md, issue 28).
+ */
+const STATE = Symbol('deskrelay.requestState');
+type Stated = IncomingMessage & { [STATE]?: FunnelState };
 
 /** The state of a request the funnel admitted (a fresh one for a request it never saw, in a test's own server). */
 export function requestState(req: IncomingMessage): FunnelState {
-  return requestStates.get(req) ?? freshState(req);
+  return (req as Stated)[STATE] ?? freshState(req);
 }
 
 /** A new id per request, fixed before anything can fail, so every answer carries it. */
 export function freshState(req: IncomingMessage, expectsContinue = false): FunnelState {
-  const state: FunnelState = { id: newRequestId(), startedAt: Date.now(), dialect: contractDialect, authenticated: false, expectsContinue };
-  requestStates.set(req, state);
+  // Every field from the start, so that every state has one shape (fields added later change it).
+  const state: FunnelState = {
+    id: newRequestId(),
+    startedAt: Date.now(),
+    dialect: contractDialect,
+    authenticated: false,
+    expectsContinue,
+    provider: undefined,
+    device: undefined,
+    stream: undefined,
+  };
+  (req as Stated)[STATE] = state;
   return state;
 }
 

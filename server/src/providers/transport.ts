@@ -39,8 +39,11 @@ function pool(u: Undici): Agent {
   return (agent ??= new u.Agent({ keepAliveTimeout: POOL_IDLE_MS, connectTimeout: 0, headersTimeout: 0, bodyTimeout: 0 }));
 }
 
-/** Where a provider URL sends a request: the URL without credentials, and those as a Basic header. */
-type Target = { url: string; authorization?: string } | Error;
+/**
+ * Where a provider URL sends a request: its origin and path (what undici's dispatcher takes,
+ * so undici does not parse the URL again per request), and credentials as a Basic header.
+ */
+type Target = { origin: string; path: string; authorization?: string } | Error;
 /** Provider URLs parsed so far: a relay asks the same few URLs over and over. */
 const targets = new Map<string, Target>();
 const MAX_TARGETS = 64;
@@ -52,12 +55,11 @@ function targetOf(url: string): Target {
   try {
     const parsed = new URL(url);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`unsupported protocol ${parsed.protocol}`);
+    // What undici's `request(url)` sends for this URL: the origin, and the path with its query (no fragment).
+    known = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
     if (parsed.username || parsed.password) {
-      const authorization = `Basic ${Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64')}`;
-      parsed.username = '';
-      parsed.password = '';
-      known = { url: parsed.href, authorization };
-    } else known = { url };
+      known.authorization = `Basic ${Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64')}`;
+    }
   } catch (e) {
     known = e instanceof Error ? e : new Error(String(e));
   }
@@ -175,11 +177,11 @@ export class Exchange {
     const where = targetOf(url);
     if (where instanceof Error) throw new TransportFailure(where, 'connect');
     if (where.authorization) headers.authorization ??= where.authorization;
-    const target = where.url;
     this.controller = new StopSignal();
     let data: Dispatcher.ResponseData;
     try {
-      data = await u.request(target, { method, headers, body, dispatcher: pool(u), signal: this.controller as unknown as EventEmitter });
+      // The pool's own request(): undici's top-level request(url) parses the URL on every call.
+      data = await pool(u).request({ origin: where.origin, path: where.path, method, headers, body, signal: this.controller as unknown as EventEmitter });
     } catch (e) {
       throw new TransportFailure(e, 'connect');
     }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, hash, randomBytes } from 'node:crypto';
 import { readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger';
@@ -29,7 +29,13 @@ interface DeviceRecord extends DeviceSummary {
 
 /** 32-bit words per digest. */
 const WORDS = 8;
-const wordsOf = (digest: Buffer): Uint32Array => new Uint32Array(digest.buffer.slice(digest.byteOffset, digest.byteOffset + digest.length));
+/** Copies a digest's words into `into` at word `at` (no new ArrayBuffer per request: the slice was a visible share of accepting a stream). */
+function wordsInto(digest: Buffer, into: Uint32Array, at: number): Uint32Array {
+  for (let w = 0; w < WORDS; w++) into[at + w] = digest.readUInt32LE(w * 4);
+  return into;
+}
+/** UTF-16 code units of a token hashed without a new buffer (3 bytes of UTF-8 each at most); longer ones take the slow path. */
+const SCRATCH_CHARS = 128;
 
 export type DeviceChange =
   | { type: 'registered'; device: DeviceSummary }
@@ -100,12 +106,19 @@ export class DeviceRegistry {
   private digests = new Uint32Array(0);
   private readonly listeners = new Set<(change: DeviceChange) => void>();
   private writing: Promise<void> = Promise.resolve();
+  /** The salt followed by room for the token being hashed: one hash call per request, no concatenation. */
+  private readonly scratch: Buffer;
+  /** The presented token's words, reused: matchDigest reads them before the next request can. */
+  private readonly needle = new Uint32Array(WORDS);
 
   private constructor(
     private readonly salt: Buffer,
     private readonly file: string | undefined,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.scratch = Buffer.alloc(salt.length + SCRATCH_CHARS * 3);
+    salt.copy(this.scratch);
+  }
 
   /** In memory only: the devices die with it. */
   static ephemeral(logger: Logger): DeviceRegistry {
@@ -152,10 +165,30 @@ export class DeviceRegistry {
 
   /** The id of the device holding `token`, or undefined. Costs the same for a match, a miss and a malformed token. */
   match(token: string): string | undefined {
-    const at = matchDigest(wordsOf(this.digest(token)), this.digests, this.order.length);
+    return this.holderOf(this.digest(token));
+  }
+
+  /**
+   * The id of the device whose digest (digest()) this is, or undefined, compared in constant
+   * time with every device. Admission hashes the presented token once and compares that one
+   * digest with the pairing token's and here (http/admission.ts).
+   */
+  holderOf(digest: Buffer): string | undefined {
+    const at = matchDigest(wordsInto(digest, this.needle, 0), this.digests, this.order.length);
     const found = at < 0 ? undefined : this.order[at];
     if (found) found.lastSeen = Date.now();
     return found?.id;
+  }
+
+  /** SHA-256 of this registry's salt and `token`: what is stored per device and compared per request. */
+  digest(token: string): Buffer {
+    const start = this.salt.length;
+    if (token.length > SCRATCH_CHARS) return createHash('sha256').update(this.salt).update(token, 'utf8').digest();
+    const end = start + this.scratch.write(token, start, 'utf8');
+    const digest = hash('sha256', this.scratch.subarray(0, end), 'buffer');
+    // The token does not stay in the scratch buffer.
+    this.scratch.fill(0, start, end);
+    return digest;
   }
 
   /** A new device and its token (the only time the token exists outside the phone). */
@@ -240,11 +273,7 @@ export class DeviceRegistry {
   private reindex(): void {
     this.order = [...this.devices.values()];
     this.digests = new Uint32Array(this.order.length * WORDS);
-    this.order.forEach((record, i) => this.digests.set(wordsOf(record.digest), i * WORDS));
-  }
-
-  private digest(token: string): Buffer {
-    return createHash('sha256').update(this.salt).update(token, 'utf8').digest();
+    this.order.forEach((record, i) => wordsInto(record.digest, this.digests, i * WORDS));
   }
 
   private emit(change: DeviceChange): void {

@@ -106,6 +106,43 @@ describe('chats kept on the desktop, in the web client', () => {
     expect((await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations).toEqual([]);
   });
 
+  it('a rename being typed survives the list being drawn again by another phone\'s change, and is saved as typed', async () => {
+    const json = { ...bearer(relay.token), 'Content-Type': 'application/json' };
+    const make = async (title: string) => {
+      const id = (await http(relay.url, '/v1/conversations', { method: 'POST', headers: json, body: JSON.stringify({ title }) })).json.id as string;
+      const messages = [{ role: 'user', content: `About ${title}` }, { role: 'assistant', content: 'Sure.' }];
+      await http(relay.url, `/v1/conversations/${id}`, { method: 'PUT', headers: json, body: JSON.stringify({ messages }) });
+      return id;
+    };
+    await make('Groceries');
+    const other = await make('Trip');
+    const a = await openAt(relay.url);
+    await openList(a);
+    await expect.poll(() => titles(a)).toEqual(['Trip', 'Groceries']);
+
+    await a.getByRole('button', { name: 'Rename “Groceries”' }).click();
+    const input = a.locator('#chat-list .chat-title-input');
+    await input.fill('Groceries for Sat');
+    // Another phone renames the other chat: this drawer hears it through the feed and redraws.
+    await http(relay.url, `/v1/conversations/${other}`, { method: 'PUT', headers: json, body: JSON.stringify({ title: 'Trip to Lyon' }) });
+    await expect.poll(() => titles(a), { timeout: 10_000 }).toEqual(['Trip to Lyon']);
+
+    // The half-typed title is still there, with the caret where it was: typing goes on.
+    await expect(input.inputValue()).resolves.toBe('Groceries for Sat');
+    await a.keyboard.type('urday');
+    await a.keyboard.press('Enter');
+
+    // Saved as typed, and now the newest.
+    await expect.poll(() => titles(a), { timeout: 10_000 }).toEqual(['Groceries for Saturday', 'Trip to Lyon']);
+    await expect
+      .poll(async () => (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations.map((c: any) => c.title).sort())
+      .toEqual(['Groceries for Saturday', 'Trip to Lyon']);
+    // The tests after this one start from an empty desktop.
+    for (const c of (await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations) {
+      await http(relay.url, `/v1/conversations/${c.id}`, { method: 'DELETE', headers: bearer(relay.token) });
+    }
+  });
+
   it('runs the reply on the desktop: another phone opening the chat mid-reply watches it live, and the provider is asked once', async () => {
     const words = Array.from({ length: 16 }, (_, i) => `w${i} `);
     // The reply stops after 5 words until B has seen them: mid-reply lasts as long as B takes to

@@ -301,7 +301,8 @@ export async function startRelayCli(root, providerPort) {
   const config = join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({ activeProvider: 'bench', maxConcurrentStreams: 1500, maxConnections: 1500, providers: [{ id: 'bench', kind: 'ollama', baseUrl: `http://127.0.0.1:${providerPort}`, model: 'bench' }] }));
   const r = await spawnReady(process.execPath, [join(root, 'dist/cli.js'), 'serve', '--port', '0', '--config', config], {
-    env: { DESKRELAY_CONFIG_DIR: dir },
+    // RELAY_NODE_OPTIONS: V8 or Node options for the relays only (the floor and nginx keep theirs).
+    env: { DESKRELAY_CONFIG_DIR: dir, ...(process.env.RELAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.RELAY_NODE_OPTIONS } : {}) },
     ready: (o) => {
       const url = /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(o);
       const token = /"token":"(dr_[A-Za-z0-9_-]+)"/.exec(o);

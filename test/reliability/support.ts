@@ -189,7 +189,7 @@ export function relayChildSuite<P extends { url: string; close(): Promise<void> 
   startProvider: () => Promise<P>,
   opts: Omit<RelayChildOptions, 'providerUrl'>,
   started: (s: { provider: P; relay: RelayChild }) => void,
-): { respawn(overrides?: Partial<Omit<RelayChildOptions, 'providerUrl'>>): Promise<RelayChild> } {
+): { respawn(): Promise<RelayChild> } {
   let provider: P | undefined;
   let relay: RelayChild | undefined;
   beforeAll(async () => {
@@ -202,9 +202,9 @@ export function relayChildSuite<P extends { url: string; close(): Promise<void> 
     await provider?.close();
   });
   return {
-    async respawn(overrides = {}) {
+    async respawn() {
       await relay?.stop();
-      relay = await spawnRelayChild({ ...opts, ...overrides, providerUrl: provider!.url });
+      relay = await spawnRelayChild({ ...opts, providerUrl: provider!.url });
       return relay;
     },
   };

@@ -37,9 +37,15 @@ afterAll(async () => {
   await desk?.close();
 });
 
-async function openAt(base: string): Promise<Page> {
+/** A phone-sized browser context of its own, closed after the test. */
+async function newPhone(): Promise<Awaited<ReturnType<typeof phone>>> {
   const p = await phone(browser);
   closers.push(() => p.context.close());
+  return p;
+}
+
+async function openAt(base: string): Promise<Page> {
+  const p = await newPhone();
   await p.page.goto(webClientLink(base, relay.token));
   await p.page.locator('#chat').waitFor();
   return p.page;
@@ -181,8 +187,7 @@ describe('chats kept on the desktop, in the web client', () => {
     const a = await openAt(relay.url);
     await send(a, 'How are you?');
     // B's change feed is behind (reconnecting on a slow network): it tells B nothing.
-    const p = await phone(browser);
-    closers.push(() => p.context.close());
+    const p = await newPhone();
     await p.context.addInitScript(`
       const realFetch = window.fetch;
       window.fetch = function (input, init) {
@@ -209,8 +214,7 @@ describe('chats kept on the desktop, in the web client', () => {
 
   it('a message sent as soon as the chat shows goes to the desktop\'s conversation, however late the desktop says it keeps chats', async () => {
     ollama.set({ mode: 'normal', reply: ['At once.'] });
-    const p = await phone(browser);
-    closers.push(() => p.context.close());
+    const p = await newPhone();
     // The answer to "does the desktop keep chats?" comes late (a slow tunnel).
     await p.context.addInitScript(`
       const realFetch = window.fetch;
@@ -234,8 +238,7 @@ describe('chats kept on the desktop, in the web client', () => {
 
   it('a phone does not write a chat back after a reply the desktop ran: its late copy cannot undo another phone\'s next turn', async () => {
     ollama.set({ mode: 'normal', reply: ['First answer.'] });
-    const p = await phone(browser);
-    closers.push(() => p.context.close());
+    const p = await newPhone();
     // A's writes of the chat that carry a reply are held until the test lets them go (a slow network).
     await p.context.addInitScript(`
       window.__held = 0;
@@ -286,8 +289,7 @@ describe('chats kept on the desktop, in the web client', () => {
     const words = Array.from({ length: 12 }, (_, i) => `r${i} `);
     ollama.set({ mode: 'normal', reply: words, chunkDelayMs: 80 });
     const asked = ollama.requests.length;
-    const p = await phone(browser);
-    closers.push(() => p.context.close());
+    const p = await newPhone();
     // The conversation's event stream fails after 3 reads, once, as WebKit words a dropped connection.
     await p.context.addInitScript(LOAD_FAILED_ONCE.replace(".endsWith('/v1/chat/stream')", ".match(/\\/v1\\/conversations\\/[0-9a-f-]{36}\\/events$/)"));
     await p.page.goto(webClientLink(relay.url, relay.token));
@@ -327,8 +329,7 @@ describe('chats kept on the desktop, in the web client', () => {
         window.__shared = { title: data.title, files: await Promise.all(data.files.map(async (f) => ({ name: f.name, type: f.type, text: await f.text() }))) };
       };`;
     const openWith = async (canShare: boolean) => {
-      const p = await phone(browser);
-      closers.push(() => p.context.close());
+      const p = await newPhone();
       await p.page.addInitScript(stubShare(canShare));
       await p.page.goto(webClientLink(relay.url, relay.token));
       await p.page.locator('#chat').waitFor();

@@ -1,11 +1,14 @@
 /**
- * The HTTP exchange with a provider, on undici's `request` API (chosen by measurement, see
- * bench/NOTES.md "Provider transport: node:http vs undici"): the request, its idle timer, the
- * caller's abort, connection pooling, and a push-style read of the body. No wording here: the
- * errors it raises are the transport's own, wrapped in TransportFailure; call.ts words them.
+ * The HTTP exchange with a provider, on undici (chosen by measurement, see bench/NOTES.md
+ * "Provider transport: node:http vs undici"): the request, its idle timer, the caller's abort,
+ * connection pooling, and a push-style read of the body. No wording here: the errors it raises
+ * are the transport's own, wrapped in TransportFailure; call.ts words them.
+ *
+ * The exchange is undici's dispatch handler itself rather than a `request()` whose body is a
+ * Readable: that Readable, its state and the dozen listeners reading it were most of what each
+ * live stream kept in the young heap, and scavenge pauses follow what survives them (the
+ * per-token p99, bench/NOTES.md, issue 28).
  */
-import type { EventEmitter } from 'node:events';
-import type { Readable } from 'node:stream';
 import type { Agent, Dispatcher } from 'undici';
 import type { Framer } from './framing';
 
@@ -84,11 +87,10 @@ export interface RawBody {
   type: string;
 }
 
-/** A provider's response whose body is still unread. */
+/** A provider's answer before its body is read (Exchange.pump reads it). */
 export interface ProviderResponse {
   readonly status: number;
   readonly headers: Record<string, string | string[] | undefined>;
-  readonly body: Readable;
 }
 
 /** Where a body's reads are flushed to (the adapter's PieceSink). */
@@ -96,62 +98,65 @@ export interface Flushable {
   flush(): void | Promise<void>;
 }
 
-const ignore = () => {};
+type Controller = Dispatcher.DispatchController;
 
-/**
- * The abort signal handed to undici for one request: undici takes an EventEmitter-like signal
- * (`once`/`removeListener`, `aborted`, `reason`), and this one is a field and a listener list.
- * An AbortController per request was a visible share of accepting a stream (createAbortSignal,
- * bench/NOTES.md, issue 28); nothing else ever listens to this signal.
- */
-class StopSignal {
-  aborted = false;
-  readonly reason = undefined;
-  private listeners: (() => void)[] = [];
-  on(_event: 'abort', listener: () => void): this {
-    this.listeners.push(listener);
-    return this;
-  }
-  once(event: 'abort', listener: () => void): this {
-    return this.on(event, listener);
-  }
-  removeListener(_event: 'abort', listener: () => void): this {
-    this.listeners = this.listeners.filter((l) => l !== listener);
-    return this;
-  }
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    const listeners = this.listeners;
-    this.listeners = [];
-    for (const l of listeners) l();
-  }
+/** Where the exchange is: each undici callback and each call of ours is read against it. */
+const enum Phase {
+  /** Request sent (or queued), no status yet: send() is waiting. */
+  Waiting,
+  /** Status and headers in, body held back (paused) until pump() takes it. */
+  Held,
+  /** pump() is reading the body. */
+  Reading,
+  /** The reader is done (end marker or error) but the body is still open: its tail goes nowhere. */
+  Draining,
+  /** The body ended, failed or was torn down; nothing more comes. */
+  Over,
 }
 
-/** One request to a provider and the reading of its body. */
-export class Exchange {
+/**
+ * One request to a provider and the reading of its body: undici's dispatch handler. One object
+ * per call, with no closure of its own on the way of a token: the caller's abort reaches it as a
+ * listener object (handleEvent), its timers and its once-per-read flush get it as an argument.
+ */
+export class Exchange implements Dispatcher.DispatchHandler {
   private timer: NodeJS.Timeout | undefined;
+  private graceTimer: NodeJS.Timeout | undefined;
   /** The idle timer counts only while armed; a disarmed timer that fires does nothing. */
   private armed = false;
   private idleFired = false;
   /** Aborted by the caller or by the idle limit: the exchange is being torn down. */
   private stopped = false;
-  private controller: StopSignal | undefined;
-  private body: Readable | undefined;
-  private ended = false;
-  private readonly onCallerAbort = () => this.stop();
-  private readonly onIdle = () => {
-    if (!this.armed) return;
-    this.idleFired = true;
-    this.stop();
-  };
+  private phase = Phase.Waiting;
+  private controller: Controller | undefined;
+  /** What undici said before anyone was listening for it (a failure before pump(), a body that ended while held). */
+  private early: { error?: unknown; ended?: boolean } | undefined;
+  // send()'s promise, while it waits for the status line.
+  private answer: ((res: ProviderResponse) => void) | undefined;
+  private refuse: ((e: unknown) => void) | undefined;
+  // pump()'s reader and promise.
+  private framer: Framer | undefined;
+  private sink: Flushable | undefined;
+  private done: (() => void) | undefined;
+  private failed: ((e: unknown) => void) | undefined;
+  /** The framer has what it wants (the provider's end marker): the rest of the body is not read. */
+  private complete = false;
+  /** Framed pieces wait for their flush (at the end of the socket read, or when the consumer is ready). */
+  private flushQueued = false;
+  /** The consumer asked to wait (sink.flush() returned a promise): the body is paused, the idle timer off. */
+  private holding = false;
 
   constructor(
     private readonly idleTimeoutMs: number,
     private readonly signal: AbortSignal,
   ) {
     if (signal.aborted) this.stopped = true;
-    else signal.addEventListener('abort', this.onCallerAbort, { once: true });
+    else signal.addEventListener('abort', this, { once: true });
+  }
+
+  /** The caller's signal aborted (EventTarget calls a listener object's handleEvent). */
+  handleEvent(): void {
+    this.stop();
   }
 
   /** The idle limit ended the exchange. */
@@ -160,8 +165,9 @@ export class Exchange {
   }
 
   /**
-   * Sends the request; resolves with the response, body unread. Credentials in the URL
-   * (`user:password@`) become a Basic Authorization header, as node:http made them.
+   * Sends the request; resolves with the status and headers, the body held back until pump().
+   * Credentials in the URL (`user:password@`) become a Basic Authorization header, as node:http
+   * made them.
    */
   async send(url: string, method: 'GET' | 'POST', given: Record<string, string>, payload?: string | RawBody): Promise<ProviderResponse> {
     this.arm();
@@ -177,22 +183,23 @@ export class Exchange {
     const where = targetOf(url);
     if (where instanceof Error) throw new TransportFailure(where, 'connect');
     if (where.authorization) headers.authorization ??= where.authorization;
-    this.controller = new StopSignal();
-    let data: Dispatcher.ResponseData;
-    try {
-      // The pool's own request(): undici's top-level request(url) parses the URL on every call.
-      data = await pool(u).request({ origin: where.origin, path: where.path, method, headers, body, signal: this.controller as unknown as EventEmitter });
-    } catch (e) {
-      throw new TransportFailure(e, 'connect');
+    // One call may ask twice (the model list for `auto`, then the reply): a fresh request.
+    if (this.phase !== Phase.Waiting) {
+      if (this.phase !== Phase.Over) this.controller?.abort(new Error('the previous answer was not read to its end'));
+      if (this.graceTimer) clearTimeout(this.graceTimer);
+      this.phase = Phase.Waiting;
+      this.controller = this.early = undefined;
     }
-    // A body error after we stopped listening must not become an uncaught 'error' event.
-    data.body.on('error', ignore);
-    this.body = data.body;
-    if (this.stopped) {
-      data.body.destroy();
-      throw new TransportFailure(new Error('aborted'), 'connect');
-    }
-    return { status: data.statusCode, headers: data.headers, body: data.body };
+    return new Promise<ProviderResponse>((resolve, reject) => {
+      this.answer = resolve;
+      this.refuse = reject;
+      try {
+        // The pool's own dispatch(): undici's top-level request(url) parses the URL on every call.
+        pool(u).dispatch({ origin: where.origin, path: where.path, method, headers, body }, this);
+      } catch (e) {
+        this.refused(e);
+      }
+    });
   }
 
   /**
@@ -202,77 +209,22 @@ export class Exchange {
    * or the body ended; rejects with a TransportFailure, or with what the framer or sink threw,
    * and then the connection is destroyed.
    */
-  pump(res: ProviderResponse, framer: Framer, sink: Flushable): Promise<void> {
-    const body = res.body;
+  pump(framer: Framer, sink: Flushable): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      let settled = false;
-      const finish = (e?: unknown) => {
-        if (settled) return;
-        settled = true;
-        this.disarm();
-        body.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-        if (e === undefined) return resolve();
-        this.stop();
-        reject(e);
-      };
-      const done = () => finish();
-      const resume = () => {
-        if (settled) return;
-        this.arm();
-        body.resume();
-      };
-      // undici hands over each HTTP chunk as its own 'data' event, so one socket read of a fast
-      // provider is many events: the flush waits for the end of that read (a microtask), so the
-      // client gets one write per read, not one per chunk.
-      let flushQueued = false;
-      let complete = false;
-      const flushRead = () => {
-        flushQueued = false;
-        if (settled) return;
-        let wait: void | Promise<void>;
-        try {
-          wait = sink.flush();
-        } catch (e) {
-          return finish(e);
-        }
-        if (wait) {
-          body.pause();
-          this.disarm();
-          wait.then(complete ? done : resume, finish);
-        } else if (complete) finish();
-      };
-      const onData = (buf: Buffer) => {
-        if (settled || complete) return;
-        this.arm();
-        try {
-          complete = framer.chunk(buf);
-        } catch (e) {
-          return finish(e);
-        }
-        if (!flushQueued) {
-          flushQueued = true;
-          queueMicrotask(flushRead);
-        }
-      };
-      const onEnd = () => {
-        this.ended = true;
-        let wait: void | Promise<void>;
-        try {
-          // After the end marker the rest of the body is not the framer's any more.
-          if (!complete) framer.end();
-          wait = sink.flush();
-        } catch (e) {
-          return finish(e);
-        }
-        if (wait) wait.then(done, finish);
-        else finish();
-      };
-      const onError = (e: unknown) => finish(new TransportFailure(e, 'body'));
-      const onClose = () => {
-        if (!this.ended) finish(new TransportFailure(Object.assign(new Error('the connection closed before the body ended'), { code: 'ECONNRESET' }), 'body'));
-      };
-      body.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+      if (this.phase !== Phase.Held) return reject(new TransportFailure(new Error('the response body is not there to read'), 'body'));
+      this.framer = framer;
+      this.sink = sink;
+      this.done = resolve;
+      this.failed = reject;
+      this.complete = this.holding = this.flushQueued = false;
+      this.phase = Phase.Reading;
       this.arm();
+      const early = this.early;
+      this.early = undefined;
+      if (early?.error !== undefined) return this.onResponseError(this.controller, early.error as Error);
+      if (early?.ended) return this.onResponseEnd(this.controller);
+      // Resuming may hand over the rest of a socket read at once, synchronously.
+      this.controller?.resume();
     });
   }
 
@@ -285,36 +237,225 @@ export class Exchange {
     this.disarm();
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    const body = this.body;
-    if (body && !this.ended && !body.destroyed && !this.stopped) {
-      const grace = setTimeout(() => body.destroy(), TAIL_GRACE_MS);
-      const done = () => {
-        clearTimeout(grace);
-        this.signal.removeEventListener('abort', this.onCallerAbort);
-      };
-      body.once('end', done).once('close', done);
-      body.resume();
+    if (this.stopped) return;
+    if (this.phase === Phase.Waiting) {
+      // No answer yet: nobody will read it.
+      this.stop();
       return;
     }
-    this.signal.removeEventListener('abort', this.onCallerAbort);
-    if (!body && this.controller && !this.stopped) this.stop();
+    if (this.phase === Phase.Over) {
+      this.signal.removeEventListener('abort', this);
+      return;
+    }
+    this.phase = Phase.Draining;
+    this.framer = undefined;
+    this.sink = undefined;
+    this.graceTimer = setTimeout(cutTail, TAIL_GRACE_MS, this);
+    this.controller?.resume();
+  }
+
+  /** Drops whatever is left of the body (an error body read up to its cap): the connection is not pooled. */
+  discard(): void {
+    if (this.phase === Phase.Over) return;
+    this.phase = Phase.Over;
+    this.controller?.abort(new Error('the rest of the body was not wanted'));
   }
 
   /** Tears the exchange down at once (caller's abort, idle limit, a cap): the connection is destroyed, never pooled. */
   stop(): void {
-    if (this.stopped && !this.body) return;
+    if (this.stopped) return;
     this.stopped = true;
-    this.controller?.abort();
-    if (this.body && !this.body.destroyed) this.body.destroy();
+    this.signal.removeEventListener('abort', this);
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    const phase = this.phase;
+    this.phase = Phase.Over;
+    this.controller?.abort(new Error('aborted'));
+    if (phase === Phase.Waiting) this.refused(new Error('aborted'));
+    else if (phase === Phase.Reading) this.finish(new TransportFailure(new Error('aborted'), 'body'));
+  }
+
+  // undici's side of the exchange (Dispatcher.DispatchHandler).
+
+  onRequestStart(controller: Controller): void {
+    this.controller = controller;
+    if (this.stopped) controller.abort(new Error('aborted'));
+  }
+
+  onResponseStart(controller: Controller, status: number, headers: Record<string, string | string[] | undefined>): void {
+    // 1xx answers are interim: the real one follows on the same request.
+    if (controller !== this.controller || status < 200 || this.phase !== Phase.Waiting) return;
+    this.phase = Phase.Held;
+    // undici keeps the raw header buffers on the controller for the life of the request: a dozen
+    // small Buffers per live stream that nothing of ours reads (the parsed headers are here).
+    controller.rawHeaders = null;
+    // Held until pump(): the body's first bytes are often in the very read that held the headers.
+    controller.pause();
+    const answer = this.answer;
+    this.answer = this.refuse = undefined;
+    answer?.({ status, headers });
+  }
+
+  onResponseData(controller: Controller, chunk: Buffer): void {
+    if (controller !== this.controller) return;
+    if (this.phase !== Phase.Reading) {
+      // A tail after the reader finished is dropped; anything else was not asked for yet.
+      if (this.phase === Phase.Held) controller.pause();
+      return;
+    }
+    if (this.complete) return;
+    // While the consumer holds the reader back, undici may still hand over the rest of the read
+    // it was in: framed now, flushed when the consumer is ready, and not counted as activity.
+    if (!this.holding) this.arm();
+    try {
+      this.complete = this.framer!.chunk(chunk);
+    } catch (e) {
+      return this.finish(e);
+    }
+    // undici hands over each HTTP chunk of a socket read in its own call, so one read of a fast
+    // provider is many calls: the flush waits for the end of that read, so the client gets one
+    // write per read, not one per chunk.
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      if (!this.holding) process.nextTick(flushRead, this);
+    }
+  }
+
+  onResponseEnd(controller: Controller | undefined): void {
+    // A call's earlier request (see send) may still report its end: only the current one counts.
+    if (controller !== this.controller) return;
+    const phase = this.phase;
+    if (phase === Phase.Held || (phase === Phase.Reading && this.holding)) {
+      // Nobody to tell yet: pump() or the consumer's readiness takes it from here.
+      this.early = { ended: true };
+      return;
+    }
+    this.phase = Phase.Over;
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    if (phase === Phase.Draining) {
+      this.signal.removeEventListener('abort', this);
+      return;
+    }
+    if (phase === Phase.Reading) this.bodyEnded();
+  }
+
+  onResponseError(controller: Controller | undefined, error: Error): void {
+    if (controller !== this.controller) return;
+    const phase = this.phase;
+    if (phase === Phase.Held || (phase === Phase.Reading && this.holding)) {
+      this.early = { error };
+      return;
+    }
+    this.phase = Phase.Over;
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    if (phase === Phase.Waiting) this.refused(new TransportFailure(error, 'connect'));
+    else if (phase === Phase.Reading) this.finish(new TransportFailure(error, 'body'));
+  }
+
+  /** One socket read's pieces are framed: flush them to the sink once. */
+  flushRead(): void {
+    this.flushQueued = false;
+    if (this.phase !== Phase.Reading || this.holding) return;
+    let wait: void | Promise<void>;
+    try {
+      wait = this.sink!.flush();
+    } catch (e) {
+      return this.finish(e);
+    }
+    if (wait) {
+      this.holding = true;
+      this.controller?.pause();
+      this.disarm();
+      wait.then(
+        () => this.consumerReady(),
+        (e: unknown) => this.finish(e),
+      );
+    } else if (this.complete) this.finish();
+  }
+
+  /** The idle limit passed with the timer armed. */
+  idled(): void {
+    if (!this.armed) return;
+    this.idleFired = true;
+    this.stop();
+  }
+
+  /** The tail did not arrive within TAIL_GRACE_MS: drop the connection rather than pool it. */
+  cutTail(): void {
+    if (this.phase !== Phase.Draining) return;
+    this.phase = Phase.Over;
+    this.signal.removeEventListener('abort', this);
+    this.controller?.abort(new Error('the rest of the body did not arrive in time'));
+  }
+
+  /** The consumer took what was flushed: flush what came meanwhile, then read on (or end). */
+  private consumerReady(): void {
+    if (this.phase !== Phase.Reading) return;
+    this.holding = false;
+    if (this.flushQueued) {
+      this.flushRead();
+      if (this.holding || this.phase !== Phase.Reading) return;
+    } else if (this.complete) return this.finish();
+    const early = this.early;
+    this.early = undefined;
+    if (early?.error !== undefined) return this.onResponseError(this.controller, early.error as Error);
+    if (early?.ended) return this.onResponseEnd(this.controller);
+    this.arm();
+    this.controller?.resume();
+  }
+
+  /** The body ended while being read: the framer's last piece, one flush, and the reader's end. */
+  private bodyEnded(): void {
+    let wait: void | Promise<void>;
+    try {
+      // After the end marker the rest of the body is not the framer's any more.
+      if (!this.complete) this.framer!.end();
+      this.flushQueued = false;
+      wait = this.sink!.flush();
+    } catch (e) {
+      return this.finish(e);
+    }
+    if (wait) wait.then(() => this.finish(), (e: unknown) => this.finish(e));
+    else this.finish();
+  }
+
+  /** The reader's end: resolved, or rejected with the connection destroyed. */
+  private finish(e?: unknown): void {
+    const done = this.done;
+    const failed = this.failed;
+    if (!done || !failed) return;
+    this.done = this.failed = undefined;
+    this.disarm();
+    // The reader is done; whatever of the body is still to come is close()'s (pooled) or stop()'s (cut).
+    if (this.phase === Phase.Reading) this.phase = Phase.Draining;
+    if (e === undefined) return done();
+    this.stop();
+    failed(e);
+  }
+
+  private refused(e: unknown): void {
+    const refuse = this.refuse;
+    this.answer = this.refuse = undefined;
+    refuse?.(e instanceof TransportFailure ? e : new TransportFailure(e, 'connect'));
   }
 
   private arm(): void {
     this.armed = true;
     if (this.timer) this.timer.refresh();
-    else this.timer = setTimeout(this.onIdle, this.idleTimeoutMs);
+    else this.timer = setTimeout(idled, this.idleTimeoutMs, this);
   }
 
   private disarm(): void {
     this.armed = false;
   }
+}
+
+// Module-level callbacks, handed the exchange as an argument: no closure per exchange.
+function flushRead(x: Exchange): void {
+  x.flushRead();
+}
+function idled(x: Exchange): void {
+  x.idled();
+}
+function cutTail(x: Exchange): void {
+  x.cutTail();
 }

@@ -19,7 +19,6 @@ import {
   tooLongMessage,
   truncatedMessage,
   clip,
-  type Explain,
   type HttpFailure,
   type WordingContext,
 } from './wording';
@@ -42,9 +41,12 @@ export interface CallOptions {
   keyHint?: string;
   /** The model asked for, named when the provider answers 404. */
   model?: string;
-  /** Provider-specific wording for an HTTP failure, tried before the shared wording. */
-  explain?: Explain;
+  /** Provider-specific wording for an HTTP failure, tried before the shared wording; `call.model` is the model in use. */
+  explain?: ExplainCall;
 }
+
+/** An adapter's wording of an HTTP failure, given the call (its model once `auto` resolved). */
+export type ExplainCall = (failure: HttpFailure, call: ProviderCall) => string | undefined;
 
 export class ProviderCall {
   private readonly exchange: Exchange;
@@ -168,7 +170,7 @@ export class ProviderCall {
     }
     const said = clip(this.redact(body === undefined ? text : (providerMessage(body) ?? text)));
     const failure: HttpFailure = { status: res.status, said, body };
-    const custom = this.opts.explain?.(failure);
+    const custom = this.opts.explain?.(failure, this);
     if (custom) return this.fail(custom);
     const retryAfter = res.headers['retry-after'];
     const ctx = { label: this.label, keyed: Boolean(this.opts.secret), keyHint: this.opts.keyHint, model: this.model };
@@ -220,7 +222,7 @@ export function keyedCall(
   label: string,
   signal: AbortSignal,
   key: string | undefined,
-  opts: { model?: string; explain?: Explain; keyHint?: boolean } = {},
+  opts: { model?: string; explain?: ExplainCall; keyHint?: boolean } = {},
 ): ProviderCall {
   return new ProviderCall({
     label,
@@ -243,13 +245,15 @@ interface Finishing {
 export type StreamRequest = { url: string; headers: Record<string, string>; body: unknown } & ({ sse: EventHandler & Finishing } | { ndjson: LineHandler & Finishing });
 
 /**
- * The adapters' one request-stream-parse path. `request` picks the model and builds the body
- * inside it, so the call is closed however it ends; the reply is POSTed for, its stream fed to the
+ * The adapters' one request-stream-parse path: `auto` resolved and the body built inside the
+ * call, so the call is closed however it ends; the reply is POSTed for, its stream fed to the
  * reader in its framing, and a stream that ends before the reader saw the finish is truncated.
  */
-export async function streamReply(call: ProviderCall, sink: PieceSink, request: () => Promise<StreamRequest> | StreamRequest): Promise<FinishReason> {
+async function streamReply(call: ProviderCall, sink: PieceSink, config: ProviderConfig, reply: ReplyPlan): Promise<FinishReason> {
   try {
-    const r = await request();
+    if (reply.models) call.model = await resolveModel(call, config, reply.models);
+    sink.model?.(call.model ?? reply.model ?? config.model ?? '');
+    const r = reply.request(call);
     const accept = 'ndjson' in r ? 'application/x-ndjson' : 'text/event-stream';
     await call.send(r.url, { method: 'POST', headers: { ...r.headers, accept }, body: r.body });
     const reader = 'ndjson' in r ? r.ndjson : r.sse;
@@ -284,7 +288,7 @@ export interface ReplyPlan {
   /** The model as messages name it, where the adapter spells it its own way (default: the config's). */
   model?: string;
   /** Tried before the shared wording; `call.model` is the model in use once `auto` resolved. */
-  explain?: (f: HttpFailure, call: ProviderCall) => string | undefined;
+  explain?: ExplainCall;
   /** Where the runner lists its models, for kinds that resolve `model: "auto"` to the first one. */
   models?: ModelListing;
   /** Builds the request inside the call (see streamReply), once the model is known. */
@@ -306,17 +310,8 @@ export function streamingAdapter<N extends KeyNeed>(config: ProviderConfig, deps
       const keyHint = need === 'none' ? undefined : deps.keys.howToSet(config);
       const tools = options?.tools?.length ? (options as ToolOptions & { tools: ToolSpec[] }) : undefined;
       const reply = plan({ messages, sink, tools, key: key as KeyFor<N>, base, label, ctx: { label, keyed: Boolean(key), keyHint } });
-      const explain = reply.explain;
-      const call: ProviderCall = keyedCall(config, deps, label, signal, key, {
-        model: reply.model,
-        keyHint: need !== 'none',
-        explain: explain && ((f) => explain(f, call)),
-      });
-      return streamReply(call, sink, async () => {
-        if (reply.models) call.model = await resolveModel(call, config, reply.models);
-        sink.model?.(call.model ?? reply.model ?? config.model ?? '');
-        return reply.request(call);
-      });
+      const call = keyedCall(config, deps, label, signal, key, { model: reply.model, keyHint: need !== 'none', explain: reply.explain });
+      return streamReply(call, sink, config, reply);
     },
   };
 }

@@ -7,7 +7,7 @@ import { SseStream } from '../../http/stream';
 import { Completion, errorChunk, modelName } from './completion';
 import { generationError, openAiError, sendOpenAiError } from './errors';
 import { parseCompletionRequest } from './request';
-import { type ChatAsk, chatProvider, collect, limitTextOnly, readJsonBody, runChat } from '../door';
+import { type ChatAsk, chatProvider, collect, limitTextOnly, readJsonBody, startChat } from '../door';
 import { configuredProviders, leaving, modelsOf } from '../providers';
 
 /**
@@ -64,7 +64,7 @@ export const completionsRoute: Route = {
     const provider = chatProvider(req, ctx);
     const completion = new Completion(modelName(provider));
     const ask = { provider, messages, tools };
-    if (stream) await streamCompletion(res, ctx, ask, completion);
+    if (stream) streamCompletion(res, ctx, ask, completion);
     else await answerCompletion(req, res, ctx, ask, completion);
   },
 };
@@ -74,7 +74,7 @@ export const completionsRoute: Route = {
  * chunk and no `[DONE]`. The headers go out at once; the role chunk waits until the adapter names
  * the model that answers, so every chunk carries the same, real model.
  */
-async function streamCompletion(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, completion: Completion): Promise<void> {
+function streamCompletion(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, completion: Completion): void {
   const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
   let begun = false;
   const begin = () => {
@@ -101,7 +101,8 @@ async function streamCompletion(res: ServerResponse, ctx: RelayContext, ask: Cha
       sse.finish(ending.ok ? completion.lastChunk(ending.finish) : errorChunk(generationError(ending.message)));
     },
   };
-  await runChat(res, ctx, ask, sink, () => sse.open());
+  // Returns once the chat started: the stream goes on in the chat service (startChat says why).
+  startChat(res, ctx, ask, sink, () => sse.open());
 }
 
 /** `stream: false`: one chat.completion once the reply is whole; a provider failure is a 502. */

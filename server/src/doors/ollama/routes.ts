@@ -3,8 +3,8 @@ import type { RelayContext, Route } from '../../http/context';
 import { sendJson } from '../../http/json';
 import { ProviderError } from '../../providers';
 import { listModels } from '../../providers';
-import type { ReplySink } from '../../chat/service';
-import type { ProviderConfig } from '../../providers/types';
+import type { Ending, ReplySink } from '../../chat/service';
+import type { PieceKind, ProviderConfig, ToolCall } from '../../providers/types';
 import { type ChatAsk, chatProvider, collect, limitTextOnly, readJsonBody, startChat } from '../door';
 import { ollamaDialect, sendOllamaError } from './errors';
 import { BatchedStream, NDJSON } from '../../http/stream';
@@ -109,14 +109,35 @@ async function reply(shape: Shape, parse: (body: unknown) => OllamaRequest, req:
 /** Streamed (Ollama's default): one line per piece, then the `done` line, or an `{"error"}` line. */
 function streamReply(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, answer: OllamaReply): void {
   const stream = new BatchedStream(res, NDJSON);
-  const sink: ReplySink = {
-    piece: (kind, text) => stream.write(answer.pieceLine(kind, text)),
-    toolCall: (call) => stream.write(answer.toolCallLine(call)),
-    flush: () => stream.flush(),
-    end: (ending) => stream.finish(ending.ok ? answer.doneLine(ending.finish) : errorLine(ending.message)),
-  };
   // Returns once the chat started: the stream goes on in the chat service (startChat says why).
-  startChat(res, ctx, ask, sink, () => stream.open());
+  startChat(res, ctx, ask, new ReplyLines(stream, answer), () => stream.open());
+}
+
+/**
+ * The reply as NDJSON lines. One object rather than an object of closures over the stream (one
+ * closure and its context per method, for every stream held: per-stream heap, bench/NOTES.md).
+ */
+class ReplyLines implements ReplySink {
+  constructor(
+    private readonly stream: BatchedStream,
+    private readonly answer: OllamaReply,
+  ) {}
+
+  piece(kind: PieceKind, text: string): void {
+    this.stream.write(this.answer.pieceLine(kind, text));
+  }
+
+  toolCall(call: ToolCall): void {
+    this.stream.write(this.answer.toolCallLine(call));
+  }
+
+  flush(): void | Promise<void> {
+    return this.stream.flush();
+  }
+
+  end(ending: Ending): void {
+    this.stream.finish(ending.ok ? this.answer.doneLine(ending.finish) : errorLine(ending.message));
+  }
 }
 
 /** `"stream":false`: one object once the reply is whole; a provider failure is a 502 with Ollama's error body. */

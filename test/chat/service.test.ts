@@ -169,6 +169,31 @@ describe('the chat service', () => {
     await chat.start(provider, USER, recorder().sink).done;
   });
 
+  it('done asked for only after the reply ended (streamed doors never ask) settles with the same ending; a released slot with undefined', async () => {
+    ollama.set({ mode: 'normal' });
+    const { chat, provider } = service();
+    let ended!: () => void;
+    const sinkEnded = new Promise<void>((resolve) => (ended = resolve));
+    const r = recorder();
+    const handle = chat.start(provider, USER, {
+      ...r.sink,
+      end(ending) {
+        r.sink.end(ending);
+        ended();
+      },
+    });
+    await sinkEnded;
+    // The slot is freed right after the sink's end; done is only asked for now.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(chat.active).toBe(0);
+    expect(await handle.done).toEqual({ ok: true, finish: 'stop' });
+    expect(await handle.done).toBe(r.ends[0]);
+    const slot = chat.reserve();
+    slot.release();
+    expect(await (slot as unknown as { done: Promise<unknown> }).done).toBeUndefined();
+    expect(chat.active).toBe(0);
+  });
+
   it('names no provider (412) when none is active or it is the cloud provider', () => {
     for (const active of [{ ok: false, reason: 'none' }, { ok: false, reason: 'cloud', id: 'deskrelay-cloud' }] as ActiveProvider[]) {
       const { chat } = service({ active: () => active });

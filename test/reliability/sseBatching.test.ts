@@ -56,3 +56,31 @@ it('a burst of token events in one tick becomes one response write, then the ter
   const expected = [...Array.from({ length: 200 }, (_, i) => `t${i} `), 'last'].map((delta) => `data: ${JSON.stringify({ type: 'token', delta })}\n\n`).join('');
   expect(body).toBe(`${expected}data: {"type":"done","content":"unused"}\n\n`);
 });
+
+it('a client that leaves mid-stream stops the keep-alive timer at once (none outlives its response)', async () => {
+  // The writer's close listener is one function shared by every stream (per-stream heap,
+  // bench/NOTES.md); without it a 60 s keep-alive timer would hold the stream for a minute.
+  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+  let counted: (counts: { before: number; open: number; after: number }) => void;
+  const counts = new Promise<{ before: number; open: number; after: number }>((resolve) => (counted = resolve));
+  const server = createServer((_req, res: ServerResponse) => {
+    const before = timers();
+    const sse = new SseStream(res, { keepAliveMs: 60_000 });
+    sse.open();
+    const open = timers();
+    sse.token('first');
+    res.on('close', () => setImmediate(() => counted({ before, open, after: timers() })));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  // No agent: a pooled socket's idle timer would count as a Timeout too.
+  const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/', agent: false }, (res) => {
+    res.once('data', () => req.destroy());
+  });
+  req.on('error', () => {});
+  req.end();
+  const { before, open, after } = await counts;
+  server.close();
+  expect(open).toBe(before + 1);
+  expect(after).toBe(before);
+});

@@ -159,7 +159,7 @@ export class ChatService {
       if (this.slots.countOf(owner) >= mine) throw tooManyDeviceStreams(mine);
     }
     if (this.slots.size >= limit) throw tooManyStreams(limit);
-    const chat = new LiveChat(this.slots, owner, (c, messages, options) => void this.run(c, messages, options));
+    const chat = new LiveChat(this.slots, owner, this);
     this.slots.add(chat);
     return chat;
   }
@@ -169,8 +169,12 @@ export class ChatService {
     return this.slots.cancelAll(message, graceMs);
   }
 
-  /** Runs a started chat to its end; never rejects: the sink gets its one end, then the slot is freed. */
-  private async run(chat: LiveChat, messages: ChatMessage[], options: ToolOptions | undefined): Promise<void> {
+  /**
+   * Runs a started chat to its end; never rejects: the sink gets its one end, then the slot is
+   * freed. Called by LiveChat.start only (not private so that LiveChat can hold the service
+   * rather than a closure over it).
+   */
+  async run(chat: LiveChat, messages: ChatMessage[], options: ToolOptions | undefined): Promise<void> {
     await Promise.resolve();
     const { signal } = chat.controller;
     let ending: Ending;
@@ -205,18 +209,32 @@ class LiveChat implements ChatSlot, ChatHandle {
   provider!: ProviderConfig;
   sink!: ReplySink;
   model: string | undefined = undefined;
-  /** Settles with the ending, or undefined for a slot released unused; never rejects. */
-  readonly done: Promise<Ending>;
-  private settle!: (ending: Ending | undefined) => void;
+  /**
+   * `done`, made when first asked for: a streamed door never asks (it returns once its chat
+   * started), and a promise made for every chat held its resolving functions and their context
+   * for as long as the chat lived (per-stream heap, bench/NOTES.md).
+   */
+  private donePromise: Promise<Ending> | undefined = undefined;
+  private settle: ((ending: Ending | undefined) => void) | undefined = undefined;
+  private ending: Ending | undefined = undefined;
   private used = false;
   private ended = false;
 
   constructor(
     private readonly registry: StreamRegistry,
     readonly owner: string | undefined,
-    private readonly begin: (chat: LiveChat, messages: ChatMessage[], options: ToolOptions | undefined) => void,
-  ) {
-    this.done = new Promise<Ending | undefined>((resolve) => (this.settle = resolve)) as Promise<Ending>;
+    /** The service (or a device's view of it) whose run() this chat runs in. */
+    private readonly service: ChatService,
+  ) {}
+
+  /** Settles with the ending, or undefined for a slot released unused; never rejects. */
+  get done(): Promise<Ending> {
+    if (!this.donePromise) {
+      this.donePromise = this.ended
+        ? Promise.resolve(this.ending as Ending)
+        : (new Promise<Ending | undefined>((resolve) => (this.settle = resolve)) as Promise<Ending>);
+    }
+    return this.donePromise;
   }
 
   get signal(): AbortSignal {
@@ -228,7 +246,7 @@ class LiveChat implements ChatSlot, ChatHandle {
     this.used = true;
     this.provider = provider;
     this.sink = sink;
-    this.begin(this, messages, options);
+    void this.service.run(this, messages, options);
     return this;
   }
 
@@ -247,8 +265,9 @@ class LiveChat implements ChatSlot, ChatHandle {
   /** The slot is freed before `done` settles, so whoever awaits it can start the next chat at once. */
   finish(ending: Ending | undefined): void {
     this.ended = true;
+    this.ending = ending;
     this.registry.delete(this);
-    this.settle(ending);
+    this.settle?.(ending);
   }
 }
 

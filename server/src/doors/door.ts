@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { carriesImages } from '../chat/request';
-import type { Ending, ReplySink } from '../chat/service';
+import type { ChatHandle, Ending, ReplySink } from '../chat/service';
 import { HttpError } from '../http/errors';
 import { checkMediaType, MAX_BODY_BYTES, parseJson, readBody, tooLarge } from '../http/body';
 import type { RelayContext } from '../http/context';
+import { requestState } from '../http/requestState';
 import type { Route } from '../http/route';
 import type { ChatMessage, PieceKind, ProviderConfig, ToolCall, ToolOptions } from '../providers/types';
 
@@ -115,14 +116,31 @@ export interface ChatResult {
 }
 
 /**
- * The one way a door runs a chat for a response: start it, `open` the response (headers out
- * before the provider is asked, so a cold model still shows a live stream), abort it when the
- * client goes away (no more quota is spent), and wait for its end.
+ * The one way a door starts a chat for a response: start it, `open` the response (headers out
+ * before the provider is asked, so a cold model still shows a live stream), and abort it when
+ * the client goes away (no more quota is spent). A 429 is thrown here, before anything is
+ * written; past this point nothing throws (the sink gets the reply's one end), so a streamed
+ * response's handler returns at once instead of waiting for the reply: a handler suspended
+ * until the end kept its frame and its callers' (the funnel's, polka's) alive for every held
+ * stream (per-stream heap, bench/NOTES.md).
  */
-export async function runChat(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, sink: ReplySink, open?: () => void): Promise<ChatResult> {
+export function startChat(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, sink: ReplySink, open?: () => void): ChatHandle {
   const chat = ctx.chat.start(ask.provider, ask.messages, sink, ask.tools);
   open?.();
-  res.once('close', () => chat.abort());
+  // One listener shared by every response, which finds its chat on the request state (no closure per stream).
+  requestState(res.req).chat = chat;
+  res.on('close', abortChat);
+  return chat;
+}
+
+/** A response's `close` listener (a response closes once): its client went away, or the reply ended (then abort does nothing). */
+function abortChat(this: ServerResponse): void {
+  requestState(this.req).chat?.abort();
+}
+
+/** A chat for a response whose door needs its end (a non-streamed answer): startChat, then the ending. */
+export async function runChat(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, sink: ReplySink): Promise<ChatResult> {
+  const chat = startChat(res, ctx, ask, sink);
   const ending = await chat.done;
   return { ending, model: chat.model };
 }

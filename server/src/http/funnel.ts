@@ -5,7 +5,7 @@ import type { Request as PolkaRequest } from 'polka';
 import { authenticate, type HostPolicy } from './admission';
 import type { RelayContext } from './context';
 import { contractDialect, HttpError, hostNotAllowed, internalError, methodNotAllowed, notFound, serverStopping } from './errors';
-import { freshState, requestState, type RequestLog } from './requestState';
+import { freshState, requestState, type FunnelState, type RequestLog, type Unfinished } from './requestState';
 import { isPattern, pathParams, type Route } from './route';
 import { webClient } from './static';
 import { declineUpgrade, refuseUpgrade } from './upgrade';
@@ -101,7 +101,9 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     const pattern = isPattern(route.path);
     // A HEAD is answered like GET only on a path with a GET that needs no token (the health probe).
     const headAsGet = samePath.some((r) => r.method === 'GET' && r.auth === false);
-    app.add(route.method, routeRegExp(route.path), async (req, res, next) => {
+    // Not async: it returns the route's promise, where awaiting it kept one more suspended frame
+    // per held stream. polka calls it from an async function, so a throw here still reaches onError.
+    app.add(route.method, routeRegExp(route.path), (req, res, next) => {
       if (req.method === 'HEAD' && !headAsGet) return next();
       if (pattern && (byPath.has(req.path) || !pathParams(route.path, req.path))) return next();
       if (!takes(route, req)) return next();
@@ -110,7 +112,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       state.authenticated = admit(req, route);
       // Only an admitted request is invited to send its body.
       if (state.expectsContinue) res.writeContinue();
-      await route.handle(req, res, contextFor(ctx, state.device));
+      return route.handle(req, res, contextFor(ctx, state.device));
     });
   }
 
@@ -120,15 +122,36 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
    * new one, so it waits until every earlier response is out, or the next answer would wait
    * behind a queue nobody drains (a second pipelined Upgrade got no answer).
    */
-  const unfinished = new WeakMap<Duplex, { count: number; waiting: (() => void)[] }>();
-  function track(req: IncomingMessage, res: ServerResponse): void {
+  const unfinished = new WeakMap<Duplex, Unfinished>();
+  function track(req: IncomingMessage, state: FunnelState): void {
     let entry = unfinished.get(req.socket);
     if (!entry) unfinished.set(req.socket, (entry = { count: 0, waiting: [] }));
-    const mine = entry;
-    mine.count++;
-    res.once('close', () => {
-      if (--mine.count === 0) for (const run of mine.waiting.splice(0)) run();
-    });
+    entry.count++;
+    state.unfinished = entry;
+  }
+
+  /**
+   * A response closed (once each): its connection's count first, then its log line. One listener
+   * shared by every request, which finds what it needs on the request state, not two closures
+   * per request: each held stream kept both, their contexts and `once`'s wrappers alive
+   * (per-stream heap, bench/NOTES.md).
+   */
+  function closed(this: ServerResponse): void {
+    const req = this.req;
+    const state = requestState(req);
+    const mine = state.unfinished;
+    if (mine && --mine.count === 0) for (const run of mine.waiting.splice(0)) run();
+    log.line(
+      {
+        method: req.method ?? '',
+        path: state.path,
+        status: this.statusCode,
+        durationMs: Date.now() - state.startedAt,
+        provider: state.provider,
+        device: state.device,
+      },
+      state.authenticated,
+    );
   }
   function whenAnswered(socket: Duplex, run: () => void): void {
     const entry = unfinished.get(socket);
@@ -167,22 +190,11 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
 
   function serve(req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void {
     const state = freshState(req, expectsContinue);
-    track(req, res);
+    track(req, state);
     res.setHeader('X-Request-Id', state.id);
     const target = targetOf(req);
-    res.once('close', () =>
-      log.line(
-        {
-          method: req.method ?? '',
-          path: target.path,
-          status: res.statusCode,
-          durationMs: Date.now() - state.startedAt,
-          provider: state.provider,
-          device: state.device,
-        },
-        state.authenticated,
-      ),
-    );
+    state.path = target.path;
+    res.on('close', closed);
     try {
       checkHost(req, target, hosts);
     } catch (err) {

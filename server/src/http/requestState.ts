@@ -1,15 +1,37 @@
 import { randomFillSync } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { ChatHandle } from '../chat/service';
 import type { RequestLogEntry, RequestState } from './context';
 import { contractDialect } from './errors';
 import type { Logger } from '../logger';
 import type { Dialect } from './route';
+import type { BatchedStream } from './stream';
 
-/** What the funnel keeps per request beside the state doors see: how it was admitted and how to word a failure. */
+/** A connection's responses not yet finished, and what waits for them all (the funnel's pipelining count). */
+export interface Unfinished {
+  count: number;
+  waiting: (() => void)[];
+}
+
+/**
+ * What the funnel keeps per request beside the state doors see: how it was admitted and how to
+ * word a failure. It also names the objects that act when the response closes: each of their
+ * `close` listeners is one function shared by every request that finds its object here, where
+ * a closure per request cost a closure, its context and `once`'s wrapper for every held stream
+ * (per-stream heap, bench/NOTES.md).
+ */
 export interface FunnelState extends RequestState {
   dialect: Dialect;
   authenticated: boolean;
   expectsContinue: boolean;
+  /** The request's path as the funnel routed it, for its log line. */
+  path: string;
+  /** Its connection's count of unfinished responses, which this one is part of until it closes. */
+  unfinished: Unfinished | undefined;
+  /** The writer of a streamed response, whose keep-alive stops when the response closes. */
+  writer: BatchedStream | undefined;
+  /** The chat answering it, aborted when the response closes (the client went away). */
+  chat: ChatHandle | undefined;
 }
 
 /**
@@ -37,6 +59,10 @@ export function freshState(req: IncomingMessage, expectsContinue = false): Funne
     provider: undefined,
     device: undefined,
     stream: undefined,
+    path: '',
+    unfinished: undefined,
+    writer: undefined,
+    chat: undefined,
   };
   (req as Stated)[STATE] = state;
   return state;

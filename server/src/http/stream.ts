@@ -31,15 +31,6 @@ export class BatchedStream {
    * longer than it did before: Node's own cork also held them until the end of the tick.
    */
   private pending = '';
-  private readonly flushPending = (): void => {
-    if (this.pending === '') return;
-    const data = this.pending;
-    this.pending = '';
-    if (this.ended) return;
-    // The keep-alive interval restarts when bytes are written: once per batch, not per frame.
-    this.timer?.refresh();
-    this.put(data);
-  };
 
   constructor(
     protected readonly res: ServerResponse,
@@ -47,7 +38,36 @@ export class BatchedStream {
     keepAliveMs = KEEP_ALIVE_MS,
   ) {
     this.keepAliveMs = keepAliveMs;
-    res.once('close', () => this.stopKeepAlive());
+    // The listener and the tick and timer callbacks below are functions shared by every stream,
+    // given the stream as an argument (or finding it on its request state): a closure each held
+    // a context and, for `once`, a wrapper per stream (per-stream heap, bench/NOTES.md).
+    requestState(res.req).writer = this;
+    res.on('close', BatchedStream.closed);
+  }
+
+  /** `process.nextTick`'s callback: the tick's frames go out as one write. */
+  private static flushTick(this: void, stream: BatchedStream): void {
+    stream.flushPending();
+  }
+
+  /** The keep-alive timer's callback. */
+  private static keepAliveTick(this: void, stream: BatchedStream): void {
+    stream.keepAlive();
+  }
+
+  /** A response's `close` listener (a response closes once). */
+  private static closed(this: ServerResponse): void {
+    requestState(this.req).writer?.stopKeepAlive();
+  }
+
+  private flushPending(): void {
+    if (this.pending === '') return;
+    const data = this.pending;
+    this.pending = '';
+    if (this.ended) return;
+    // The keep-alive interval restarts when bytes are written: once per batch, not per frame.
+    this.timer?.refresh();
+    this.put(data);
   }
 
   /** Sends the 200 and its headers at once, before the provider has said anything. */
@@ -62,7 +82,7 @@ export class BatchedStream {
     res.flushHeaders();
     // Small writes must leave at once: Nagle would hold a token back waiting for an ACK.
     res.socket?.setNoDelay(true);
-    if (this.framing.keepAlive !== undefined) this.timer = setTimeout(() => this.keepAlive(), this.keepAliveMs);
+    if (this.framing.keepAlive !== undefined) this.timer = setTimeout(BatchedStream.keepAliveTick, this.keepAliveMs, this);
   }
 
   /** True once the last frame was written or the client went away. */
@@ -74,7 +94,7 @@ export class BatchedStream {
   write(chunk: string): boolean {
     if (this.ended) return true;
     if (chunk !== '') {
-      if (this.pending === '') process.nextTick(this.flushPending);
+      if (this.pending === '') process.nextTick(BatchedStream.flushTick, this);
       this.pending += chunk;
     }
     return this.pending.length < this.res.writableHighWaterMark && !this.needsDrain;

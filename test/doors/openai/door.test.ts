@@ -37,6 +37,8 @@ describe('chat completions', () => {
     const { chunks, content } = await collect(await client().chat.completions.create({ model: 'x', messages: hello, stream: true }));
     expect(content).toBe(OLLAMA_DEFAULT_REPLY.join(''));
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
+    // The role chunk comes once, first, as OpenAI sends it.
+    expect(chunks.filter((c) => c.choices[0].delta.role !== undefined)).toHaveLength(1);
     expect(chunks.at(-1)!.choices[0].finish_reason).toBe('stop');
     expect(chunks.slice(0, -1).every((c) => c.choices[0].finish_reason === null)).toBe(true);
     expect(new Set(chunks.map((c) => c.id)).size).toBe(1);

@@ -3,9 +3,9 @@ import type { RelayContext, Route } from '../../http/context';
 import { sendJson } from '../../http/json';
 import { ProviderError } from '../../providers';
 import { listModels } from '../../providers';
-import type { ReplySink } from '../../chat/service';
-import type { ProviderConfig } from '../../providers/types';
-import { type ChatAsk, chatProvider, collect, limitTextOnly, readJsonBody, runChat } from '../door';
+import type { Ending, ReplySink } from '../../chat/service';
+import type { PieceKind, ProviderConfig, ToolCall } from '../../providers/types';
+import { type ChatAsk, chatProvider, collect, limitTextOnly, readJsonBody, startChat } from '../door';
 import { ollamaDialect, sendOllamaError } from './errors';
 import { BatchedStream, NDJSON } from '../../http/stream';
 import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './request';
@@ -102,20 +102,42 @@ async function reply(shape: Shape, parse: (body: unknown) => OllamaRequest, req:
   // Nothing to generate: Ollama loads the model and says so; the provider needs no warming.
   if (request.messages.length === 0) return sendJson(res, 200, answer.loaded(request.unload ? 'unload' : 'load'));
   const ask = { provider, messages: request.messages, tools: request.tools };
-  if (request.stream) await streamReply(res, ctx, ask, answer);
+  if (request.stream) streamReply(res, ctx, ask, answer);
   else await answerWhole(req, res, ctx, ask, answer);
 }
 
 /** Streamed (Ollama's default): one line per piece, then the `done` line, or an `{"error"}` line. */
-async function streamReply(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, answer: OllamaReply): Promise<void> {
+function streamReply(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, answer: OllamaReply): void {
   const stream = new BatchedStream(res, NDJSON);
-  const sink: ReplySink = {
-    piece: (kind, text) => stream.write(answer.pieceLine(kind, text)),
-    toolCall: (call) => stream.write(answer.toolCallLine(call)),
-    flush: () => stream.flush(),
-    end: (ending) => stream.finish(ending.ok ? answer.doneLine(ending.finish) : errorLine(ending.message)),
-  };
-  await runChat(res, ctx, ask, sink, () => stream.open());
+  // Returns once the chat started: the stream goes on in the chat service (startChat says why).
+  startChat(res, ctx, ask, new ReplyLines(stream, answer), () => stream.open());
+}
+
+/**
+ * The reply as NDJSON lines. One object rather than an object of closures over the stream (one
+ * closure and its context per method, for every stream held: per-stream heap, bench/NOTES.md).
+ */
+class ReplyLines implements ReplySink {
+  constructor(
+    private readonly stream: BatchedStream,
+    private readonly answer: OllamaReply,
+  ) {}
+
+  piece(kind: PieceKind, text: string): void {
+    this.stream.write(this.answer.pieceLine(kind, text));
+  }
+
+  toolCall(call: ToolCall): void {
+    this.stream.write(this.answer.toolCallLine(call));
+  }
+
+  flush(): void | Promise<void> {
+    return this.stream.flush();
+  }
+
+  end(ending: Ending): void {
+    this.stream.finish(ending.ok ? this.answer.doneLine(ending.finish) : errorLine(ending.message));
+  }
 }
 
 /** `"stream":false`: one object once the reply is whole; a provider failure is a 502 with Ollama's error body. */

@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RelayContext, Route } from '../../http/context';
 import type { Dialect } from '../../http/route';
-import type { ReplySink } from '../../chat/service';
+import type { Ending, ReplySink } from '../../chat/service';
+import type { PieceKind, ToolCall } from '../../providers/types';
 import { sendJson } from '../../http/json';
 import { SseStream } from '../../http/stream';
 import { Completion, errorChunk, modelName } from './completion';
 import { generationError, openAiError, sendOpenAiError } from './errors';
 import { parseCompletionRequest } from './request';
-import { type ChatAsk, chatProvider, collect, limitTextOnly, readJsonBody, runChat } from '../door';
+import { type ChatAsk, chatProvider, collect, limitTextOnly, readJsonBody, startChat } from '../door';
 import { configuredProviders, leaving, modelsOf } from '../providers';
 
 /**
@@ -64,7 +65,7 @@ export const completionsRoute: Route = {
     const provider = chatProvider(req, ctx);
     const completion = new Completion(modelName(provider));
     const ask = { provider, messages, tools };
-    if (stream) await streamCompletion(res, ctx, ask, completion);
+    if (stream) streamCompletion(res, ctx, ask, completion);
     else await answerCompletion(req, res, ctx, ask, completion);
   },
 };
@@ -74,34 +75,55 @@ export const completionsRoute: Route = {
  * chunk and no `[DONE]`. The headers go out at once; the role chunk waits until the adapter names
  * the model that answers, so every chunk carries the same, real model.
  */
-async function streamCompletion(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, completion: Completion): Promise<void> {
+function streamCompletion(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, completion: Completion): void {
   const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
-  let begun = false;
-  const begin = () => {
-    if (begun) return;
-    begun = true;
-    sse.write(completion.firstChunk());
-  };
-  const sink: ReplySink = {
-    model: (name) => {
-      if (!begun) completion.model = name;
-      begin();
-    },
-    piece: (kind, text) => {
-      begin();
-      sse.write(completion.pieceChunk(kind, text));
-    },
-    toolCall: (call) => {
-      begin();
-      sse.write(completion.toolCallChunks(call));
-    },
-    flush: () => sse.flush(),
-    end: (ending) => {
-      begin();
-      sse.finish(ending.ok ? completion.lastChunk(ending.finish) : errorChunk(generationError(ending.message)));
-    },
-  };
-  await runChat(res, ctx, ask, sink, () => sse.open());
+  // Returns once the chat started: the stream goes on in the chat service (startChat says why).
+  startChat(res, ctx, ask, new CompletionChunks(sse, completion), () => sse.open());
+}
+
+/**
+ * The reply as chunks on the SSE stream. One object rather than an object of closures over the
+ * stream (one closure and its context per method, for every stream held: per-stream heap,
+ * bench/NOTES.md).
+ */
+class CompletionChunks implements ReplySink {
+  private begun = false;
+
+  constructor(
+    private readonly sse: SseStream,
+    private readonly completion: Completion,
+  ) {}
+
+  model(name: string): void {
+    if (!this.begun) this.completion.model = name;
+    this.begin();
+  }
+
+  piece(kind: PieceKind, text: string): void {
+    this.begin();
+    this.sse.write(this.completion.pieceChunk(kind, text));
+  }
+
+  toolCall(call: ToolCall): void {
+    this.begin();
+    this.sse.write(this.completion.toolCallChunks(call));
+  }
+
+  flush(): void | Promise<void> {
+    return this.sse.flush();
+  }
+
+  end(ending: Ending): void {
+    this.begin();
+    this.sse.finish(ending.ok ? this.completion.lastChunk(ending.finish) : errorChunk(generationError(ending.message)));
+  }
+
+  /** The role chunk, once, before anything else. */
+  private begin(): void {
+    if (this.begun) return;
+    this.begun = true;
+    this.sse.write(this.completion.firstChunk());
+  }
 }
 
 /** `stream: false`: one chat.completion once the reply is whole; a provider failure is a 502. */

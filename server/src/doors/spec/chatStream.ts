@@ -2,7 +2,7 @@ import { parseChatRequest } from '../../chat/request';
 import { SpecReply } from '../../chat/specReply';
 import type { Route } from '../../http/route';
 import { SseStream } from '../../http/stream';
-import { chatProvider, limitTextOnly, readJsonBody, runChat } from '../door';
+import { chatProvider, limitTextOnly, readJsonBody, startChat } from '../door';
 
 /** SPEC's `POST /v1/chat/stream`: a chat request in, SPEC events out as SSE. */
 export const chatStreamRoute: Route = {
@@ -15,6 +15,7 @@ export const chatStreamRoute: Route = {
     limitTextOnly(raw.length, messages);
     const provider = chatProvider(req, ctx);
     const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
-    await runChat(res, ctx, { provider, messages }, new SpecReply(sse), () => sse.open());
+    // Returns once the chat started: the stream goes on in the chat service (startChat says why).
+    startChat(res, ctx, { provider, messages }, new SpecReply(sse), () => sse.open());
   },
 };

@@ -7,7 +7,7 @@
 import { baseUrlOf, baseUrlSecrets, describeProvider, resolveModel, type ModelListing } from './config';
 import { abortError, ProviderError, redact } from './errors';
 import { BodyFramer, FrameTooLong, MAX_ERROR_BODY, MAX_JSON_BYTES, NdjsonFramer, SseFramer, type EventHandler, type LineHandler } from './framing';
-import { Exchange, TransportFailure, type Flushable, type ProviderResponse, type RawBody } from './transport';
+import { Exchange, TransportFailure, type Flushable, type ProviderResponse, type RawBody, type Wording } from './transport';
 import {
   describeHttpFailure,
   describeNetworkFailure,
@@ -48,7 +48,7 @@ export interface CallOptions {
 /** An adapter's wording of an HTTP failure, given the call (its model once `auto` resolved). */
 export type ExplainCall = (failure: HttpFailure, call: ProviderCall) => string | undefined;
 
-export class ProviderCall {
+export class ProviderCall implements Wording {
   private readonly exchange: Exchange;
   /** The model in use, once known (`auto` resolves after the call starts). */
   model: string | undefined;
@@ -69,7 +69,7 @@ export class ProviderCall {
     try {
       res = await this.exchange.send(url, init.method, init.headers, init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body)));
     } catch (e) {
-      throw this.translate(e);
+      throw this.word(e);
     }
     if (res.status < 200 || res.status >= 300) throw await this.httpFailure(res);
     return res;
@@ -140,11 +140,12 @@ export class ProviderCall {
     this.exchange.close();
   }
 
-  /** The body read through `framer`; a failure comes out worded (translate). Not `async`: one suspended frame fewer per live stream. */
+  /**
+   * The body read through `framer`; a failure comes out worded by this call (it is the pump's
+   * Wording). Neither `async` nor a `.catch` closure: nothing more per live stream.
+   */
   private read(framer: BodyFramer | NdjsonFramer | SseFramer, sink: Flushable): Promise<void> {
-    return this.exchange.pump(framer, sink).catch((e: unknown) => {
-      throw this.translate(e);
-    });
+    return this.exchange.pump(framer, sink, this);
   }
 
   /**
@@ -152,7 +153,7 @@ export class ProviderCall {
    * become ProviderErrors; anything else (the adapter's own ProviderError, an error the sink
    * threw) passes unchanged.
    */
-  private translate(e: unknown): unknown {
+  word(e: unknown): unknown {
     if (this.opts.signal.aborted) return abortError();
     if (this.exchange.idle) return this.fail(idleMessage(this.label, this.opts.idleTimeoutMs));
     if (e instanceof FrameTooLong) return this.fail(tooLongMessage(this.label, e.what, e.limit));
@@ -244,21 +245,35 @@ interface Finishing {
 /** One adapter's request: where, its own headers and body, and the reader of its framing. */
 export type StreamRequest = { url: string; headers: Record<string, string>; body: unknown } & ({ sse: EventHandler & Finishing } | { ndjson: LineHandler & Finishing });
 
+/** A request that is out, as its reading needs it: the reader, in its framing. */
+type Opened = { ndjson: LineHandler & Finishing } | { sse: EventHandler & Finishing };
+
 /**
- * The adapters' one request-stream-parse path: `auto` resolved and the body built inside the
- * call, so the call is closed however it ends; the reply is POSTed for, its stream fed to the
- * reader in its framing, and a stream that ends before the reader saw the finish is truncated.
+ * The request of a reply sent: `auto` resolved, the model named to the sink, the body built and
+ * POSTed for. A frame of its own, so that what only the request needed (the plan, the body, the
+ * provider's form of the messages) is not held while the reply streams: a suspended async
+ * function keeps every local alive (bench/NOTES.md, per-stream heap).
  */
-async function streamReply(call: ProviderCall, sink: PieceSink, config: ProviderConfig, reply: ReplyPlan): Promise<FinishReason> {
+async function openReply(call: ProviderCall, sink: PieceSink, config: ProviderConfig, reply: ReplyPlan): Promise<Opened> {
+  if (reply.models) call.model = await resolveModel(call, config, reply.models);
+  sink.model?.(call.model ?? reply.model ?? config.model ?? '');
+  const r = reply.request(call);
+  const ndjson = 'ndjson' in r;
+  await call.send(r.url, { method: 'POST', headers: { ...r.headers, accept: ndjson ? 'application/x-ndjson' : 'text/event-stream' }, body: r.body });
+  return ndjson ? { ndjson: r.ndjson } : { sse: r.sse };
+}
+
+/**
+ * The adapters' one request-stream-parse path: the request opened (openReply) inside the call,
+ * so the call is closed however it ends; the stream fed to the reader in its framing, and a
+ * stream that ends before the reader saw the finish is truncated.
+ */
+async function streamReply(call: ProviderCall, sink: PieceSink, opening: Promise<Opened>): Promise<FinishReason> {
   try {
-    if (reply.models) call.model = await resolveModel(call, config, reply.models);
-    sink.model?.(call.model ?? reply.model ?? config.model ?? '');
-    const r = reply.request(call);
-    const accept = 'ndjson' in r ? 'application/x-ndjson' : 'text/event-stream';
-    await call.send(r.url, { method: 'POST', headers: { ...r.headers, accept }, body: r.body });
-    const reader = 'ndjson' in r ? r.ndjson : r.sse;
-    if ('ndjson' in r) await call.lines(r.ndjson, sink);
-    else await call.events(r.sse, sink);
+    const opened = await opening;
+    const reader = 'ndjson' in opened ? opened.ndjson : opened.sse;
+    if ('ndjson' in opened) await call.lines(opened.ndjson, sink);
+    else await call.events(opened.sse, sink);
     if (reader.finish === undefined) throw call.truncated();
     return reader.finish;
   } finally {
@@ -311,7 +326,7 @@ export function streamingAdapter<N extends KeyNeed>(config: ProviderConfig, deps
       const tools = options?.tools?.length ? (options as ToolOptions & { tools: ToolSpec[] }) : undefined;
       const reply = plan({ messages, sink, tools, key: key as KeyFor<N>, base, label, ctx: { label, keyed: Boolean(key), keyHint } });
       const call = keyedCall(config, deps, label, signal, key, { model: reply.model, keyHint: need !== 'none', explain: reply.explain });
-      return streamReply(call, sink, config, reply);
+      return streamReply(call, sink, openReply(call, sink, config, reply));
     },
   };
 }

@@ -18,14 +18,14 @@ export interface SpecEventWriter {
  */
 export class SpecReply implements ReplySink {
   private readonly think = new ThinkWrapper();
-  private content = '';
+  private readonly content = new ReplyText();
 
   constructor(private readonly out: SpecEventWriter) {}
 
   piece(kind: PieceKind, text: string): void {
     const delta = this.think.push(kind, text);
     if (delta === '') return;
-    this.content += delta;
+    this.content.add(delta);
     this.out.token(delta);
   }
 
@@ -37,10 +37,38 @@ export class SpecReply implements ReplySink {
     if (!ending.ok) return this.out.terminal({ type: 'error', message: ending.message });
     const tail = this.think.finish();
     if (tail !== '') {
-      this.content += tail;
+      this.content.add(tail);
       this.out.token(tail);
     }
-    this.out.terminal({ type: 'done', content: this.content });
+    this.out.terminal({ type: 'done', content: this.content.text() });
+  }
+}
+
+/**
+ * The reply so far, for `done.content`: UTF-16 code units in a buffer of its own (off the JS
+ * heap) rather than a string grown by `+=`. Grown by `+=`, every delta stays alive for the
+ * reply's life (its text and a rope node), and each young-generation scavenge copies every live
+ * one: at 100 streams that was a large share of what scavenges copy, and their pauses are where
+ * the per-token p99 waits (bench/NOTES.md, issue 28). UTF-16, not UTF-8: a lone surrogate a
+ * provider sent comes back exactly as it was sent in its token event.
+ */
+export class ReplyText {
+  private buf: Buffer | undefined;
+  private bytes = 0;
+
+  add(text: string): void {
+    const need = this.bytes + text.length * 2;
+    if (this.buf === undefined || need > this.buf.length) {
+      // Not from Buffer's shared pool: a reply's buffer lives as long as the reply.
+      const grown = Buffer.allocUnsafeSlow(Math.max(need, (this.buf?.length ?? 0) * 2, 512));
+      this.buf?.copy(grown, 0, 0, this.bytes);
+      this.buf = grown;
+    }
+    this.bytes += this.buf.write(text, this.bytes, 'utf16le');
+  }
+
+  text(): string {
+    return this.buf === undefined ? '' : this.buf.toString('utf16le', 0, this.bytes);
   }
 }
 

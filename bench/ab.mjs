@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A/B of two (or more) relay builds on the same stand-in, alternating, to measure one change:
 //   node bench/ab.mjs [--rounds 2] DIR_A DIR_B ...   (each DIR holds dist/cli.js)
-// Per build and round: 100 paced streams (400 x 50 tokens, 10 ms apart): relay CPU s per million
+// Per build and round (the order rotating from round to round): 100 paced streams (400 x 50 tokens, 10 ms apart): relay CPU s per million
 // tokens and per-token latency p50/p99 (provider write → client read); then rounds of 100
 // one-token replies arriving at once (1,000): TTFT p50 and relay CPU ms per stream.
 // --floor: also the same client straight to the stand-in ("direct"), through nginx and through the
@@ -35,7 +35,11 @@ const targets = [...others, ...relays];
 for (const t of targets) await rounds(20, 200, () => runStream(t, { n: 5 }, agent));
 const out = Object.fromEntries(targets.map((t) => [t.name, []]));
 for (let round = 0; round < R; round++) {
-  for (const t of targets) {
+  // Each round starts one target further on, so every target takes every place in the round in
+  // turn: a target's figures depend on its place (what ran just before it: the previous target's
+  // burst, the client's and the stand-in's heaps). One build measured at two places of one run
+  // gave an added per-token p99 of 1.11 ms at the 4th and 2.40 ms at the 6th (bench/NOTES.md).
+  for (const t of targets.map((_, i) => targets[(i + round) % targets.length])) {
     let c0 = cpuOf(t);
     const plan = { n: 50, interval: 10 };
     const rs = await pool(100, 400, async (i) => {

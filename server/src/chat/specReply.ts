@@ -34,41 +34,78 @@ export class SpecReply implements ReplySink {
   }
 
   end(ending: Ending): void {
-    if (!ending.ok) return this.out.terminal({ type: 'error', message: ending.message });
+    if (!ending.ok) {
+      // The blocks go now, not whenever this object does (a request's state may outlive its reply).
+      this.content.take();
+      return this.out.terminal({ type: 'error', message: ending.message });
+    }
     const tail = this.think.finish();
     if (tail !== '') {
       this.content.add(tail);
       this.out.token(tail);
     }
-    this.out.terminal({ type: 'done', content: this.content.text() });
+    this.out.terminal({ type: 'done', content: this.content.take() });
   }
 }
 
+/** The first block of a reply's text; each next one is twice the last, up to MAX_BLOCK. */
+const FIRST_BLOCK = 512;
+const MAX_BLOCK = 1024 * 1024;
+
 /**
- * The reply so far, for `done.content`: UTF-16 code units in a buffer of its own (off the JS
- * heap) rather than a string grown by `+=`. Grown by `+=`, every delta stays alive for the
- * reply's life (its text and a rope node), and each young-generation scavenge copies every live
- * one: at 100 streams that was a large share of what scavenges copy, and their pauses are where
- * the per-token p99 waits (bench/NOTES.md, issue 28). UTF-16, not UTF-8: a lone surrogate a
- * provider sent comes back exactly as it was sent in its token event.
+ * The reply so far, for `done.content`: UTF-8 in blocks of their own (off the JS heap) rather
+ * than a string grown by `+=`. Grown by `+=`, every delta stays alive for the reply's life (its
+ * text and a rope node), and each young-generation scavenge copies every live one: at 100
+ * streams that was a large share of what scavenges copy, and their pauses are where the
+ * per-token p99 waits (bench/NOTES.md, issue 28). Blocks, not one buffer grown by copying: a
+ * long reply holds at most one block of slack and is never copied until its end. A piece UTF-8
+ * cannot carry exactly (a lone surrogate) turns the rest of the reply into a plain string, so
+ * `done.content` is always exactly the deltas sent.
  */
 export class ReplyText {
-  private buf: Buffer | undefined;
-  private bytes = 0;
+  private readonly blocks: Buffer[] = [];
+  /** Bytes used in the last block. */
+  private used = 0;
+  private plain: string | undefined;
 
   add(text: string): void {
-    const need = this.bytes + text.length * 2;
-    if (this.buf === undefined || need > this.buf.length) {
-      // Not from Buffer's shared pool: a reply's buffer lives as long as the reply.
-      const grown = Buffer.allocUnsafeSlow(Math.max(need, (this.buf?.length ?? 0) * 2, 512));
-      this.buf?.copy(grown, 0, 0, this.bytes);
-      this.buf = grown;
+    if (this.plain !== undefined) {
+      this.plain += text;
+      return;
     }
-    this.bytes += this.buf.write(text, this.bytes, 'utf16le');
+    if (!(text as string & { isWellFormed(): boolean }).isWellFormed()) {
+      this.plain = this.text() + text;
+      this.blocks.length = 0;
+      return;
+    }
+    const bytes = Buffer.byteLength(text);
+    let last = this.blocks[this.blocks.length - 1];
+    if (last === undefined || this.used + bytes > last.length) {
+      if (last !== undefined) this.blocks[this.blocks.length - 1] = last.subarray(0, this.used);
+      // Not from Buffer's shared pool: a block lives as long as its reply.
+      last = Buffer.allocUnsafeSlow(Math.max(bytes, last === undefined ? FIRST_BLOCK : Math.min(MAX_BLOCK, last.length * 2)));
+      this.blocks.push(last);
+      this.used = 0;
+    }
+    this.used += last.write(text, this.used);
   }
 
-  text(): string {
-    return this.buf === undefined ? '' : this.buf.toString('utf16le', 0, this.bytes);
+  /** The whole text; the blocks are let go, and the text starts again empty. */
+  take(): string {
+    const text = this.text();
+    this.blocks.length = 0;
+    this.used = 0;
+    this.plain = undefined;
+    return text;
+  }
+
+  private text(): string {
+    if (this.plain !== undefined) return this.plain;
+    const n = this.blocks.length;
+    if (n === 0) return '';
+    const last = this.blocks[n - 1].subarray(0, this.used);
+    // A character may span two blocks' bytes only after they are joined: decode the whole.
+    return n === 1 ? last.toString() : Buffer.concat([...this.blocks.slice(0, -1), last]).toString();
   }
 }
 

@@ -435,8 +435,11 @@ export class Exchange implements Dispatcher.DispatchHandler {
     if (!done || !failed) return;
     this.done = this.failed = undefined;
     this.disarm();
-    // The reader is done; whatever of the body is still to come is close()'s (pooled) or stop()'s (cut).
-    if (this.phase === Phase.Reading) this.phase = Phase.Draining;
+    // The reader is done; whatever of the body is still to come is close()'s (pooled) or stop()'s
+    // (cut). A body that already ended or failed while the consumer held the reader back (its end
+    // kept in `early`) has nothing to come: close() must not resume it or wait for a tail.
+    if (this.phase === Phase.Reading) this.phase = this.early ? Phase.Over : Phase.Draining;
+    this.early = undefined;
     if (e === undefined) return done();
     this.stop();
     failed(this.wording ? this.wording.word(e) : e);

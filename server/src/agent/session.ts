@@ -5,7 +5,7 @@ import type { Logger } from '../logger';
 import type { AgentEvent, AgentPush, AgentStatus } from '../protocol';
 import type { ChatMessage, ToolCall } from '../providers/types';
 import { AgentEventLog } from './eventLog';
-import { capResult, type AgentLimits } from './limits';
+import { capResult, MAX_CALLS_PER_REPLY, type AgentLimits } from './limits';
 import { ApprovalGate, type Decision, type PendingApproval } from './gate';
 import { systemPrompt } from './prompt';
 import { ArgumentError, TOOLS, type AgentTool, type PreparedCall } from './tools';
@@ -41,6 +41,8 @@ export interface SessionSnapshot {
 
 const STOPPED_BY_USER = 'Stopped by the user.';
 const NOT_RUN = 'Not run: the user stopped the agent.';
+const SESSION_FULL = 'Not run: the session is full.';
+const TOO_MANY_CALLS = `Not run: one reply may carry at most ${MAX_CALLS_PER_REPLY} tool calls; call again for the rest.`;
 
 /**
  * One agent session: the conversation with the model, the loop that runs the tools it calls
@@ -54,7 +56,9 @@ export class AgentSession {
   title = '';
   private statusValue: AgentStatus = 'idle';
   private updated = Date.now();
-  private readonly messages: ChatMessage[];
+  private readonly messages: ChatMessage[] = [];
+  /** The conversation's size in characters, counted as each message is added. */
+  private chars = 0;
   private readonly transcript: TranscriptItem[] = [];
   /** Every call passes here before it runs: its id, its approval, the decision, the grants. */
   readonly gate: ApprovalGate;
@@ -70,7 +74,7 @@ export class AgentSession {
   constructor(private readonly deps: SessionDeps) {
     this.id = deps.id;
     this.log = new AgentEventLog(deps.limits.maxEventLogBytes);
-    this.messages = [{ role: 'system', content: systemPrompt(deps.workspace) }];
+    this.addMessage({ role: 'system', content: systemPrompt(deps.workspace) });
     this.gate = new ApprovalGate({
       asked: (approval) => {
         this.emit({ type: 'approval', ...approval });
@@ -104,6 +108,11 @@ export class AgentSession {
 
   get pendingCount(): number {
     return this.gate.size;
+  }
+
+  /** Characters the conversation holds for the model (what maxConversationChars caps). */
+  get conversationSize(): number {
+    return this.chars;
   }
 
   snapshot(): SessionSnapshot {
@@ -182,15 +191,18 @@ export class AgentSession {
   }
 
   private addUser(text: string): void {
-    this.messages.push({ role: 'user', content: text });
+    this.addMessage({ role: 'user', content: text });
     this.transcript.push({ role: 'user', text });
     this.emit({ type: 'user', text });
   }
 
-  private conversationChars(): number {
-    let n = 0;
-    for (const m of this.messages) n += m.content.length + (m.toolCalls ? JSON.stringify(m.toolCalls).length : 0);
-    return n;
+  private addMessage(m: ChatMessage): void {
+    this.messages.push(m);
+    this.chars += m.content.length + (m.toolCalls ? JSON.stringify(m.toolCalls).length : 0);
+  }
+
+  private get full(): boolean {
+    return this.chars > this.deps.limits.maxConversationChars;
   }
 
   /** One turn: model ↔ tools until the model answers without calling a tool, a limit, a failure or a stop. */
@@ -205,7 +217,7 @@ export class AgentSession {
         this.emit({ type: 'error', message: `The agent stopped after ${limits.maxSteps} model calls in this turn (its step limit). Send a message to let it go on.` });
         break;
       }
-      if (this.conversationChars() > limits.maxConversationChars) {
+      if (this.full) {
         this.emit({ type: 'error', message: `This session's conversation passed ${limits.maxConversationChars} characters, more than the desktop sends a model; start a new session.` });
         break;
       }
@@ -220,15 +232,24 @@ export class AgentSession {
       }
       // The model's ids stay in its conversation; events, cards and approvals use the relay's own
       // (a model may repeat an id, and an approval must name exactly one call).
-      const calls = reply.calls.map((call) => ({ call, callId: this.gate.newCallId() }));
-      this.messages.push({ role: 'assistant', content: reply.text, ...(reply.calls.length ? { toolCalls: reply.calls } : {}) });
+      const calls = reply.calls.slice(0, MAX_CALLS_PER_REPLY).map((call) => ({ call, callId: this.gate.newCallId() }));
+      this.addMessage({ role: 'assistant', content: reply.text, ...(reply.calls.length ? { toolCalls: reply.calls } : {}) });
       this.transcript.push({ role: 'assistant', text: reply.text, toolCalls: calls.map(({ call, callId }) => ({ callId, tool: call.name, input: call.arguments })) });
       for (const { call, callId } of calls) {
-        const result = turn.signal.aborted ? { ok: false, output: NOT_RUN, denied: true } : await this.runCall(call, callId, turn.signal);
-        this.messages.push({ role: 'tool', content: result.output, toolCallId: call.id, name: call.name });
+        // Each result counts as it is added: one reply of many calls cannot outgrow the cap, and
+        // past it the rest are answered without running (the provider wants an answer to each).
+        const result = turn.signal.aborted
+          ? { ok: false, output: NOT_RUN, denied: true }
+          : this.full
+            ? { ok: false, output: SESSION_FULL }
+            : await this.runCall(call, callId, turn.signal);
+        this.addMessage({ role: 'tool', content: result.output, toolCallId: call.id, name: call.name });
         this.transcript.push({ role: 'tool', callId, tool: call.name, ...result });
         this.emit({ type: 'tool_result', callId, ...result });
       }
+      const extra = reply.calls.slice(MAX_CALLS_PER_REPLY);
+      for (const call of extra) this.addMessage({ role: 'tool', content: TOO_MANY_CALLS, toolCallId: call.id, name: call.name });
+      if (extra.length > 0) this.emit({ type: 'error', message: `The model asked for ${reply.calls.length} tool calls in one reply; the first ${MAX_CALLS_PER_REPLY} were taken, the rest were not run.` });
       if (turn.signal.aborted) return;
       // Messages sent while the model worked join the conversation when it next stops.
       for (const text of this.queue.splice(0)) this.addUser(text);

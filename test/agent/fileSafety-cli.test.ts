@@ -1,12 +1,13 @@
 /**
- * A FIFO in the agent's folder, through the real CLI (`dist/cli.js serve --agent DIR`, issue 35
- * finding 7): five sessions whose scripted model reads `pipe.txt` used up libuv's four-thread
+ * The agent's file safety through the real CLI (`dist/cli.js serve --agent DIR`, issue 35).
+ * A FIFO in the folder (finding 7): five sessions whose scripted model reads `pipe.txt` used up libuv's four-thread
  * pool, each blocked opening the FIFO for a writer that never comes, and the relay's own file
  * I/O (the web client's static files, every other read) hung behind them. Now each read is
- * refused at once with a message, and the relay still serves files.
+ * refused at once with a message, and the relay still serves files. And the composer's `@`
+ * suggestions (finding 11) list no file of the deny list, whatever its case.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, mkdtempSync, openSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -70,4 +71,18 @@ it('five read_file calls on a FIFO are each refused at once; the relay then stil
   await events.waitStatus('idle');
   expect(events.of('tool_result')[0]).toMatchObject({ ok: true, output: 'README.md (lines 1-1 of 1)\n1: # fine' });
   expect(model.failures).toEqual([]);
+});
+
+it('the composer\'s @ suggestions (GET /v1/agent/files) never offer a protected file, in any case, nor a FIFO', async () => {
+  const secrets = ['id_ecdsa', 'keys/id_dsa', '.envrc', '.git-credentials', '.pgpass', 'Server.PEM', '.ENV', 'cert.p12', 'app.keystore', '.aws/credentials', '.ssh/config', '.kube/config', '.docker/config.json'];
+  for (const p of secrets) {
+    mkdirSync(join(dir, p, '..'), { recursive: true });
+    writeFileSync(join(dir, p), 'secret\n');
+  }
+  const all = await send(cli.url, '/v1/agent/files', { headers: bearer(cli.token) });
+  expect(all.status, all.body).toBe(200);
+  expect(all.json.files).toEqual(['README.md']);
+  for (const q of ['id_', 'env', 'pem', 'config', 'cred', 'pipe']) {
+    expect((await send(cli.url, `/v1/agent/files?q=${q}`, { headers: bearer(cli.token) })).json.files, q).toEqual([]);
+  }
 });

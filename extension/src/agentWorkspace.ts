@@ -4,8 +4,6 @@ import {
   NodeWorkspace,
   WorkspaceError,
   findRipgrep,
-  globToRegExp,
-  isDenied,
   type CommandOptions,
   type CommandResult,
   type Diagnostic,
@@ -18,8 +16,6 @@ import {
   type Workspace,
 } from '../../server/src';
 import type { AgentTerminals } from './agentTerminal';
-
-const MAX_FILE_BYTES = 4 * 1024 * 1024;
 
 export interface VsCodeWorkspaceOptions {
   name: string;
@@ -35,14 +31,14 @@ export interface VsCodeWorkspaceOptions {
  * The Workspace contract in VS Code, for one open folder on disk: reads through workspace.fs
  * with unsaved editor text winning, edits as a WorkspaceEdit then saved (so Undo works),
  * the Problems list from languages.getDiagnostics, commands in the visible "DeskRelay Agent"
- * terminal, search through ripgrep when there is one. Path checks, listing and git diff are the
- * CLI host's (same rules, same deny list), since the folder is on this machine's disk.
+ * terminal, search through ripgrep when there is one. Path checks, reading from disk, listing
+ * and git diff are the CLI host's (same rules, same deny list, same refusal of links, FIFOs and
+ * hard links), since the folder is on this machine's disk.
  */
 export class VsCodeWorkspace implements Workspace {
   readonly name: string;
   readonly displayPath: string;
   private readonly files: NodeWorkspace;
-  private readonly deny: readonly string[];
 
   constructor(
     readonly folder: vscode.WorkspaceFolder,
@@ -50,7 +46,6 @@ export class VsCodeWorkspace implements Workspace {
     private readonly terminals: AgentTerminals,
   ) {
     this.name = options.name;
-    this.deny = options.denyPaths;
     this.files = new NodeWorkspace({
       folder: folder.uri.fsPath,
       name: options.name,
@@ -82,24 +77,24 @@ export class VsCodeWorkspace implements Workspace {
 
   async readIfExists(path: string): Promise<string | undefined> {
     const { abs } = await this.files.resolve(path);
-    const uri = vscode.Uri.file(abs);
+    // Read from disk by the CLI host's rules first (never workspace.fs, whose blocking read of a
+    // FIFO would hold a thread of the extension host's pool): a FIFO, a hard link, a file too
+    // large or binary is refused even when an editor has it open.
+    const disk = await this.files.readIfExists(path);
     // What the person at the desk sees, unsaved changes included.
-    const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === uri.fsPath);
-    if (open) return open.getText();
-    let stat: vscode.FileStat;
-    try {
-      stat = await vscode.workspace.fs.stat(uri);
-    } catch {
-      return undefined;
-    }
-    if (stat.type & vscode.FileType.Directory) throw new WorkspaceError(`"${path}" is a folder; list_files shows what is in it.`);
-    if (stat.size > MAX_FILE_BYTES) throw new WorkspaceError(`"${path}" is ${stat.size} bytes; the agent reads files up to ${MAX_FILE_BYTES} bytes.`);
-    const bytes = Buffer.from(await vscode.workspace.fs.readFile(uri));
-    if (bytes.subarray(0, 8192).includes(0)) throw new WorkspaceError(`"${path}" is a binary file.`);
-    return bytes.toString('utf8');
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === vscode.Uri.file(abs).fsPath);
+    return open ? open.getText() : disk;
+  }
+
+  checkWrite(path: string): Promise<void> {
+    return this.files.checkWrite(path);
   }
 
   async writeFile(path: string, content: string): Promise<void> {
+    // VS Code's WorkspaceEdit and save follow links and cannot open without following: the path
+    // is checked (no link at its end, none leading out or to nothing on the way, a regular file
+    // with one name) just before VS Code writes it.
+    await this.files.checkWrite(path);
     const { abs } = await this.files.resolve(path);
     const uri = vscode.Uri.file(abs);
     const edit = new vscode.WorkspaceEdit();
@@ -123,13 +118,12 @@ export class VsCodeWorkspace implements Workspace {
 
   diagnostics(path: string | undefined): Promise<DiagnosticsResult> {
     const root = this.folder.uri.fsPath;
-    const deny = this.deny.map(globToRegExp);
     const only = path?.replace(/\\/g, '/').replace(/^\.\//, '');
     const items: Diagnostic[] = [];
     for (const [uri, list] of vscode.languages.getDiagnostics()) {
       if (uri.scheme !== 'file') continue;
       const rel = relative(root, uri.fsPath).split(sep).join('/');
-      if (rel === '' || rel === '..' || rel.startsWith('../') || isAbsolute(rel) || isDenied(rel, deny) || (only && rel !== only)) continue;
+      if (rel === '' || rel === '..' || rel.startsWith('../') || isAbsolute(rel) || this.files.denied(rel) || (only && rel !== only)) continue;
       for (const d of list) items.push({ path: rel, line: d.range.start.line + 1, severity: SEVERITY[d.severity], message: d.message });
     }
     return Promise.resolve({ supported: true, items });

@@ -21,6 +21,13 @@ export interface Workspace {
   diagnostics(path: string | undefined): Promise<DiagnosticsResult>;
   /** `git diff` (or `--staged`) in the folder; a WorkspaceError when git or a repository is missing. */
   gitDiff(staged: boolean): Promise<string>;
+  /**
+   * Refuses (a WorkspaceError) a write writeFile would refuse: a symbolic link, a FIFO or other
+   * non-regular file, a hard link, a path through a link leading out. Asked before the approval
+   * card is shown, so the phone is never asked about a write that cannot happen; writeFile checks
+   * again as it writes.
+   */
+  checkWrite?(path: string): Promise<void>;
   /** Writes the whole file (made with its folders when new). Called only after an approval. */
   writeFile(path: string, content: string): Promise<void>;
   /** Runs one command line in the folder. Called only after an approval. Never rejects for the command's own failure. */

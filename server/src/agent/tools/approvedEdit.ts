@@ -4,9 +4,11 @@ import type { PreparedCall, ToolContext } from './tool';
 
 /**
  * An edit the user approves as the diff of `before` (undefined: no file yet) to `after`. What was
- * approved is this diff against this text: a file changed meanwhile is not overwritten.
+ * approved is this diff against this text: a file changed meanwhile is not overwritten. A write the
+ * host would refuse (a link, a FIFO) is refused before the card is shown.
  */
-export function approvedEdit(ctx: ToolContext, path: string, before: string | undefined, after: string, done: string): PreparedCall {
+export async function approvedEdit(ctx: ToolContext, path: string, before: string | undefined, after: string, done: string): Promise<PreparedCall> {
+  await ctx.workspace.checkWrite?.(path);
   return {
     subject: path,
     diff: unifiedDiff(path, before, after),

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { startScriptedModel, toolResults, type ScriptedModel } from '../../../fixtures/providers/scripted';
@@ -113,6 +114,33 @@ describe('The workspace agent in VS Code', function () {
     failures();
   });
 
+  it('a write through a dangling symbolic link is refused before any card, and nothing is created where it points', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'deskrelay-e2e-outside-'));
+    symlinkSync(join(outside, 'newfile.txt'), join(folder, 'dangling.txt'));
+    symlinkSync('.git/hooks/pre-commit', join(folder, 'hooklink'));
+    let id: string | undefined;
+    try {
+      model.script([
+        { calls: [{ name: 'write_file', arguments: { path: 'dangling.txt', content: 'pwned\n' } }] },
+        { check: (body) => assert.match(lastResult(body), /symbolic link/), calls: [{ name: 'write_file', arguments: { path: 'hooklink', content: '#!/bin/sh\n' } }] },
+        { check: (body) => assert.match(lastResult(body), /symbolic link/), text: ['refused'] },
+      ]);
+      id = await start('write through the links');
+      await idle(id);
+      assert.deepEqual((await snapshot(id)).pending, []);
+      assert.equal(existsSync(join(outside, 'newfile.txt')), false);
+      assert.equal(existsSync(join(folder, '.git', 'hooks', 'pre-commit')), false);
+      failures();
+    } finally {
+      // A card left waiting (the write not refused) must not hold the next tests' script.
+      if (id) await call('DELETE', `/v1/agent/sessions/${id}`);
+      model.script([]);
+      rmSync(join(folder, 'dangling.txt'));
+      rmSync(join(folder, 'hooklink'));
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
   it('a command runs in the "DeskRelay Agent" terminal and its output and exit code come back', async () => {
     let result = '';
     model.script([
@@ -215,9 +243,19 @@ describe('The workspace agent in VS Code', function () {
     const collection = vscode.languages.createDiagnosticCollection('agent-test');
     const uri = vscode.Uri.file(join(folder, 'src', 'math.js'));
     collection.set(uri, [new vscode.Diagnostic(new vscode.Range(0, 0, 0, 5), 'add is wrong', vscode.DiagnosticSeverity.Error)]);
+    // Problems in protected files are left out, by the one deny list (any case, any key name).
+    for (const secret of ['keys/id_ecdsa', 'Server.PEM', '.Git/config']) {
+      collection.set(vscode.Uri.file(join(folder, secret)), [new vscode.Diagnostic(new vscode.Range(0, 0, 0, 5), 'secret problem', vscode.DiagnosticSeverity.Error)]);
+    }
     model.script([
       { calls: [{ name: 'diagnostics', arguments: {} }] },
-      { check: (body) => assert.match(lastResult(body), /^src\/math\.js:1: error: add is wrong$/m), text: ['seen'] },
+      {
+        check: (body) => {
+          assert.match(lastResult(body), /^src\/math\.js:1: error: add is wrong$/m);
+          assert.doesNotMatch(lastResult(body), /secret problem/);
+        },
+        text: ['seen'],
+      },
     ]);
     await idle(await start('problems?'));
     collection.dispose();

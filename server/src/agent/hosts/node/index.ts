@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
+import { lstat, mkdir, readlink, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { basename, dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve as resolvePath, sep } from 'node:path';
 import { commandEnv } from '../../commandEnv';
-import { deniedError, globToRegExp, isDenied, relativeInside } from '../../paths';
+import { deniedError, denyExact, denyGlobs, globToRegExp, isDenied, relativeInside } from '../../paths';
 import {
   WorkspaceError,
   type CommandOptions,
@@ -16,6 +17,7 @@ import {
   type Workspace,
 } from '../../workspace';
 import { runShellCommand } from './command';
+import { checkRegular, linkRefused, notRegular, openChecked, readUpTo, READ_FLAGS, WRITE_FLAGS } from './files';
 import { ripgrepSearch } from './ripgrep';
 import { searchFiles } from './searchWorker';
 import { ignoredAbove, walkFiles } from './walk';
@@ -56,15 +58,27 @@ export function shortPath(path: string, home = homedir()): string {
 export class NodeWorkspace implements Workspace {
   readonly name: string;
   readonly displayPath: string;
+  /** The desk's denyPaths and DeskRelay's own files inside the folder: isDenied's `extra` for this folder. */
   private readonly deny: RegExp[];
+  /** DeskRelay's own files inside the folder alone, to say so when the model names one. */
+  private readonly own: RegExp[];
   private rootReal: Promise<string>;
 
   constructor(private readonly options: NodeWorkspaceOptions) {
     this.name = options.name ?? (basename(options.folder) || options.folder);
     this.displayPath = shortPath(options.folder);
-    this.deny = (options.denyPaths ?? []).filter((g) => g.trim() !== '').map(globToRegExp);
+    this.own = ownInside(options.folder, [options.configDir, ...(options.protect ?? [])]).map(denyExact);
+    this.deny = [...denyGlobs(options.denyPaths ?? []), ...this.own];
     this.rootReal = realpath(options.folder);
     this.rootReal.catch(() => {});
+  }
+
+  /**
+   * THE deny-list check for this folder (paths.ts's isDenied with the desk's denyPaths and
+   * DeskRelay's own files inside the folder): what a tool's output naming files (git_diff) is filtered by.
+   */
+  denied(relativePath: string): boolean {
+    return isDenied(relativePath, this.deny);
   }
 
   /**
@@ -73,7 +87,9 @@ export class NodeWorkspace implements Workspace {
    * its real name either, and never in DeskRelay's config dir.
    */
   async resolve(input: unknown, what = 'path'): Promise<{ rel: string; abs: string }> {
-    const rel = relativeInside(input, this.deny, what);
+    const rel = relativeInside(input, [], what);
+    if (this.own.some((re) => re.test(rel))) throw ownConfig(String(input));
+    if (rel !== '' && isDenied(rel, this.deny)) throw deniedError(String(input));
     const root = await this.root();
     let probe = join(root, rel);
     let rest = '';
@@ -83,7 +99,13 @@ export class NodeWorkspace implements Workspace {
         real = await realpath(probe);
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ELOOP') throw new WorkspaceError(`Refused: "${String(input)}" goes through a loop of symbolic links.`);
         if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new WorkspaceError(`Cannot reach "${String(input)}" (${code ?? 'error'}).`);
+        // Something is there that realpath cannot follow: a link to nothing (a dangling link,
+        // which a write would follow to create its target, outside the folder or in .git/hooks).
+        if (code === 'ENOENT' && (await lstat(probe).then((i) => i.isSymbolicLink(), () => false))) {
+          throw new WorkspaceError(`Refused: "${String(input)}" goes through a symbolic link to something that is not there (${await linkTarget(root, probe)}); the agent neither reads nor writes through it.`);
+        }
         const up = dirname(probe);
         if (up === probe) throw new WorkspaceError(`Cannot reach "${String(input)}".`);
         rest = rest === '' ? basename(probe) : join(basename(probe), rest);
@@ -91,11 +113,11 @@ export class NodeWorkspace implements Workspace {
       }
     }
     const abs = rest === '' ? real : join(real, rest);
-    if (!inside(root, abs)) throw new WorkspaceError(`Refused: "${String(input)}" leads outside the folder (through a symbolic link); the agent works only inside it.`);
+    if (!inside(root, abs)) throw leadsOutside(String(input));
     const realRel = relative(root, abs).split(sep).join('/');
     if (realRel !== '' && isDenied(realRel, this.deny)) throw deniedError(String(input));
     for (const real of await this.protectedPaths()) {
-      if (inside(real, abs)) throw new WorkspaceError(`Refused: "${String(input)}" is DeskRelay's own configuration; the agent never touches it.`);
+      if (inside(real, abs)) throw ownConfig(String(input));
     }
     return { rel, abs };
   }
@@ -136,21 +158,28 @@ export class NodeWorkspace implements Workspace {
 
   async readIfExists(path: string): Promise<string | undefined> {
     const { abs } = await this.resolve(path);
-    let info;
+    // Opened first and the opened file checked (fstat): non-blocking, so a FIFO is refused, not waited on.
+    const opened = await openChecked(abs, path, READ_FLAGS);
+    if (!opened) return undefined;
+    const { handle, info } = opened;
     try {
-      info = await stat(abs);
-    } catch {
-      return undefined;
+      if (info.isDirectory()) throw new WorkspaceError(`"${path}" is a folder; list_files shows what is in it.`);
+      if (info.size > MAX_FILE_BYTES) throw new WorkspaceError(`"${path}" is ${info.size} bytes; the agent reads files up to ${MAX_FILE_BYTES} bytes.`);
+      const bytes = await readUpTo(handle, info.size);
+      if (bytes.subarray(0, 8192).includes(0)) throw new WorkspaceError(`"${path}" is a binary file.`);
+      return bytes.toString('utf8');
+    } finally {
+      await handle.close().catch(() => {});
     }
-    if (info.isDirectory()) throw new WorkspaceError(`"${path}" is a folder; list_files shows what is in it.`);
-    if (info.size > MAX_FILE_BYTES) throw new WorkspaceError(`"${path}" is ${info.size} bytes; the agent reads files up to ${MAX_FILE_BYTES} bytes.`);
-    const bytes = await readFile(abs);
-    if (bytes.subarray(0, 8192).includes(0)) throw new WorkspaceError(`"${path}" is a binary file.`);
-    return bytes.toString('utf8');
   }
 
   async search(options: SearchOptions): Promise<SearchResult> {
-    const { rel } = await this.resolve(options.path);
+    const { rel, abs } = await this.resolve(options.path);
+    if (rel !== '') {
+      // ripgrep given a FIFO by name would wait on it for a writer.
+      const info = await stat(abs).catch(() => undefined);
+      if (info && !info.isDirectory() && !info.isFile()) throw notRegular(String(options.path));
+    }
     const root = await this.root();
     const rg = this.options.ripgrep?.();
     if (rg) {
@@ -179,21 +208,121 @@ export class NodeWorkspace implements Workspace {
     return result.stdout;
   }
 
-  async writeFile(path: string, content: string): Promise<void> {
-    const { abs } = await this.resolve(path);
+  /**
+   * Refuses now what writeFile would refuse, before the card is shown: a path through a link
+   * leading out of the folder or to nothing, a denied one, and, at the last component, a
+   * symbolic link (even to a file inside: the agent writes files by their own path), a folder,
+   * anything but a regular file, a file with more than one name.
+   */
+  async checkWrite(path: string): Promise<void> {
+    await this.writeTarget(path);
+  }
+
+  /** checkWrite, giving the folder-relative path. */
+  private async writeTarget(path: string): Promise<string> {
+    const { rel } = await this.resolve(path);
+    if (rel === '') throw new WorkspaceError(`"${path}" is the folder itself.`);
+    let info;
     try {
-      if ((await stat(abs)).isDirectory()) throw new WorkspaceError(`"${path}" is a folder.`);
-    } catch (err) {
-      if (err instanceof WorkspaceError) throw err;
+      info = await lstat(join(await this.root(), rel));
+    } catch {
+      return rel; // not there yet (or a parent is a file: the write says so)
     }
-    await mkdir(dirname(abs), { recursive: true });
-    await writeFile(abs, content, 'utf8');
+    if (info.isSymbolicLink()) throw linkRefused(path);
+    if (info.isDirectory()) throw new WorkspaceError(`"${path}" is a folder.`);
+    checkRegular(info, path);
+    return rel;
+  }
+
+  /**
+   * Writes with no window between the check and the write: the parent folder resolved by
+   * realpath (made one folder at a time when new) and checked, the file opened without following
+   * a link and without blocking, what was opened checked by fstat (and, on Linux, by the path
+   * the kernel gives for the open file), and only then truncated and written.
+   */
+  async writeFile(path: string, content: string): Promise<void> {
+    const rel = await this.writeTarget(path);
+    const root = await this.root();
+    const parts = rel.split('/');
+    const name = parts.pop()!;
+    let parent = root;
+    for (const part of parts) {
+      const next = join(parent, part);
+      await mkdir(next).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw new WorkspaceError(`Cannot make the folder for "${path}" (${err.code ?? 'error'}).`);
+      });
+      parent = await realpath(next).catch(() => {
+        throw new WorkspaceError(`Refused: "${path}" goes through a symbolic link to something that is not there; the agent never writes through it.`);
+      });
+      if (!inside(root, parent)) throw leadsOutside(path);
+    }
+    const abs = join(parent, name);
+    this.checkWritable(root, abs, path);
+    for (const own of await this.protectedPaths()) {
+      if (inside(own, abs)) throw ownConfig(path);
+    }
+    const opened = await openChecked(abs, path, WRITE_FLAGS, 0o666);
+    if (!opened) throw new WorkspaceError(`Cannot write "${path}": its folder went away.`);
+    const { handle, info } = opened;
+    try {
+      if (info.isDirectory()) throw new WorkspaceError(`"${path}" is a folder.`);
+      if (process.platform === 'linux') {
+        // What the kernel opened, by its path now: a parent swapped for a link after realpath shows here.
+        this.checkWritable(root, await readlink(`/proc/self/fd/${handle.fd}`).catch(() => abs), path);
+      }
+      await handle.truncate(0);
+      await handle.writeFile(content, 'utf8');
+    } finally {
+      await handle.close().catch(() => {});
+    }
+  }
+
+  /** A real path a write may reach: inside the folder and not denied. */
+  private checkWritable(root: string, real: string, path: string): void {
+    if (!inside(root, real)) throw leadsOutside(path);
+    const realRel = relative(root, real).split(sep).join('/');
+    if (realRel !== '' && isDenied(realRel, this.deny)) throw deniedError(path);
   }
 
   async runCommand(command: string, options: CommandOptions): Promise<CommandResult> {
     const root = await this.root();
     return runShellCommand(command, root, commandEnv(this.options.env ?? process.env, this.options.keyNames?.() ?? []), options);
   }
+}
+
+const leadsOutside = (path: string) => new WorkspaceError(`Refused: "${path}" leads outside the folder (through a symbolic link); the agent works only inside it.`);
+const ownConfig = (path: string) => new WorkspaceError(`Refused: "${path}" is DeskRelay's own configuration; the agent never touches it.`);
+
+/** Where a link that leads to nothing points, as the model may be told: a path in the folder, or only "outside". */
+async function linkTarget(root: string, link: string): Promise<string> {
+  try {
+    const target = resolvePath(dirname(link), await readlink(link));
+    return inside(root, target) ? `it points to ${relative(root, target).split(sep).join('/')}` : 'it points outside the folder';
+  } catch {
+    return 'it points nowhere';
+  }
+}
+
+/**
+ * DeskRelay's own files and folders that lie inside `folder`, relative to it (by the path given
+ * and by the real one): on the folder's deny list like any secret.
+ */
+function ownInside(folder: string, own: readonly string[]): string[] {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  const out = new Set<string>();
+  for (const [base, paths] of [[folder, own], [real(folder), own.map(real)]] as const) {
+    for (const p of paths) {
+      const rel = relative(base, p);
+      if (rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) out.add(rel.split(sep).join('/'));
+    }
+  }
+  return [...out];
 }
 
 const DENIED_PATHSPECS = ['.env', '.env.*', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*', '.npmrc', '.netrc'].map((g) => `:(exclude,glob)**/${g}`);

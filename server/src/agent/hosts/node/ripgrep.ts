@@ -1,13 +1,11 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, lstatSync } from 'node:fs';
 import { delimiter, join, sep } from 'node:path';
-import { isDenied } from '../../paths';
+import { DENIED_GLOBS, isDenied } from '../../paths';
 import type { SearchOptions, SearchResult } from '../../workspace';
 
 const MAX_MATCH_CHARS = 300;
 const RG_TIMEOUT_MS = 60_000;
-/** The built-in deny list as ripgrep globs; a fast path only, every match is checked again with isDenied. */
-const DENIED_GLOBS = ['.env', '.env.*', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*', '.npmrc', '.netrc', '.git'];
 
 /**
  * The first of `candidates`, then of `rg` in the PATH's folders, that this process may run; undefined
@@ -54,7 +52,8 @@ export interface RipgrepSearch {
  */
 export function ripgrepSearch(opts: RipgrepSearch, search: SearchOptions): Promise<SearchResult | undefined> {
   const args = ['--json', '--no-config', '--no-require-git', '--no-ignore-parent', '--no-ignore-dot', '--no-ignore-exclude', '--no-ignore-global', '--hidden', '--sort', 'path', '--max-filesize', '2M'];
-  for (const glob of [...DENIED_GLOBS, ...opts.denyGlobs]) args.push('--glob', `!${glob}`);
+  // The deny list as ripgrep globs, in any case: a fast path only, every match is checked again with isDenied.
+  for (const glob of [...DENIED_GLOBS, ...opts.denyGlobs]) if (glob.trim() !== '') args.push('--iglob', `!${glob}`);
   args.push(...(search.regex ? [] : ['--fixed-strings']), '-e', search.query, '--', opts.under === '' ? '.' : opts.under);
   return new Promise((resolve) => {
     const child = spawn(opts.rg, args, { cwd: opts.root, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -74,6 +73,22 @@ export function ripgrepSearch(opts: RipgrepSearch, search: SearchOptions): Promi
     const stop = () => done({ matches, truncated: true });
     const timer = setTimeout(stop, RG_TIMEOUT_MS);
     search.signal?.addEventListener('abort', stop, { once: true });
+    // A file with more than one name (a hard link to a secret or an outside file) is never
+    // reported, as read_file refuses it: one lstat per file that matched (matches are capped).
+    const linked = new Map<string, boolean>();
+    const hasOtherNames = (abs: string) => {
+      let answer = linked.get(abs);
+      if (answer === undefined) {
+        try {
+          const info = lstatSync(abs);
+          answer = !info.isFile() || info.nlink > 1;
+        } catch {
+          answer = true;
+        }
+        linked.set(abs, answer);
+      }
+      return answer;
+    };
     const take = (line: string) => {
       if (line === '' || settled) return;
       let event: { type?: string; data?: { path?: { text?: string }; lines?: { text?: string }; line_number?: number } };
@@ -86,7 +101,7 @@ export function ripgrepSearch(opts: RipgrepSearch, search: SearchOptions): Promi
       if (event.type !== 'match' || !event.data?.path?.text || event.data.lines?.text === undefined) return;
       const path = event.data.path.text.replace(/^\.[\\/]/, '').split(sep).join('/');
       const abs = join(opts.root, path);
-      if (isDenied(path, opts.deny) || opts.protect.some((p) => abs === p || abs.startsWith(p + sep)) || opts.ignoredAbove?.(path)) return;
+      if (isDenied(path, opts.deny) || opts.protect.some((p) => abs === p || abs.startsWith(p + sep)) || opts.ignoredAbove?.(path) || hasOtherNames(abs)) return;
       if (matches.length >= search.maxMatches) {
         truncated = true;
         done({ matches, truncated });

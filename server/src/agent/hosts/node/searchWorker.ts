@@ -44,20 +44,23 @@ let job;
 const clip = (line) => (line.length > LINE_TEST_CHARS ? line.slice(0, LINE_TEST_CHARS) : line);
 const shown = (line) => (line.length > MATCH_CHARS ? line.slice(0, MATCH_CHARS) + '\\u2026' : line.replace(/\\r$/, ''));
 
-// Most source files fit in one read of this size: open, read, close, and no fstat; the buffer
-// is reused (a file's lines are strings, copied out of it, before the next file is read).
+// Most source files fit in one read of this size: open, fstat, read, close; the buffer is
+// reused (a file's lines are strings, copied out of it, before the next file is read).
 const FIRST = Buffer.allocUnsafe(64 * 1024);
 
 function read(path) {
   let fd;
   try {
     fd = openSync(path, FLAGS);
+    // Only a regular file with one name: a hard link may be a secret or an outside file under
+    // another name (read_file refuses it too), and a FIFO is never read.
+    const info = fstatSync(fd);
+    if (!info.isFile() || info.nlink > 1 || info.size > job.maxBytes) return undefined;
     const want = Math.min(FIRST.length, job.maxBytes + 1);
     const first = readSync(fd, FIRST, 0, want, 0);
     let content = FIRST.subarray(0, first);
     if (first === want) {
-      const info = fstatSync(fd);
-      if (!info.isFile() || info.size > job.maxBytes) return undefined;
+      if (first > job.maxBytes) return undefined; // grew past the cap since fstat
       const buf = Buffer.allocUnsafe(Math.max(info.size, first));
       FIRST.copy(buf, 0, 0, first);
       let got = first;

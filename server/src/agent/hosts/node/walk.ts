@@ -1,8 +1,9 @@
 import type { Dirent } from 'node:fs';
-import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
+import { lstat, readdir, realpath } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-import { isDenied, isDeniedFile } from '../../paths';
+import { isDenied, isDeniedDir, isDeniedFile } from '../../paths';
+import { readSmallFile } from './files';
 
 export interface WalkOptions {
   /** The folder's real path. */
@@ -23,9 +24,10 @@ interface Level {
 
 /**
  * Every file under a folder, relative and `/`-separated, in a stable order: what .gitignore
- * files (at any depth) ignore is skipped, as are denied files and git's database. Symbolic links
- * are not followed into folders (no loops, no escapes); a linked file is listed only when it
- * resolves inside the folder.
+ * files (at any depth) ignore is skipped, as are denied files and folders (git's database, `.ssh`…).
+ * Symbolic links are not followed into folders (no loops, no escapes); a linked file is listed
+ * only when it resolves inside the folder. Only regular files are listed, by the type readdir
+ * gives (a FIFO, socket or device is never opened).
  *
  * One generator with its own stack of folders, not one generator per folder: a file passed up
  * through a `yield*` per level of depth cost more than finding it (bench/agent.mjs, issue 28).
@@ -47,7 +49,7 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<string> {
       continue;
     }
     const entry = frame.entries[frame.next++]!;
-    if (entry.name === '.git') continue;
+    if (isDeniedDir(entry.name)) continue;
     const { dir, rules } = frame.level;
     const rel = dir === '' ? entry.name : `${dir}/${entry.name}`;
     // Joined only when needed: a join per entry was ~9% of the relay's busy time in a search (profile, issue 28).
@@ -103,12 +105,13 @@ function ignored(rules: Level['rules'], rel: string, isDir: boolean): boolean {
   return false;
 }
 
+/** A .gitignore larger than this is not read (a real one is a few KiB). */
+const MAX_IGNORE_BYTES = 1024 * 1024;
+
 async function readIgnore(dir: string): Promise<Ignore | undefined> {
-  try {
-    return ignore().add(await readFile(join(dir, '.gitignore'), 'utf8'));
-  } catch {
-    return undefined;
-  }
+  // Non-blocking: a FIFO named .gitignore must not hold a pool thread waiting for a writer.
+  const bytes = await readSmallFile(join(dir, '.gitignore'), MAX_IGNORE_BYTES);
+  return bytes && ignore().add(bytes.toString('utf8'));
 }
 
 /**

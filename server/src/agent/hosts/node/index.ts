@@ -35,6 +35,8 @@ export interface NodeWorkspaceOptions {
   env?: NodeJS.ProcessEnv;
   /** Names of variables holding provider keys (the config's apiKeyEnv): never passed to commands. */
   keyNames?: () => readonly string[];
+  /** Names commands keep anyway and names they lose besides (config `agent.env`, settings `deskrelay.agent.env.*`), asked per command. */
+  envRules?: () => { pass?: readonly string[]; drop?: readonly string[] };
   /** A ripgrep binary to search with (VS Code's own, or `rg` on PATH); without it, the plain JS search. */
   ripgrep?: () => string | undefined;
 }
@@ -173,7 +175,7 @@ export class NodeWorkspace implements Workspace {
     // A repository's own config must not run programs on a read: no fsmonitor hook, no external
     // diff driver, no textconv filter.
     const args = ['-c', 'core.fsmonitor=false', '-c', 'diff.external=', 'diff', '--no-color', '--no-ext-diff', '--no-textconv', ...(staged ? ['--staged'] : []), '--', '.', ...excludes];
-    const result = await runGit(args, root, commandEnv(this.options.env ?? process.env, this.options.keyNames?.() ?? []));
+    const result = await runGit(args, root, this.commandEnv());
     if (result.missing) throw new WorkspaceError('git is not installed (or not on PATH) on the desktop.');
     if (result.code !== 0) throw new WorkspaceError(`git diff failed: ${result.stderr.trim().split('\n')[0] ?? `exit code ${result.code}`}`);
     return result.stdout;
@@ -190,9 +192,14 @@ export class NodeWorkspace implements Workspace {
     await writeFile(abs, content, 'utf8');
   }
 
+  /** What a command (or git) starts from: the user's environment, scrubbed by commandEnv's rule. */
+  private commandEnv(): NodeJS.ProcessEnv {
+    return commandEnv(this.options.env ?? process.env, { keyNames: this.options.keyNames?.(), ...this.options.envRules?.() });
+  }
+
   async runCommand(command: string, options: CommandOptions): Promise<CommandResult> {
     const root = await this.root();
-    return runShellCommand(command, root, commandEnv(this.options.env ?? process.env, this.options.keyNames?.() ?? []), options);
+    return runShellCommand(command, root, this.commandEnv(), options);
   }
 }
 

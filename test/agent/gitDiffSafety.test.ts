@@ -146,6 +146,23 @@ describe('git_diff runs no program git config or attributes name', () => {
     await diffLeavesNoMarker(s);
   });
 
+  it('a submodule\'s own filter (git looks into a submodule for changes inside it)', async () => {
+    const s = project();
+    const sub = join(s.base, 'sub');
+    mkdirSync(sub);
+    writeFileSync(join(sub, '.gitattributes'), '*.txt filter=s\n');
+    writeFileSync(join(sub, 's.txt'), 'one\n');
+    const git = (cwd: string, ...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', '-c', 'protocol.file.allow=always', ...a], { cwd, stdio: 'ignore' });
+    git(sub, 'init', '-q');
+    git(sub, 'add', '.');
+    git(sub, 'commit', '-qm', 'sub');
+    git(s.repo, 'submodule', '-q', 'add', sub, 'sub');
+    git(s.repo, 'commit', '-qm', 'with sub', '--', '.gitmodules', 'sub');
+    execFileSync('git', ['config', 'filter.s.clean', s.marker('submodule-clean')], { cwd: join(s.repo, 'sub') });
+    writeFileSync(join(s.repo, 'sub', 's.txt'), 'two\n');
+    await diffLeavesNoMarker(s);
+  });
+
   /** A partial clone whose a.txt blob is missing: git fetches it from the promisor remote on a diff. */
   function partialClone(): Setup & { markers: string } {
     const s = project();

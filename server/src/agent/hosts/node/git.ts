@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { devNull } from 'node:os';
 
+/** Git for Windows reads this name as `nul` too, where it opens files. */
+const devNull = '/dev/null';
 const GIT_TIMEOUT_MS = 30_000;
 const GIT_MAX_BYTES = 1024 * 1024;
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 
 /**
- * The variable every process of one agent command carries: `DESKRELAY_RUN=<random>`. A process
+ * The variable every process of one agent command carries: `DESK_AGENT_RUN=<random>`. A process
  * group is left by `setsid` (daemons double-fork into a session of their own), but the
  * environment is inherited across fork, exec, setsid and nohup alike, so after the command the
  * runner finds its leftovers by it. Chosen over a cgroup (needs systemd's delegation, absent in
@@ -10,7 +10,7 @@ import { readdir, readFile } from 'node:fs/promises';
  * process that replaced its environment (`env -i`) or whose /proc/<pid>/environ the user may not
  * read (set-uid programs, and those that made themselves non-dumpable, as ssh-agent does).
  */
-export const RUN_VARIABLE = 'DESKRELAY_RUN';
+export const RUN_VARIABLE = 'DESK_AGENT_RUN';
 
 /** A fresh mark for one command. */
 export const runMark = () => randomBytes(16).toString('hex');

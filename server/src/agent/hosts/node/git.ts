@@ -11,6 +11,8 @@ export interface GitResult {
   stderr: string;
   /** git is not installed (or not on PATH). */
   missing: boolean;
+  /** The output went past its cap and was cut. */
+  cut: boolean;
 }
 
 /**
@@ -73,6 +75,8 @@ function safeEnv(env: NodeJS.ProcessEnv, config: readonly (readonly [string, str
 export async function runSafeGit(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<GitResult> {
   const listed = await runGit(['config', '-z', '--name-only', '--get-regexp', '^filter\\.'], cwd, safeEnv(env, SAFE_CONFIG));
   if (listed.missing) return listed;
+  // 1 is "none"; any other failure, or a list cut short, leaves filters unknown: no diff then.
+  if ((listed.code !== 0 && listed.code !== 1) || listed.cut) return { ...listed, code: listed.code || 1, stderr: listed.stderr || 'could not read the repository\'s filters' };
   const filters = new Set<string>();
   for (const key of listed.stdout.split('\0')) {
     const first = key.indexOf('.');
@@ -99,11 +103,11 @@ function runGit(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): P
     child.stderr.on('error', () => {});
     child.once('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      resolve({ code: null, stdout: '', stderr: e.message, missing: e.code === 'ENOENT' });
+      resolve({ code: null, stdout: '', stderr: e.message, missing: e.code === 'ENOENT', cut: false });
     });
     child.once('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), missing: false });
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), missing: false, cut: size > GIT_MAX_BYTES });
     });
   });
 }

@@ -9,6 +9,16 @@ function autoApprovedTools() {
   return lmTools(Array.isArray(listed) ? listed.filter((n) => typeof n === 'string') : []);
 }
 
+/** The names agent commands keep anyway and lose besides: `deskrelay.agent.env.pass` / `.drop`, the user's values only. */
+function agentEnv(): NodeJS.ProcessEnv {
+  const c = vscode.workspace.getConfiguration('deskrelay');
+  const names = (key: string) => {
+    const listed = c.inspect<string[]>(key)?.globalValue;
+    return Array.isArray(listed) ? listed.filter((n) => typeof n === 'string' && n !== '') : [];
+  };
+  return commandEnv(process.env, { pass: names('agent.env.pass'), drop: names('agent.env.drop') });
+}
+
 /**
  * The workspace agent's host in VS Code: the open folders on disk, but only while the user's
  * own setting `deskrelay.agent.enabled` is on (machine scope: a workspace's settings can never
@@ -46,7 +56,7 @@ export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
       const key = JSON.stringify([folder.uri.toString(), name, deny]);
       const workspace =
         this.cache.get(key) ??
-        new VsCodeWorkspace(folder, { name, denyPaths: deny, configDir: configDir(), env: () => commandEnv(process.env), hostTools: autoApprovedTools }, this.terminals);
+        new VsCodeWorkspace(folder, { name, denyPaths: deny, configDir: configDir(), env: agentEnv, hostTools: autoApprovedTools }, this.terminals);
       next.set(key, workspace);
       out.push(workspace);
     }

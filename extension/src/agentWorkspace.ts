@@ -21,7 +21,7 @@ export interface VsCodeWorkspaceOptions {
   name: string;
   denyPaths: readonly string[];
   configDir: string;
-  /** The environment commands run with (DeskRelay's variables and provider keys already removed). */
+  /** The environment commands run with, already scrubbed by commandEnv (settings `deskrelay.agent.env.*` applied), asked per command. */
   env: () => NodeJS.ProcessEnv;
   /** The tools other extensions registered that the model gets too. */
   hostTools: () => readonly AgentTool[];

@@ -61,6 +61,15 @@ describe('parseConfig', () => {
     expect(() => parseConfig('{"agent":{"folders":"/x"}}')).toThrow('"agent.folders" must be an array of non-empty strings');
   });
 
+  it('reads the names agent commands keep (agent.env.pass) and lose (agent.env.drop), refusing other shapes', () => {
+    expect(parseConfig('{"agent":{"env":{"pass":["SSH_AUTH_SOCK"],"drop":["AWS_PROFILE"]}}}').agent.env).toEqual({ pass: ['SSH_AUTH_SOCK'], drop: ['AWS_PROFILE'] });
+    expect(parseConfig('{"agent":{"env":{"drop":["X"]}}}').agent.env).toEqual({ pass: [], drop: ['X'] });
+    expect(() => parseConfig('{"agent":{"env":["PATH"]}}')).toThrow('"agent.env" must be an object: {"pass": ["NAME"], "drop": ["NAME"]}');
+    expect(() => parseConfig('{"agent":{"env":{"pass":"SSH_AUTH_SOCK"}}}')).toThrow('"agent.env.pass" must be an array of variable names');
+    expect(() => parseConfig('{"agent":{"env":{"drop":["A=B"]}}}')).toThrow('"agent.env.drop" must be an array of variable names (no "=", not empty): "A=B" is not one');
+    expect(() => parseConfig('{"agent":{"env":{"keep":[]}}}')).toThrow('"agent.env" has an unknown field "keep"; it takes "pass" and "drop"');
+  });
+
   it('providers without activeProvider means no active provider (no guessing the first one)', () => {
     const config = parseConfig(JSON.stringify({ providers: [{ id: 'a', kind: 'ollama' }, { id: 'b', kind: 'ollama' }] }));
     expect(config.activeProvider).toBe('');

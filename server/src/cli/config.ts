@@ -24,10 +24,19 @@ export interface StandaloneConfig {
   rememberDevices: boolean;
   /** Keep conversations on the desktop, in the config dir's conversations folder (issue 30); default false. Read on every request. */
   keepConversations: boolean;
-  /** The workspace agent (issue 23): folders it may work in (none: off) and extra globs it may never touch. Read at start. */
-  agent: { folders: string[]; denyPaths: string[] };
+  /**
+   * The workspace agent (issue 23): folders it may work in (none: off) and extra globs it may
+   * never touch, read at start; `env`: variable names its commands keep anyway and lose besides
+   * (issue 35), read at every command.
+   */
+  agent: { folders: string[]; denyPaths: string[]; env?: AgentEnvNames };
   /** The tunnel `deskrelay serve` starts without --tunnel, and its public hostname (--tunnel and --hostname win). Read at start. */
   tunnel?: { kind: TunnelKind; hostname?: string };
+}
+
+export interface AgentEnvNames {
+  pass: string[];
+  drop: string[];
 }
 
 export const DEFAULT_MAX_STREAMS = 8;
@@ -137,7 +146,23 @@ function parseAgent(raw: unknown): StandaloneConfig['agent'] {
     if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.trim() === '')) throw new ConfigError(`"agent.${name}" must be an array of non-empty strings`);
     return value as string[];
   };
-  return { folders: strings(raw.folders, 'folders'), denyPaths: strings(raw.denyPaths, 'denyPaths') };
+  const agent: StandaloneConfig['agent'] = { folders: strings(raw.folders, 'folders'), denyPaths: strings(raw.denyPaths, 'denyPaths') };
+  if (raw.env !== undefined) agent.env = parseAgentEnv(raw.env);
+  return agent;
+}
+
+function parseAgentEnv(raw: unknown): AgentEnvNames {
+  if (!isObject(raw)) throw new ConfigError('"agent.env" must be an object: {"pass": ["NAME"], "drop": ["NAME"]}');
+  const unknown = Object.keys(raw).find((k) => k !== 'pass' && k !== 'drop');
+  if (unknown !== undefined) throw new ConfigError(`"agent.env" has an unknown field ${JSON.stringify(unknown)}; it takes "pass" and "drop"`);
+  const names = (value: unknown, field: string): string[] => {
+    if (value === undefined) return [];
+    const shape = `"agent.env.${field}" must be an array of variable names (no "=", not empty)`;
+    if (!Array.isArray(value)) throw new ConfigError(shape);
+    for (const v of value) if (typeof v !== 'string' || !/^[^=\0]+$/.test(v)) throw new ConfigError(`${shape}: ${JSON.stringify(v)} is not one`);
+    return value as string[];
+  };
+  return { pass: names(raw.pass, 'pass'), drop: names(raw.drop, 'drop') };
 }
 
 /**

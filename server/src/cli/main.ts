@@ -194,6 +194,7 @@ function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): Age
         configDir: configDir(),
         protect: [configPath],
         keyNames: () => config.current().providers.flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : [])),
+        envRules: () => config.current().agent.env ?? {},
         ripgrep,
       }),
     );

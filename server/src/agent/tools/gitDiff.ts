@@ -1,7 +1,7 @@
 import { booleanArg, toolSpec, readingTool } from './tool';
 
 export const gitDiff = readingTool(
-  toolSpec('git_diff', 'The folder\'s uncommitted changes as `git diff` shows them (staged: true for what is staged).', { staged: { type: 'boolean', description: 'Show the staged changes instead of the unstaged ones.' } }),
+  toolSpec('git_diff', 'The folder\'s uncommitted changes as `git diff` shows them (staged: true for what is staged); protected files are left out.', { staged: { type: 'boolean', description: 'Show the staged changes instead of the unstaged ones.' } }),
   (input, ctx) => {
     const staged = booleanArg(input, 'staged');
     return {

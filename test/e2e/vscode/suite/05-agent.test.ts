@@ -181,6 +181,31 @@ describe('The workspace agent in VS Code', function () {
     failures();
   });
 
+  it('a command gets the environment minus credentials, deskrelay.agent.env.pass and .drop applied', async () => {
+    // The test runs in the extension host: its environment is the one commands start from.
+    Object.assign(process.env, { E2E_PLAIN: 'plain', E2E_DROPPED: 'dropped', E2E_GITHUB_PAT: 'ghp', E2E_PASSED_TOKEN: 'kept', E2E_DB: 'postgres://u:pw@db/app' });
+    await setSetting('agent.env.pass', ['E2E_PASSED_TOKEN']);
+    await setSetting('agent.env.drop', ['e2e_dropped']);
+    let result = '';
+    model.script([
+      { calls: [{ name: 'run_command', arguments: { command: 'env' } }] },
+      { check: (body) => void (result = lastResult(body)), text: ['ok'] },
+    ]);
+    try {
+      const id = await start('env');
+      const approval = await pending(id);
+      await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+      await idle(id);
+    } finally {
+      for (const key of ['agent.env.pass', 'agent.env.drop']) await setSetting(key, undefined);
+      for (const name of ['E2E_PLAIN', 'E2E_DROPPED', 'E2E_GITHUB_PAT', 'E2E_PASSED_TOKEN', 'E2E_DB']) delete process.env[name];
+    }
+    const names = result.split('\n').map((l) => l.split('=')[0]);
+    for (const kept of ['PATH', 'HOME', 'E2E_PLAIN', 'E2E_PASSED_TOKEN']) assert.ok(names.includes(kept), `${kept} kept: ${names.join(' ')}`);
+    for (const gone of ['E2E_DROPPED', 'E2E_GITHUB_PAT', 'E2E_DB']) assert.ok(!names.includes(gone), `${gone} dropped`);
+    failures();
+  });
+
   it('Ctrl+C typed in the "DeskRelay Agent" terminal stops the command, and the model is told', async () => {
     let result = '';
     model.script([
@@ -204,7 +229,8 @@ describe('The workspace agent in VS Code', function () {
     const pidFile = join(folder, 'bg.pid');
     let result = '';
     model.script([
-      { calls: [{ name: 'run_command', arguments: { command: `sleep 300 & echo $! > bg.pid; sleep 300` } }] },
+      // One in the command's process group, one that left it (setsid): a stop ends both.
+      { calls: [{ name: 'run_command', arguments: { command: `sleep 300 & echo $! > bg.pid; setsid sh -c 'echo $$ > bg2.pid.tmp; mv bg2.pid.tmp bg2.pid; exec sleep 300' >/dev/null 2>&1 & sleep 300` } }] },
       { check: (body) => void (result = lastResult(body)), text: ['?'] },
     ]);
     const id = await start('sleep');
@@ -217,9 +243,18 @@ describe('The workspace agent in VS Code', function () {
         return undefined;
       }
     });
+    const setsid = await waitFor('the setsid pid', () => {
+      try {
+        return Number(readFileSync(join(folder, 'bg2.pid'), 'utf8').trim()) || undefined;
+      } catch {
+        return undefined;
+      }
+    });
     assert.equal(alive(pid), true);
+    assert.equal(alive(setsid), true);
     assert.equal((await call('POST', `/v1/agent/sessions/${id}/stop`)).status, 204);
     await waitFor('the background sleep to be gone', () => !alive(pid), 10_000);
+    await waitFor('the setsid sleep to be gone', () => !alive(setsid), 10_000);
     await waitFor('the stopped result', async () => (await snapshot(id)).transcript.some((t: any) => t.role === 'tool' && /^Stopped by the user/.test(t.output)), 10_000);
     assert.equal((await snapshot(id)).status, 'stopped');
     assert.equal(result, '', 'the model is not called again after a stop');

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CommandDeadline } from '../../commandDeadline';
 import type { CommandOptions, CommandResult } from '../../workspace';
+import { canSweep, RUN_VARIABLE, runMark, sweepMarked } from './sweep';
 
 /** After SIGTERM, how long a command's processes get before SIGKILL. */
 const KILL_GRACE_MS = 2000;
@@ -10,11 +11,15 @@ const DRAIN_MS = 300;
 /**
  * Runs one command line through the user's shell in `cwd`, in a process group of its own
  * (detached), so a stop, a timeout or the command's end can kill every process it started,
- * background ones included. Output (stdout and stderr as they come) keeps its last
+ * background ones included; on Linux each of its processes also carries a mark of this run in
+ * its environment, and whatever left the group (setsid, a daemon) is found by it and killed
+ * too, before the result is given. Output (stdout and stderr as they come) keeps its last
  * `maxOutputBytes`. Never rejects: a spawn failure is output and exit code 127.
  */
 export function runShellCommand(command: string, cwd: string, env: NodeJS.ProcessEnv, options: CommandOptions): Promise<CommandResult> {
   const windows = process.platform === 'win32';
+  const mark = canSweep() ? runMark() : undefined;
+  if (mark) env = { ...env, [RUN_VARIABLE]: mark };
   return new Promise<CommandResult>((resolve) => {
     let chunks: Buffer[] = [];
     let held = 0;
@@ -77,12 +82,14 @@ export function runShellCommand(command: string, cwd: string, env: NodeJS.Proces
       settled = true;
       deadline.clear();
       clearTimeout(drainTimer);
-      // Whatever the command left running in its group ends with it.
+      // Whatever the command left running, in its group or out of it, ends with it.
       killGroup('SIGKILL');
       if (killTimer) clearTimeout(killTimer);
       const output = Buffer.concat(chunks).toString('utf8');
       chunks = [];
-      resolve({ output, exitCode, timedOut: deadline.timedOut, stopped: deadline.stopped, droppedBytes: dropped });
+      const result = { output, exitCode, timedOut: deadline.timedOut, stopped: deadline.stopped, droppedBytes: dropped };
+      if (mark) void sweepMarked(mark).then(() => resolve(result));
+      else resolve(result);
     };
     child.once('error', (err: NodeJS.ErrnoException) => {
       keep(Buffer.from(`The command could not start: ${err.code ?? err.message}\n`));

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { lstat, mkdir, readlink, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -17,7 +16,9 @@ import {
   type Workspace,
 } from '../../workspace';
 import { runShellCommand } from './command';
+import { filterDiff } from './diffSections';
 import { checkRegular, linkRefused, notRegular, openChecked, readUpTo, READ_FLAGS, WRITE_FLAGS } from './files';
+import { runSafeGit } from './git';
 import { ripgrepSearch } from './ripgrep';
 import { searchFiles } from './searchWorker';
 import { ignoredAbove, walkFiles } from './walk';
@@ -37,6 +38,8 @@ export interface NodeWorkspaceOptions {
   env?: NodeJS.ProcessEnv;
   /** Names of variables holding provider keys (the config's apiKeyEnv): never passed to commands. */
   keyNames?: () => readonly string[];
+  /** Names commands keep anyway and names they lose besides (config `agent.env`, settings `deskrelay.agent.env.*`), asked per command. */
+  envRules?: () => { pass?: readonly string[]; drop?: readonly string[] };
   /** A ripgrep binary to search with (VS Code's own, or `rg` on PATH); without it, the plain JS search. */
   ripgrep?: () => string | undefined;
 }
@@ -44,8 +47,6 @@ export interface NodeWorkspaceOptions {
 /** Files larger than this are not read whole or searched: the agent is for source, not data. */
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 const MAX_SEARCH_FILE_BYTES = 2 * 1024 * 1024;
-const GIT_TIMEOUT_MS = 30_000;
-const GIT_MAX_BYTES = 1024 * 1024;
 
 const inside = (root: string, real: string) => real === root || real.startsWith(root.endsWith(sep) ? root : root + sep);
 
@@ -198,14 +199,16 @@ export class NodeWorkspace implements Workspace {
 
   async gitDiff(staged: boolean): Promise<string> {
     const root = await this.root();
-    const excludes = [...DENIED_PATHSPECS, ...(this.options.denyPaths ?? []).filter((g) => g.trim() !== '').map((g) => `:(exclude,glob)${g.includes('/') ? g.replace(/^\/+/, '') : `**/${g}`}`)];
-    // A repository's own config must not run programs on a read: no fsmonitor hook, no external
-    // diff driver, no textconv filter.
-    const args = ['-c', 'core.fsmonitor=false', '-c', 'diff.external=', 'diff', '--no-color', '--no-ext-diff', '--no-textconv', ...(staged ? ['--staged'] : []), '--', '.', ...excludes];
-    const result = await runGit(args, root, commandEnv(this.options.env ?? process.env, this.options.keyNames?.() ?? []));
+    // Same paths on both sides (no renames), plain prefixes, relative to the folder: what
+    // filterDiff reads each file's path from, to leave out what the agent may not read.
+    const args = ['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--no-renames', '--relative', '--src-prefix=a/', '--dst-prefix=b/', '--ignore-submodules=dirty', ...(staged ? ['--staged'] : []), '--', '.'];
+    const result = await runSafeGit(args, root, this.commandEnv());
     if (result.missing) throw new WorkspaceError('git is not installed (or not on PATH) on the desktop.');
     if (result.code !== 0) throw new WorkspaceError(`git diff failed: ${result.stderr.trim().split('\n')[0] ?? `exit code ${result.code}`}`);
-    return result.stdout;
+    const own = (await this.protectedPaths()).map((p) => relative(root, p).split(sep).join('/')).filter((p) => p !== '' && p !== '..' && !p.startsWith('../'));
+    const { text, left } = filterDiff(result.stdout, (path) => !this.denied(path) && !own.some((p) => path === p || path.startsWith(`${p}/`)));
+    if (left === 0) return text;
+    return `${text}${text === '' ? '' : '\n'}(${left} changed ${left === 1 ? 'file is' : 'files are'} not shown: protected files the agent may not read.)\n`;
   }
 
   /**
@@ -284,9 +287,14 @@ export class NodeWorkspace implements Workspace {
     if (realRel !== '' && isDenied(realRel, this.deny)) throw deniedError(path);
   }
 
+  /** What a command (or git) starts from: the user's environment, scrubbed by commandEnv's rule. */
+  private commandEnv(): NodeJS.ProcessEnv {
+    return commandEnv(this.options.env ?? process.env, { keyNames: this.options.keyNames?.(), ...this.options.envRules?.() });
+  }
+
   async runCommand(command: string, options: CommandOptions): Promise<CommandResult> {
     const root = await this.root();
-    return runShellCommand(command, root, commandEnv(this.options.env ?? process.env, this.options.keyNames?.() ?? []), options);
+    return runShellCommand(command, root, this.commandEnv(), options);
   }
 }
 
@@ -323,31 +331,4 @@ function ownInside(folder: string, own: readonly string[]): string[] {
     }
   }
   return [...out];
-}
-
-const DENIED_PATHSPECS = ['.env', '.env.*', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*', '.npmrc', '.netrc'].map((g) => `:(exclude,glob)**/${g}`);
-
-function runGit(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string; missing: boolean }> {
-  return new Promise((resolve) => {
-    const child = spawn('git', args, { cwd, env: { ...env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let size = 0;
-    const timer = setTimeout(() => child.kill('SIGKILL'), GIT_TIMEOUT_MS);
-    child.stdout.on('data', (c: Buffer) => {
-      if (size < GIT_MAX_BYTES) out.push(c);
-      size += c.length;
-    });
-    child.stderr.on('data', (c: Buffer) => err.push(c));
-    child.stdout.on('error', () => {});
-    child.stderr.on('error', () => {});
-    child.once('error', (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      resolve({ code: null, stdout: '', stderr: e.message, missing: e.code === 'ENOENT' });
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), missing: false });
-    });
-  });
 }

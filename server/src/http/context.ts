@@ -73,6 +73,8 @@ export interface RequestState {
   device?: string;
   /** The SSE stream answering it, once open: a failure after the headers ends it with its terminal event. */
   stream?: { error(message: string): void };
+  /** A device removing itself (the phone's Unpair): its own answer is not cut with its other requests. */
+  removesItsDevice?: boolean;
 }
 
 /**

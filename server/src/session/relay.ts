@@ -5,6 +5,7 @@ import { createFunnel, requestState } from '../http/funnel';
 import { HostPolicy } from '../http/admission';
 import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from '../http/body';
 import { RequestLog } from '../http/requestState';
+import { DeviceHolds } from '../http/deviceHolds';
 import { answerClientError } from '../http/clientError';
 import type { Admission, RelayContext, RelayCoreOptions, ResolvedOptions, Route } from '../http/context';
 import { STOPPING_MESSAGE } from '../chat/events';
@@ -83,6 +84,8 @@ export class RelayServer {
   private doors: Door[] = [];
   private readonly hosts: HostPolicy;
   private requestLog: RequestLog | undefined;
+  /** What each device holds open on every door: a removed device's streams and sockets end at once. */
+  private readonly holds = new DeviceHolds();
 
   constructor(options: RelayOptions, extraRoutes: readonly Route[] = []) {
     this.options = resolve(options);
@@ -183,7 +186,7 @@ export class RelayServer {
     // Each connection costs memory and a file descriptor; past the cap new ones are closed at once.
     server.maxConnections = maxConnections;
     this.requestLog = new RequestLog(this.options.onRequestLog, this.options.logger);
-    const funnel = createFunnel(ctx, routes, { server, hosts: this.hosts, log: this.requestLog });
+    const funnel = createFunnel(ctx, routes, { server, hosts: this.hosts, log: this.requestLog, holds: this.holds });
     server.on('request', funnel.request);
     // With this listener Node no longer answers `Expect: 100-continue` by itself: only an admitted request is invited to send its body.
     server.on('checkContinue', funnel.checkContinue);
@@ -263,6 +266,21 @@ export class RelayServer {
   }
 
   /**
+   * Ends everything a removed device holds: its chats first, through the chat service (each
+   * door ends its own wire format; a resumable reply's numbered terminal event goes out), then,
+   * once they wrote their end or after a short grace, every other stream, request and socket it
+   * holds (agent and conversation events, a resumable reply it follows, a WebSocket).
+   */
+  private endDevice(id: string): void {
+    const { logger } = this.options;
+    void this.chat.endDevice(id, DEVICE_REMOVED_MESSAGE, 200).then((chats) => {
+      const others = this.holds.end(id, DEVICE_REMOVED_MESSAGE);
+      const ended = chats + others;
+      logger.info(`device ${id} removed${ended ? `; ${ended} stream${ended === 1 ? '' : 's'} and socket${ended === 1 ? '' : 's'} ended` : ''}`);
+    });
+  }
+
+  /**
    * This run's devices: the remembered ones when the user keeps devices, else none (and a file
    * left from when they did is deleted: off means nothing is kept). A removed device's chats end
    * at once, wherever they stream.
@@ -281,10 +299,7 @@ export class RelayServer {
       throw new RelayStartError(`Could not read the devices file in the DeskRelay config folder (${code}).`, code);
     }
     registry.onChange((change: DeviceChange) => {
-      if (change.type === 'revoked') {
-        const ended = this.chat.cancelDevice(change.device.id, DEVICE_REMOVED_MESSAGE);
-        logger.info(`device ${change.device.id} removed${ended ? `; ${ended} stream${ended === 1 ? '' : 's'} ended` : ''}`);
-      } else if (change.type === 'registered') {
+      if (change.type === 'revoked') this.endDevice(change.device.id); else if (change.type === 'registered') {
         logger.info(`device ${change.device.id} registered`);
       }
       this.options.onDeviceChange?.(change);

@@ -126,7 +126,9 @@ export const devicesDoor: DoorFactory = () => {
     auth: true,
     async handle(req: IncomingMessage, res, ctx) {
       // A phone may unpair itself; removing others is for the desk (the pairing token).
-      const { id, devices } = pathDevice(req, ctx, 'A device can remove only itself; remove other devices at the desktop.');
+      const { id, current, devices } = pathDevice(req, ctx, 'A device can remove only itself; remove other devices at the desktop.');
+      // Its Unpair still gets its 204 while everything else the device holds ends.
+      if (current === id) ctx.state(req).removesItsDevice = true;
       try {
         await devices.revoke(id);
       } catch (err) {

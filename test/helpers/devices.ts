@@ -4,7 +4,10 @@
  * held request tells when its stream opened and when it ended.
  */
 import { webcrypto } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { request, type OutgoingHttpHeaders } from 'node:http';
+import { join } from 'node:path';
+import type { RelayServer } from '../../server/src/session/relay';
 import { bearer, send } from './http';
 
 const { subtle } = webcrypto;
@@ -37,6 +40,27 @@ export async function registerDevice(relay: { url: string; token: string }, name
   });
   if (reply.status !== 201) throw new Error(`registering a device answered ${reply.status}: ${reply.body}`);
   return { id: reply.json.id, token: reply.json.token, key: deviceKey };
+}
+
+/** A relay as a test reaches it: in this process (its RelayServer), or a CLI child (its config folder, where the desk token is). */
+export type DeskOf = { url: string; token: string } & ({ relay: RelayServer } | { configDir: string });
+
+/** The desk allows (or denies) a device the agent: in-process, or as `deskrelay devices allow` does, with the desk token. */
+export async function allowAgent(desk: DeskOf, id: string, allowed = true): Promise<void> {
+  if ('relay' in desk) {
+    if (!(await desk.relay.allowAgent(id, allowed))) throw new Error(`no device ${id}`);
+    return;
+  }
+  const deskToken = readFileSync(join(desk.configDir, 'desk-token'), 'utf8').trim();
+  const reply = await send(desk.url, `/v1/devices/${id}/agent`, { method: 'PUT', headers: { ...bearer(deskToken), 'Content-Type': 'application/json' }, body: JSON.stringify({ allowed }) });
+  if (reply.status !== 200) throw new Error(`allowing ${id} answered ${reply.status}: ${reply.body}`);
+}
+
+/** What drives the agent now (issue 36): a device with a key, registered and allowed at the desk. */
+export async function agentDevice(desk: DeskOf, name = 'Agent phone'): Promise<TestDevice> {
+  const device = await registerDevice(desk, name);
+  await allowAgent(desk, device.id);
+  return device;
 }
 
 /** The exact string a decision's signature covers (docs/agent.md). */

@@ -47,25 +47,33 @@ export class DeviceHolds {
   }
 
   /**
-   * Ends what the device holds: an event stream with its one terminal `error` event (`message`),
-   * any other unfinished request at once. A response whose chat the chat service is ending is
-   * left to it (it ends with its door's own wording); so is the request that removed the device
-   * itself (a phone's Unpair), which still gets its answer. Sockets get a short grace for their
-   * close frame, then are cut.
+   * What the device holds right now, to end once its chats have written their end (`end`):
+   * an event stream with its one terminal `error` event (`message`), any other unfinished
+   * request at once. A response whose chat the chat service is ending is left to it (it ends
+   * with its door's own wording); so is the request that removed the device itself (a phone's
+   * Unpair), which still gets its answer. Sockets get a short grace for their close frame, then
+   * are cut. Taken at once, so a phone that pairs again under the same id keeps its new requests.
    */
-  end(device: string, message: string): number {
-    let ended = 0;
-    for (const res of [...(this.responses.get(device) ?? [])]) {
-      const state = requestState(res.req);
-      if (state.removesItsDevice || state.chat !== undefined || res.writableEnded || res.destroyed) continue;
-      ended++;
-      if (res.headersSent && state.stream) state.stream.error(message);
-      else res.destroy();
-    }
-    for (const socket of this.sockets.get(device) ?? []) {
-      ended++;
-      setTimeout(() => socket.destroy(), SOCKET_GRACE_MS).unref();
-    }
-    return ended;
+  take(device: string): { end(message: string): number } {
+    const responses = [...(this.responses.get(device) ?? [])];
+    const sockets = [...(this.sockets.get(device) ?? [])];
+    return {
+      end(message: string): number {
+        let ended = 0;
+        for (const res of responses) {
+          const state = requestState(res.req);
+          if (state.removesItsDevice || state.chat !== undefined || res.writableEnded || res.destroyed) continue;
+          ended++;
+          if (res.headersSent && state.stream) state.stream.error(message);
+          else res.destroy();
+        }
+        for (const socket of sockets) {
+          if (socket.destroyed) continue;
+          ended++;
+          setTimeout(() => socket.destroy(), SOCKET_GRACE_MS).unref();
+        }
+        return ended;
+      },
+    };
   }
 }

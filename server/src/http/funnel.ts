@@ -188,7 +188,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     if (!route.auth) return false;
     const token = ctx.admission.token;
     if (token === undefined) throw serverStopping();
-    const { device } = (typeof route.auth === 'function' ? route.auth : authenticate)(req, { pairing: token, devices: ctx.admission.devices });
+    const { device } = (typeof route.auth === 'function' ? route.auth : authenticate)(req, { pairing: token, devices: ctx.admission.devices, desk: ctx.admission.deskToken });
     if (device !== undefined) requestState(req).device = device;
     return true;
   }

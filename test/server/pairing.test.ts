@@ -11,6 +11,8 @@ import { bearer, send } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { hold, newDeviceKey, registerDevice, within } from '../helpers/devices';
 import { CODE_ALPHABET } from '../../server/src/store/claimCodes';
+import { NodeWorkspace } from '../../server/src/agent';
+import type { DeviceChange } from '../../server/src/store/devices';
 
 const relays: TestRelay[] = [];
 afterEach(async () => {
@@ -202,5 +204,30 @@ describe('agent access at the desk', () => {
     // Remembered with the device.
     await restart(t);
     expect(t.relay.devices()[0]!.agent).toBe(true);
+  });
+
+  it('every /v1/agent path refuses the pairing token and a device not allowed (403 agent.device_not_allowed); the desk hears the first ask once; approvals "token" lets any token in', async () => {
+    const changes: DeviceChange[] = [];
+    let approvals: 'device' | 'token' = 'device';
+    const workspace = new NodeWorkspace({ folder: __dirname, name: 'server-tests', configDir: '/nonexistent-config' });
+    const t = await relay({ agent: { workspaces: () => [workspace], approvals: () => approvals }, onDeviceChange: (c) => changes.push(c) });
+    const device = await registerDevice(t, 'iPhone Safari');
+    const paths = [['GET', '/v1/agent/folders'], ['GET', '/v1/agent/files?q=a'], ['POST', '/v1/agent/sessions'], ['GET', '/v1/agent/sessions'], ['GET', '/v1/agent/sessions/x/events'], ['POST', '/v1/agent/sessions/x/approvals/c1']] as const;
+    for (const token of [t.token, device.token]) {
+      for (const [method, path] of paths) {
+        const reply = await send(t.url, path, { method, headers: json(token), body: method === 'POST' ? '{"prompt":"x","decision":"allow"}' : undefined });
+        expect(reply.status, path).toBe(403);
+        expect(reply.json.error.code).toBe('agent.device_not_allowed');
+        expect(reply.json.error.message).toMatch(/Manage Devices/);
+      }
+    }
+    const asked = changes.filter((c) => c.type === 'agent-requested');
+    expect(asked).toEqual([{ type: 'agent-requested', device: expect.objectContaining({ id: device.id, name: 'iPhone Safari' }), folders: ['server-tests'] }]);
+    expect((await list(t, device.token)).json[0].agent).toBe('pending');
+    await t.relay.allowAgent(device.id, true);
+    expect((await send(t.url, '/v1/agent/folders', { headers: bearer(device.token) })).status).toBe(200);
+    expect((await send(t.url, '/v1/agent/folders', { headers: bearer(t.token) })).status).toBe(403);
+    approvals = 'token';
+    expect((await send(t.url, '/v1/agent/folders', { headers: bearer(t.token) })).status).toBe(200);
   });
 });

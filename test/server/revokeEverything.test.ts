@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { bearer, chatBody, chatHeaders, send } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
-import { hold, registerDevice, within, type Held } from '../helpers/devices';
+import { allowAgent, hold, registerDevice, within, type Held } from '../helpers/devices';
 import { newKey, resumeHeaders } from '../doors/helpers';
 import { NodeWorkspace } from '../../server/src/agent';
 import { DEVICE_REMOVED_MESSAGE } from '../../server/src/protocol';
@@ -40,6 +40,7 @@ describe('revoking a device', () => {
   it('ends, within a second, every stream and socket it holds on every door; the desk streams on', async () => {
     ollama.set({ mode: 'normal', reply: Array.from({ length: 400 }, (_, i) => `w${i} `), chunkDelayMs: 50 });
     const device = await registerDevice(t);
+    await allowAgent(t, device.id);
     const conversation = await send(t.url, '/v1/conversations', { method: 'POST', headers: json(device.token), body: '{}' });
     expect(conversation.status, conversation.body).toBe(201);
     const session = await send(t.url, '/v1/agent/sessions', { method: 'POST', headers: json(device.token), body: JSON.stringify({ prompt: 'Look around' }) });

@@ -65,6 +65,8 @@ describe('The workspace agent in VS Code', function () {
   });
 
   after(async () => {
+    // Devices are remembered by default: the next suite starts with none.
+    await run('deskrelay.forgetDevices', true);
     await run('deskrelay.stop');
     for (const key of ['port', 'providers', 'activeProvider', 'agent.enabled', 'keepConversations']) await setSetting(key, undefined);
     await model?.close();

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { commandEnv, configDir, type AgentHost, type SessionStore, type Workspace } from '../../server/src';
+import { AppliedEdits } from './agentEdits';
 import { AgentTerminals } from './agentTerminal';
 import { lmTools, VsCodeWorkspace } from './agentWorkspace';
 
@@ -18,6 +19,8 @@ function autoApprovedTools() {
 export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
   readonly howToEnable = 'Turn it on at the desk: the user setting "deskrelay.agent.enabled" in VS Code, in a trusted workspace.';
   private readonly terminals = new AgentTerminals();
+  /** Every edit the agent applied in this window, with its own before and after. */
+  readonly edits = new AppliedEdits();
   private cache = new Map<string, VsCodeWorkspace>();
   private readonly attached = new vscode.EventEmitter<SessionStore>();
   /** The door's session store (a new one each time the relay starts): the sessions view follows it. */
@@ -46,7 +49,7 @@ export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
       const key = JSON.stringify([folder.uri.toString(), name, deny]);
       const workspace =
         this.cache.get(key) ??
-        new VsCodeWorkspace(folder, { name, denyPaths: deny, configDir: configDir(), env: () => commandEnv(process.env), hostTools: autoApprovedTools }, this.terminals);
+        new VsCodeWorkspace(folder, { name, denyPaths: deny, configDir: configDir(), env: () => commandEnv(process.env), hostTools: autoApprovedTools, edits: this.edits }, this.terminals);
       next.set(key, workspace);
       out.push(workspace);
     }
@@ -54,8 +57,14 @@ export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
     return out;
   }
 
+  /** The folder a session works in, by its name (while the agent is on). */
+  folder(name: string): VsCodeWorkspace | undefined {
+    return (this.workspaces() as VsCodeWorkspace[]).find((w) => w.name === name);
+  }
+
   dispose(): void {
     this.attached.dispose();
     this.terminals.dispose();
+    this.edits.dispose();
   }
 }

@@ -110,9 +110,10 @@ export class AgentDesk extends Disposable implements vscode.TreeDataProvider<str
     const off = this.off;
     // Off at the desk ends every session at once, on every screen (the door would at its next request).
     if (off && this.sessions().length) this.host.store?.closeAll();
-    this.view.message = off
+    const message = off
       ? t('The workspace agent is off. It is on while the setting deskrelay.agent.enabled is on in your user settings (in a remote window such as code-server or Remote-SSH: the Remote settings), in a trusted workspace.')
       : undefined;
+    if (this.view.message !== message) this.view.message = message;
     this.attend();
     const items = this.items();
     const signature = JSON.stringify(items);
@@ -133,6 +134,8 @@ export class AgentDesk extends Disposable implements vscode.TreeDataProvider<str
 
   /** A notification for each approval newly waiting, unless its session's webview is in front. */
   private attend(): void {
+    const waiting = new Set(this.sessions().flatMap((s) => s.gate.pending.map((a) => `${s.id}/${a.callId}`)));
+    for (const key of this.noticed) if (!waiting.has(key)) this.noticed.delete(key);
     for (const session of this.sessions()) {
       for (const approval of session.gate.pending) {
         const key = `${session.id}/${approval.callId}`;
@@ -254,6 +257,12 @@ export class AgentDesk extends Disposable implements vscode.TreeDataProvider<str
   async revert(session: AgentSession, callId: string): Promise<string | undefined> {
     const found = this.applied(session, callId);
     if (!found) return t('This edit is not one this window applied (or the agent is off); revert it by hand.');
+    // The agent's write rules hold for its revert too: no link swapped in meanwhile is followed.
+    try {
+      await this.host.folder(session.folder)?.checkWrite(found.path);
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
     const problem = await this.host.edits.revert(found.edit);
     if (problem) return problem;
     session.reverted(callId);

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { AgentDesk } from '../agentView';
-import { t } from './ui';
+
+const t = vscode.l10n.t;
 
 /** The Agent Sessions view's commands: a new session at the desk, a row's Stop and Delete, a proposed edit's Allow and Deny. */
 export class AgentCommands {

@@ -17,6 +17,13 @@
   const notice = document.getElementById('notice');
   const compose = document.getElementById('compose');
   const message = document.getElementById('message');
+  const ended = document.getElementById('ended');
+  const changes = document.getElementById('changes');
+  const changeList = changes.querySelector('ol');
+  /** Messages sent while the model worked, shown until they join the conversation. */
+  const queued = [];
+  /** callId → the edit's card and its row in the Changes list. */
+  const applied = new Map();
   /** @type {{ li: HTMLElement, raw: string } | null} */
   let text = null;
   const tools = new Map();
@@ -71,6 +78,53 @@
     text = null;
   }
 
+  const pathOf = (diff) => (/^\+\+\+ b\/(.+)$/m.exec(diff) || [])[1] || '';
+
+  function button(label, cls, onClick) {
+    const b = el('button', cls, label);
+    b.type = 'button';
+    b.addEventListener('click', onClick);
+    return b;
+  }
+
+  /** An applied edit: Open diff and Revert on its card and in the Changes list. */
+  function changeApplied(callId, diff, output, card) {
+    const path = pathOf(diff);
+    let li = card;
+    if (!li) {
+      // Granted for the session: no card asked, so one shows what was done.
+      li = el('li', 'approval decided allowed change');
+      li.append(el('h2', '', words.edited), el('p', 'path', path), diffView(diff));
+      log.append(li);
+    }
+    li.append(el('p', 'result', output));
+    const actions = el('div', 'buttons');
+    const revert = () => vscode.postMessage({ type: 'revert', callId });
+    actions.append(button(words.openDiff, 'secondary', () => vscode.postMessage({ type: 'diff', callId })), button(words.revert, 'secondary', revert));
+    li.append(actions);
+    const row = el('li', 'change-row');
+    const rowActions = el('span', 'buttons');
+    rowActions.append(button(words.openDiff, 'secondary', () => vscode.postMessage({ type: 'diff', callId })), button(words.revert, 'secondary', revert));
+    row.append(el('code', '', path), rowActions);
+    changeList.append(row);
+    applied.set(callId, { li, actions, row, rowActions, path });
+    changes.hidden = false;
+    changes.querySelector('summary').textContent = `${words.changes} (${applied.size})`;
+  }
+
+  function reverted(callId, path) {
+    const a = applied.get(callId);
+    if (a) {
+      a.actions.querySelectorAll('button')[1].remove();
+      a.rowActions.querySelectorAll('button')[1].remove();
+      a.li.classList.add('reverted');
+      a.row.classList.add('reverted');
+      a.li.append(el('p', 'outcome reverted', words.reverted));
+      a.row.append(el('span', 'outcome reverted', words.reverted));
+    }
+    log.append(el('li', 'line reverted', words.revertedLine.replace('{0}', path || (a && a.path) || '')));
+  }
+
   function approvalCard(e) {
     const li = el('li', 'approval');
     li.dataset.callId = e.callId;
@@ -93,6 +147,9 @@
       return b;
     };
     buttons.append(make('allow', words.allow, 'primary'), make('deny', words.deny, 'danger'), make('allow_session', sessionLabel, 'secondary'));
+    buttons.append(button(words.denyNote, 'secondary', () => vscode.postMessage({ type: 'denyNote', callId: e.callId })));
+    // Review before deciding: the change in VS Code's diff editor, beside this view, nothing written.
+    if (e.diff !== undefined) buttons.prepend(button(words.openProposed, 'secondary', () => vscode.postMessage({ type: 'proposed', callId: e.callId })));
     const outcome = el('p', 'outcome');
     outcome.hidden = true;
     li.append(buttons, outcome);
@@ -100,7 +157,7 @@
     return li;
   }
 
-  function decided(callId, decision) {
+  function decided(callId, decision, note) {
     const a = approvals.get(callId);
     if (!a || a.decision) return;
     a.decision = decision;
@@ -108,13 +165,26 @@
     a.li.classList.add('decided', decision === 'deny' ? 'denied' : 'allowed');
     a.outcome.hidden = false;
     a.outcome.textContent = decision === 'deny' ? words.denied : decision === 'allow_session' ? words.allowedSession : words.allowed;
+    if (note) a.outcome.after(el('p', 'note', words.noteSaid.replace('{0}', note)));
   }
 
   function apply(e) {
     if (e.type !== 'text') endText();
     switch (e.type) {
       case 'user':
+        // A queued message joined the conversation: it is shown where it joined.
+        if (queued.length && queued[0].text === e.text) queued.shift().li.remove();
         log.append(el('li', 'user', e.text));
+        break;
+      case 'queued': {
+        const li = el('li', 'user queued', e.text);
+        li.append(el('span', 'queued-label', words.queued));
+        queued.push({ text: e.text, li });
+        log.append(li);
+        break;
+      }
+      case 'reverted':
+        reverted(e.callId, e.path);
         break;
       case 'text':
         if (!text) {
@@ -140,7 +210,7 @@
         log.append(approvalCard(e));
         break;
       case 'decision':
-        decided(e.callId, e.decision);
+        decided(e.callId, e.decision, e.note);
         break;
       case 'tool_result': {
         const details = tools.get(e.callId);
@@ -150,18 +220,14 @@
         }
         const a = approvals.get(e.callId);
         if (a && !a.decision) decided(e.callId, e.denied ? 'deny' : 'allow');
-        if (a && a.diff && e.ok) {
-          const open = el('button', 'secondary', words.openDiff);
-          open.type = 'button';
-          open.addEventListener('click', () => vscode.postMessage({ type: 'diff', callId: e.callId }));
-          a.li.append(open);
-        }
+        if (e.ok && e.diff) changeApplied(e.callId, e.diff, e.output, a && a.li);
         break;
       }
       case 'error':
         log.append(el('li', 'error', e.message));
         break;
       case 'status':
+        if (e.status === 'stopped') log.append(el('li', 'line stopped', words.stoppedLine));
         status.textContent = words.status[e.status] || e.status;
         status.className = e.status;
         stop.hidden = !(e.status === 'running' || e.status === 'waiting');
@@ -176,6 +242,10 @@
       log.replaceChildren();
       tools.clear();
       approvals.clear();
+      applied.clear();
+      queued.length = 0;
+      changeList.replaceChildren();
+      changes.hidden = true;
       text = null;
       title.textContent = data.title || '';
     } else if (data.type === 'event') {
@@ -183,7 +253,13 @@
       apply(data.event);
     } else if (data.type === 'probe') {
       // The tests read what the webview shows (the extension host cannot reach its DOM).
-      vscode.postMessage({ type: 'rendered', html: log.innerHTML });
+      const banner = ended.hidden ? '' : `<p id="ended">${ended.textContent}</p>`;
+      vscode.postMessage({ type: 'rendered', html: banner + (changes.hidden ? '' : changes.outerHTML) + log.innerHTML });
+    } else if (data.type === 'ended') {
+      // Stays: the session is gone, and why (the agent turned off at the desk, deleted, the relay stopped).
+      ended.textContent = data.message;
+      ended.hidden = false;
+      stop.hidden = true;
     } else if (data.type === 'notice') {
       notice.textContent = data.message;
       notice.hidden = false;
@@ -198,7 +274,11 @@
     message.value = '';
   });
   message.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) compose.requestSubmit();
+    // As in VS Code's chat: Enter sends, Shift+Enter is a new line (never mid-composition).
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      compose.requestSubmit();
+    }
   });
   vscode.postMessage({ type: 'ready' });
 })();

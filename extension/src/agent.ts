@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { agentApprovals } from './settings';
 import { commandEnv, configDir, type AgentHost, type SessionStore, type Workspace } from '../../server/src';
+import { AppliedEdits } from './agentEdits';
 import { AgentTerminals } from './agentTerminal';
 import { lmTools, VsCodeWorkspace } from './agentWorkspace';
 
@@ -31,6 +32,8 @@ export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
   readonly approvals = agentApprovals;
   readonly howToAllow = () => 'at the desk, Allow in the DeskRelay notification, or DeskRelay: Manage Devices → the phone → Allow agent access.';
   private readonly terminals = new AgentTerminals();
+  /** Every edit the agent applied in this window, with its own before and after. */
+  readonly edits = new AppliedEdits();
   private cache = new Map<string, VsCodeWorkspace>();
   private readonly attached = new vscode.EventEmitter<SessionStore>();
   /** The door's session store (a new one each time the relay starts): the sessions view follows it. */
@@ -59,7 +62,7 @@ export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
       const key = JSON.stringify([folder.uri.toString(), name, deny]);
       const workspace =
         this.cache.get(key) ??
-        new VsCodeWorkspace(folder, { name, denyPaths: deny, configDir: configDir(), env: agentEnv, hostTools: autoApprovedTools }, this.terminals);
+        new VsCodeWorkspace(folder, { name, denyPaths: deny, configDir: configDir(), env: agentEnv, hostTools: autoApprovedTools, edits: this.edits }, this.terminals);
       next.set(key, workspace);
       out.push(workspace);
     }
@@ -67,8 +70,14 @@ export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
     return out;
   }
 
+  /** The folder a session works in, by its name (while the agent is on). */
+  folder(name: string): VsCodeWorkspace | undefined {
+    return (this.workspaces() as VsCodeWorkspace[]).find((w) => w.name === name);
+  }
+
   dispose(): void {
     this.attached.dispose();
     this.terminals.dispose();
+    this.edits.dispose();
   }
 }

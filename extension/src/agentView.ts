@@ -1,19 +1,20 @@
 /**
- * The agent at the desk (issue 25): the DeskRelay activity-bar container's "Agent Sessions"
- * view, a webview per session with the same live transcript as the phone (approvals answerable
- * here too, the first answer winning; Stop; the next message), an applied edit opened as a diff
- * editor on request, and a status bar hint while an approval waits. Thin: it follows and answers
- * the door's own sessions in-process (server/src's SessionStore and AgentSession).
+ * The agent at the desk (issues 25, 41): the DeskRelay activity-bar container's "Agent Sessions"
+ * view (live, with a badge and row actions), a webview per session with the same live transcript
+ * as the phone (approvals answerable here too, the first answer winning), diff editors for each
+ * edit (proposed, before deciding; applied, its own before and after), the revert, and a
+ * notification plus a status bar hint while an approval waits. Thin: it follows and answers the
+ * door's own sessions in-process (server/src's SessionStore and AgentSession).
  */
 import * as vscode from 'vscode';
-import { NotPendingError, reverseDiff, type AgentEvent, type AgentSession, type AgentStatus } from '../../server/src';
+import { NotPendingError, type AgentSession, type AgentStatus, type Decision, type PendingApproval } from '../../server/src';
 import type { ExtensionAgentHost } from './agent';
+import { AgentDiffs, proposedCall } from './agentDiffs';
+import type { AppliedEdit } from './agentEdits';
+import { AgentPanel } from './agentPanel';
 import { Disposable } from './dispose';
-import { askRendered, escapeHtml, webviewHtml } from './webview';
 
 const t = vscode.l10n.t;
-const BEFORE_SCHEME = 'deskrelay-agent-before';
-const h = (message: string) => escapeHtml(t(message));
 
 const STATUS_ICON: Record<AgentStatus, vscode.ThemeIcon> = {
   running: new vscode.ThemeIcon('sync~spin'),
@@ -34,14 +35,24 @@ export interface AgentSessionItem {
   pending: number;
 }
 
-/** What the DeskRelay view, its webviews and its status bar hint share. */
+/** A notification's buttons; a choice is compared with the same string. */
+const ALLOW = () => t('Allow');
+const DENY = () => t('Deny');
+const OPEN = () => t('Open');
+
+/** What the DeskRelay view, its webviews, its diff editors and its attention signals share. */
 export class AgentDesk extends Disposable implements vscode.TreeDataProvider<string> {
   private readonly changed = this.register(new vscode.EventEmitter<string | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
   private readonly panels = new Map<string, AgentPanel>();
   private readonly hint = this.register(vscode.window.createStatusBarItem('deskrelay.agentWaiting', vscode.StatusBarAlignment.Right, 99));
-  private readonly befores = new Map<string, string>();
+  private readonly view: vscode.TreeView<string>;
+  readonly diffs = this.register(new AgentDiffs());
+  /** Approvals a notification was raised for (session/callId). */
+  private readonly noticed = new Set<string>();
   private signature = '';
+  /** How a waiting approval asks for attention (tests put a stand-in for VS Code's notification here). */
+  notify: (message: string, ...items: string[]) => Thenable<string | undefined> = (message, ...items) => vscode.window.showWarningMessage(message, ...items);
 
   constructor(
     private readonly host: ExtensionAgentHost,
@@ -49,11 +60,11 @@ export class AgentDesk extends Disposable implements vscode.TreeDataProvider<str
   ) {
     super();
     this.hint.name = t('DeskRelay Agent');
-    this.register(vscode.window.registerTreeDataProvider('deskrelay.agentSessions', this));
+    this.view = this.register(vscode.window.createTreeView('deskrelay.agentSessions', { treeDataProvider: this }));
     this.register(host.onAttach(() => this.refresh()));
-    this.register(
-      vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, { provideTextDocumentContent: (uri) => this.befores.get(uri.query) ?? '' }),
-    );
+    this.register(host.edits.onUndo((edit) => this.undone(edit)));
+    this.register(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('deskrelay.agent.enabled') && this.refresh()));
+    this.register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.refresh()));
     // The store has no change events of its own, and following each session's events would
     // count as a client watching it (which holds back the phone's push): a light look each second.
     const timer = setInterval(() => this.refresh(), 1000);
@@ -69,6 +80,21 @@ export class AgentDesk extends Disposable implements vscode.TreeDataProvider<str
     return this.host.store?.get(id);
   }
 
+  /** True while the agent is off at the desk (the setting, or an untrusted workspace). */
+  get off(): boolean {
+    return this.host.workspaces().length === 0;
+  }
+
+  /** What the view says above its rows (also what the tests read): why there is no agent. */
+  get message(): string | undefined {
+    return this.view.message;
+  }
+
+  /** The number on the view (and its container) while approvals wait. */
+  get badge(): vscode.ViewBadge | undefined {
+    return this.view.badge;
+  }
+
   /** The view's rows (also what the tests read). */
   items(): AgentSessionItem[] {
     return this.sessions().map((s) => ({
@@ -81,12 +107,22 @@ export class AgentDesk extends Disposable implements vscode.TreeDataProvider<str
   }
 
   refresh(): void {
+    const off = this.off;
+    // Off at the desk ends every session at once, on every screen (the door would at its next request).
+    if (off && this.sessions().length) this.host.store?.closeAll();
+    const message = off
+      ? t('The workspace agent is off. It is on while the setting deskrelay.agent.enabled is on in your user settings (in a remote window such as code-server or Remote-SSH: the Remote settings), in a trusted workspace.')
+      : undefined;
+    if (this.view.message !== message) this.view.message = message;
+    this.attend();
     const items = this.items();
     const signature = JSON.stringify(items);
     if (signature === this.signature) return;
     this.signature = signature;
     this.changed.fire(undefined);
     const waiting = items.filter((i) => i.pending > 0);
+    const count = waiting.reduce((n, i) => n + i.pending, 0);
+    this.view.badge = count ? { value: count, tooltip: t('{0} waiting for you', count) } : undefined;
     if (waiting.length) {
       this.hint.text = `$(bell-dot) ${t('Agent waits for you')}`;
       this.hint.tooltip = t('An edit or a command of the DeskRelay agent waits for your answer: {0}', waiting.map((w) => w.label).join(', '));
@@ -94,6 +130,36 @@ export class AgentDesk extends Disposable implements vscode.TreeDataProvider<str
       this.hint.command = { command: 'deskrelay.agent.open', title: t('Open'), arguments: [waiting[0]!.id] };
       this.hint.show();
     } else this.hint.hide();
+  }
+
+  /** A notification for each approval newly waiting, unless its session's webview is in front. */
+  private attend(): void {
+    const waiting = new Set(this.sessions().flatMap((s) => s.gate.pending.map((a) => `${s.id}/${a.callId}`)));
+    for (const key of this.noticed) if (!waiting.has(key)) this.noticed.delete(key);
+    for (const session of this.sessions()) {
+      for (const approval of session.gate.pending) {
+        const key = `${session.id}/${approval.callId}`;
+        if (this.noticed.has(key)) continue;
+        this.noticed.add(key);
+        if (this.panels.get(session.id)?.active) continue;
+        void this.notify(t('DeskRelay agent ({0}): {1}', session.title || session.folder, asks(approval)), ALLOW(), DENY(), OPEN()).then((choice) => {
+          if (choice === OPEN()) this.open(session.id);
+          else if (choice === ALLOW() || choice === DENY()) this.decide(session, approval.callId, choice === ALLOW() ? 'allow' : 'deny');
+        });
+      }
+    }
+  }
+
+  /** A decision from outside the webview (a notification, a diff editor's title). */
+  decide(session: AgentSession, callId: string, decision: Decision): boolean {
+    try {
+      session.decide(callId, decision);
+      return true;
+    } catch (err) {
+      if (!(err instanceof NotPendingError)) throw err;
+      void vscode.window.showInformationMessage(t('Already answered (on the phone, or the session was stopped).'));
+      return false;
+    }
   }
 
   getChildren(element?: string): string[] {
@@ -105,8 +171,10 @@ export class AgentDesk extends Disposable implements vscode.TreeDataProvider<str
     const tree = new vscode.TreeItem(item?.label ?? id);
     tree.id = id;
     tree.description = item?.description;
+    // The whole row, never cut off: title, folder, status and what waits.
+    tree.tooltip = item ? `${item.label}\n${item.description}` : undefined;
     tree.iconPath = item ? STATUS_ICON[item.status] : undefined;
-    tree.contextValue = 'agentSession';
+    tree.contextValue = item && (item.status === 'running' || item.status === 'waiting') ? 'agentSession.busy' : 'agentSession';
     tree.command = { command: 'deskrelay.agent.open', title: t('Open'), arguments: [id] };
     return tree;
   }
@@ -123,7 +191,21 @@ export class AgentDesk extends Disposable implements vscode.TreeDataProvider<str
       void vscode.window.showWarningMessage(t('That agent session is gone (deleted, or the relay restarted).'));
       return undefined;
     }
-    const panel = new AgentPanel(session, this.extensionUri, (callId) => this.openDiff(session, callId), () => this.panels.delete(id));
+    const panel = new AgentPanel(
+      session,
+      this.extensionUri,
+      {
+        diff: (callId) => this.openDiff(session, callId),
+        proposed: (callId) => this.openProposed(session, callId),
+        revert: (callId) => this.revert(session, callId),
+        endedWhy: () =>
+          this.off
+            ? t('This session ended: the workspace agent was turned off at the desk (the setting deskrelay.agent.enabled, or workspace trust).')
+            : t('This session ended (deleted, or the relay stopped).'),
+        askNote: () => vscode.window.showInputBox({ title: t('Deny and say why'), prompt: t('The model gets this note with the denial.'), ignoreFocusOut: true }),
+      },
+      () => this.panels.delete(id),
+    );
     this.panels.set(id, panel);
     return panel;
   }
@@ -132,143 +214,98 @@ export class AgentDesk extends Disposable implements vscode.TreeDataProvider<str
     return this.panels.get(id);
   }
 
-  /** An edit the agent made, as a diff editor: the text before (the diff taken back) and the file now. */
-  async openDiff(session: AgentSession, callId: string): Promise<boolean> {
-    const approval = session.log
-      .since(0)
-      .frames.map((f) => JSON.parse(f.framed.slice(f.framed.indexOf('data: ') + 6)) as AgentEvent)
-      .find((e): e is Extract<AgentEvent, { type: 'approval' }> => e.type === 'approval' && e.callId === callId);
-    if (!approval?.diff) return false;
-    const path = /^\+\+\+ b\/(.+)$/m.exec(approval.diff)?.[1];
-    const folder = vscode.workspace.workspaceFolders?.find((f) => f.name === session.folder) ?? vscode.workspace.workspaceFolders?.[0];
-    if (!path || !folder) return false;
-    const file = vscode.Uri.joinPath(folder.uri, ...path.split('/'));
-    const now = (await vscode.workspace.openTextDocument(file)).getText();
-    const before = reverseDiff(approval.diff, now);
-    if (before === undefined) {
-      void vscode.window.showWarningMessage(t('{0} changed after the agent\u2019s edit; its diff cannot be shown against it.', path));
-      return false;
+  /** The applied edit behind a session's call, with its own before and after. */
+  private applied(session: AgentSession, callId: string): { edit: AppliedEdit; path: string } | undefined {
+    const change = session.changes.find((c) => c.callId === callId);
+    const root = this.host.folder(session.folder)?.folder.uri.fsPath;
+    const edit = change && root !== undefined ? this.host.edits.find(root, change.diff) : undefined;
+    return edit && change ? { edit, path: change.path } : undefined;
+  }
+
+  /** An edit the agent applied, as a diff editor beside the session: its own before and after. Resolves with why not. */
+  async openDiff(session: AgentSession, callId: string): Promise<string | undefined> {
+    const found = this.applied(session, callId);
+    if (!found) return t('This edit is not one this window applied (or the agent is off); its diff is on its card.');
+    await this.diffs.applied(found.edit, found.path);
+    return undefined;
+  }
+
+  /** A waiting edit, as a diff editor beside the session: the file as it is against what the edit would make. */
+  async openProposed(session: AgentSession, callId: string): Promise<string | undefined> {
+    const approval = session.gate.get(callId);
+    const workspace = this.host.folder(session.folder);
+    if (!approval || !workspace) return t('Already answered (on the phone, or the session was stopped).');
+    return this.diffs.proposed(session.id, approval, workspace);
+  }
+
+  /** Allow or Deny from a proposed change's diff editor (its title bar). */
+  decideProposed(uri: vscode.Uri | undefined, decision: Decision): boolean {
+    const shown = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    const call = proposedCall(uri) ?? proposedCall(shown instanceof vscode.TabInputTextDiff ? shown.modified : undefined);
+    const session = call && this.session(call.session);
+    if (!call || !session) return false;
+    const decided = this.decide(session, call.callId, decision);
+    // The proposed change's editor is done with (never "the active editor": the webview may be it).
+    const done = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && proposedCall(tab.input.modified)?.callId === call.callId && proposedCall(tab.input.modified)?.session === call.session);
+    if (decided) void vscode.window.tabGroups.close(done);
+    return decided;
+  }
+
+  /** Takes an applied edit back in the editor; every screen marks it reverted and the model is told. */
+  async revert(session: AgentSession, callId: string): Promise<string | undefined> {
+    const found = this.applied(session, callId);
+    if (!found) return t('This edit is not one this window applied (or the agent is off); revert it by hand.');
+    // The agent's write rules hold for its revert too: no link swapped in meanwhile is followed.
+    try {
+      await this.host.folder(session.folder)?.checkWrite(found.path);
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
     }
-    const key = `${session.id}/${callId}`;
-    this.befores.set(key, before);
-    const left = vscode.Uri.from({ scheme: BEFORE_SCHEME, path: `/${path}`, query: key });
-    await vscode.commands.executeCommand('vscode.diff', left, file, t('{0} (the agent\u2019s edit)', path));
-    return true;
+    const problem = await this.host.edits.revert(found.edit);
+    if (problem) return problem;
+    session.reverted(callId);
+    return undefined;
+  }
+
+  /** Undo in an editor took an agent edit back: the session whose change it was is told. */
+  private undone(edit: AppliedEdit): void {
+    for (const session of this.sessions()) {
+      if (this.host.folder(session.folder)?.folder.uri.fsPath !== edit.root) continue;
+      const change = session.changes.findLast((c) => c.diff === edit.diff && !c.reverted);
+      if (change && session.reverted(change.callId)) return;
+    }
+  }
+
+  /** A new session at the desk, the same the phone then sees: its id. */
+  newSession(folder: string, prompt: string): string | undefined {
+    const workspace = this.host.folder(folder);
+    const session = workspace && this.host.store?.create(workspace);
+    if (!session) return undefined;
+    session.send(prompt);
+    this.refresh();
+    this.open(session.id);
+    return session.id;
+  }
+
+  /** Stops and forgets a session (a row's Delete). */
+  delete(id: string): boolean {
+    this.panels.get(id)?.dispose();
+    const gone = this.host.store?.delete(id) ?? false;
+    this.refresh();
+    return gone;
+  }
+
+  /** The open folders the agent may work in (their names). */
+  folders(): string[] {
+    return this.host.workspaces().map((w) => w.name);
   }
 }
 
-type FromWebview =
-  | { type: 'decide'; callId: string; decision: 'allow' | 'deny' | 'allow_session' }
-  | { type: 'stop' }
-  | { type: 'send'; text: string }
-  | { type: 'diff'; callId: string }
-  | { type: 'ready' }
-  | { type: 'rendered'; html: string };
-
-/** One session's webview: the transcript live from the session's own event log. */
-export class AgentPanel {
-  private readonly panel: vscode.WebviewPanel;
-  private stopListening: () => void = () => {};
-  private disposed = false;
-  private readonly renderedHtml = new vscode.EventEmitter<string>();
-
-  constructor(
-    private readonly session: AgentSession,
-    private readonly extensionUri: vscode.Uri,
-    private readonly diff: (callId: string) => Promise<boolean>,
-    private readonly onDispose: () => void,
-  ) {
-    this.panel = vscode.window.createWebviewPanel('deskrelay.agentSession', session.title || t('Agent session'), vscode.ViewColumn.Active, {
-      enableScripts: true,
-      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media')],
-    });
-    this.panel.webview.html = this.html();
-    this.panel.webview.onDidReceiveMessage((m: FromWebview) => void this.receive(m));
-    this.panel.onDidDispose(() => this.dispose());
-  }
-
-  reveal(): void {
-    this.panel.reveal();
-  }
-
-  /** What the webview's buttons do (also called by the tests, as the webview would). */
-  async receive(m: FromWebview): Promise<string | undefined> {
-    try {
-      if (m.type === 'ready') this.follow();
-      else if (m.type === 'decide') this.session.decide(m.callId, m.decision);
-      else if (m.type === 'stop') this.session.stop();
-      else if (m.type === 'send' && m.text.trim()) this.session.send(m.text.trim());
-      else if (m.type === 'diff') await this.diff(m.callId);
-      else if (m.type === 'rendered') this.renderedHtml.fire(m.html);
-      return undefined;
-    } catch (err) {
-      // Answered on the phone first: the card shows that decision from the stream.
-      const message = err instanceof NotPendingError ? t('Already answered (on the phone, or the session was stopped).') : err instanceof Error ? err.message : String(err);
-      void this.panel.webview.postMessage({ type: 'notice', message });
-      return message;
-    }
-  }
-
-  /** Replays the session from its first event, then live (in the same tick: nothing between). */
-  private follow(): void {
-    this.stopListening();
-    const send = (framed: string) => {
-      const at = framed.indexOf('data: ');
-      if (at >= 0) void this.panel.webview.postMessage({ type: 'event', event: JSON.parse(framed.slice(at + 6)) as AgentEvent });
-    };
-    void this.panel.webview.postMessage({ type: 'reset', folder: this.session.folder, title: this.session.title });
-    for (const frame of this.session.log.since(0).frames) send(frame.framed);
-    this.stopListening = this.session.log.listen({ push: (frame) => send(frame.framed), close: () => void this.panel.webview.postMessage({ type: 'notice', message: t('This session ended.') }) });
-  }
-
-  /** Tests only: the transcript as the webview shows it now (its HTML), asked of the webview itself. */
-  rendered(): Promise<string> {
-    return askRendered(this.panel.webview, this.renderedHtml.event);
-  }
-
-  dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    this.renderedHtml.dispose();
-    this.stopListening();
-    this.panel.dispose();
-    this.onDispose();
-  }
-
-  private html(): string {
-    const webview = this.panel.webview;
-    const media = (name: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', name)).toString();
-    const words = JSON.stringify({
-      allow: t('Allow'),
-      deny: t('Deny'),
-      // What "allow for the session" grants, on its button (docs/agent.md).
-      allowSessionCommand: t('Allow this exact command until a file changes'),
-      allowSessionEdit: t('Allow every edit in this session'),
-      allowSessionTool: t('Allow this tool for this session'),
-      allowed: t('Allowed'),
-      denied: t('Denied'),
-      allowedSession: t('Allowed for this session'),
-      edit: t('Make this edit?'),
-      write: t('Write this file?'),
-      run: t('Run this command?'),
-      inFolder: t('in {0}', this.session.folder),
-      openDiff: t('Open diff'),
-      input: t('Input'),
-      output: t('Output'),
-      status: { running: t('Working…'), waiting: t('Waiting for you'), idle: t('Done: send more'), stopped: t('Stopped'), failed: t('Failed') },
-    }).replace(/</g, '\\u003c');
-    return webviewHtml({
-      cspSource: webview.cspSource,
-      language: vscode.env.language,
-      title: t('Agent session'),
-      stylesheets: [media('agent-session.css')],
-      body: (nonce) => `<header><h1 id="title"></h1><p id="status" role="status"></p><button id="stop" type="button" class="danger">${h('Stop')}</button></header>
-  <p id="notice" role="alert" hidden></p>
-  <ol id="log" aria-label="${h('Agent session')}"></ol>
-  <form id="compose"><label for="message" class="visually-hidden">${h('Message to the agent')}</label><textarea id="message" rows="2" placeholder="${h('Message the agent')}"></textarea><button type="submit">${h('Send')}</button></form>
-  <script nonce="${nonce}" id="words" type="application/json">${words}</script>
-  <script nonce="${nonce}" src="${media('markdown.js')}"></script>
-  <script nonce="${nonce}" src="${media('agent-session.js')}"></script>`,
-    });
-  }
+/** What a notification says an approval asks. */
+function asks(a: PendingApproval): string {
+  if (a.command !== undefined) return t('run {0}', a.command);
+  if (a.diff !== undefined) return t('edit {0}', typeof a.input.path === 'string' ? a.input.path : '');
+  return t('use the tool {0}', a.tool);
 }

@@ -15,6 +15,7 @@ import {
   type AgentTool,
   type Workspace,
 } from '../../server/src';
+import type { AppliedEdits } from './agentEdits';
 import type { AgentTerminals } from './agentTerminal';
 
 export interface VsCodeWorkspaceOptions {
@@ -25,11 +26,14 @@ export interface VsCodeWorkspaceOptions {
   env: () => NodeJS.ProcessEnv;
   /** The tools other extensions registered that the model gets too. */
   hostTools: () => readonly AgentTool[];
+  /** Where each applied edit is kept with its own before and after (Open diff, revert, Undo). */
+  edits: AppliedEdits;
 }
 
 /**
  * The Workspace contract in VS Code, for one open folder on disk: reads through workspace.fs
- * with unsaved editor text winning, edits as a WorkspaceEdit then saved (so Undo works),
+ * with unsaved editor text winning, edits as a WorkspaceEdit (so Undo works), saved unless the
+ * file had unsaved changes of the user's (an agent edit never saves what the user typed),
  * the Problems list from languages.getDiagnostics, commands in the visible "DeskRelay Agent"
  * terminal, search through ripgrep when there is one. Path checks, reading from disk, listing
  * and git diff are the CLI host's (same rules, same deny list, same refusal of links, FIFOs and
@@ -90,7 +94,7 @@ export class VsCodeWorkspace implements Workspace {
     return this.files.checkWrite(path);
   }
 
-  async writeFile(path: string, content: string): Promise<void> {
+  async writeFile(path: string, content: string): Promise<string | undefined> {
     // VS Code's WorkspaceEdit and save follow links and cannot open without following: the path
     // is checked (no link at its end, none leading out or to nothing on the way, a regular file
     // with one name) just before VS Code writes it.
@@ -105,15 +109,24 @@ export class VsCodeWorkspace implements Workspace {
       if (err instanceof WorkspaceError) throw err;
       exists = false;
     }
+    let before: string | undefined;
+    let unsaved = false;
     if (exists) {
       const doc = await vscode.workspace.openTextDocument(uri);
-      edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), content);
+      before = doc.getText();
+      unsaved = doc.isDirty;
+      edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(before.length)), content);
     } else {
       edit.createFile(uri, { contents: Buffer.from(content, 'utf8') });
     }
     if (!(await vscode.workspace.applyEdit(edit))) throw new WorkspaceError(`VS Code did not apply the edit to ${path}.`);
+    this.options.edits.record(this.folder.uri.fsPath, path, uri, before, content);
+    // Saving would write the user's own unsaved text with the agent's: the edit stays in the
+    // editor, unsaved, and the result says so (the card and the model see it).
+    if (unsaved) return 'The file had unsaved changes in the editor: the edit was made there and left unsaved; the user saves it.';
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === uri.fsPath);
     if (doc?.isDirty && !(await doc.save())) throw new WorkspaceError(`The edit to ${path} was made in the editor but could not be saved.`);
+    return undefined;
   }
 
   diagnostics(path: string | undefined): Promise<DiagnosticsResult> {

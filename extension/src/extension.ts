@@ -11,6 +11,7 @@ import { vscodeLmAdapters } from './vscodeLm';
 import { ExtensionAgentHost } from './agent';
 import { AgentDesk } from './agentView';
 import type { DeviceAction } from './commands/devices';
+import { AgentCommands } from './commands/agent';
 import type { ProbeOptions } from '../../server/src';
 
 /** What activate() returns: the state (never the token), plus the one test seam. */
@@ -68,9 +69,15 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
   };
 
   const agentDesk = new AgentDesk(agent, context.extensionUri);
+  const agentCommands = new AgentCommands(agentDesk);
   context.subscriptions.push(
     agentDesk,
     vscode.commands.registerCommand('deskrelay.agent.open', (id: unknown) => typeof id === 'string' && void agentDesk.open(id)),
+    vscode.commands.registerCommand('deskrelay.agent.new', (folder?: string, prompt?: string) => agentCommands.newSession(folder, prompt)),
+    vscode.commands.registerCommand('deskrelay.agent.stop', (id: unknown) => agentCommands.stop(id)),
+    vscode.commands.registerCommand('deskrelay.agent.delete', (id: unknown, confirmed?: boolean) => agentCommands.remove(id, confirmed)),
+    vscode.commands.registerCommand('deskrelay.agent.allowProposed', (uri?: vscode.Uri) => agentDesk.decideProposed(uri, 'allow')),
+    vscode.commands.registerCommand('deskrelay.agent.denyProposed', (uri?: vscode.Uri) => agentDesk.decideProposed(uri, 'deny')),
     remote,
     new StatusBar(remote),
     remote.onDidChange(setContext),

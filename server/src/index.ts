@@ -65,7 +65,10 @@ export {
   NotPendingError,
   approvalDigest,
   reverseDiff,
+  unifiedDiff,
   type AgentHost,
+  type Decision,
+  type PendingApproval,
   type AgentLimits,
   type NodeWorkspaceOptions,
 } from './agent';

@@ -124,8 +124,10 @@ export type AgentEvent =
   | { type: 'text'; delta: string }
   | { type: 'tool_call'; callId: string; tool: string; input: Record<string, unknown> }
   | { type: 'approval'; callId: string; tool: string; input: Record<string, unknown>; diff?: string; command?: string; digest: string; reason?: string }
-  | { type: 'decision'; callId: string; decision: 'allow' | 'deny' | 'allow_session' }
-  | { type: 'tool_result'; callId: string; ok: boolean; output: string; denied?: boolean }
+  | { type: 'decision'; callId: string; decision: 'allow' | 'deny' | 'allow_session'; note?: string }
+  | { type: 'tool_result'; callId: string; ok: boolean; output: string; denied?: boolean; diff?: string }
+  | { type: 'queued'; text: string }
+  | { type: 'reverted'; callId: string; path: string }
   | { type: 'status'; status: AgentStatus }
   | { type: 'error'; message: string };
 

@@ -189,6 +189,24 @@ describe('the agent at work', () => {
     events.close();
   });
 
+  it('a denial may carry a note: the model reads it, every screen sees it on the decision; a note that is not a short string is 400', async () => {
+    model.script([
+      { calls: [{ name: 'run_command', arguments: { command: 'echo noted' } }] },
+      { check: (body) => expect(lastResult(body)).toBe('The user denied this. Nothing was changed or run.\nThe user said: use npm test'), text: ['OK.'] },
+    ]);
+    const { id, events } = await session('Run it');
+    await events.waitStatus('waiting');
+    const [approval] = events.of('approval');
+    const url = `/v1/agent/sessions/${id}/approvals/${approval.callId}`;
+    expect((await post(url, { decision: 'deny', note: 42 })).json.error.code).toBe('request.invalid_body');
+    expect((await post(url, { decision: 'deny', note: 'x'.repeat(2001) })).json.error.code).toBe('request.invalid_body');
+    expect((await post(url, { decision: 'deny', note: 'use npm test' })).status).toBe(204);
+    await events.waitStatus('idle');
+    expect(events.of('decision')).toEqual([{ type: 'decision', callId: approval.callId, decision: 'deny', note: 'use npm test' }]);
+    expect(model.failures).toEqual([]);
+    events.close();
+  });
+
   it('allow applies the edit; allow_session grants every edit, but a command only for that exact line', async () => {
     model.script([
       { calls: [{ name: 'edit_file', arguments: { path: 'src/math.js', old: 'a - b', new: 'a + b' } }] },

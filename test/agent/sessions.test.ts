@@ -59,7 +59,7 @@ describe('SessionStore', () => {
     expect(store.list()).toEqual([]);
   });
 
-  it('stop aborts the model request and a queued message is dropped', async () => {
+  it('stop aborts the model request; a queued message is shown queued, kept, and joins before the next one', async () => {
     const fake = hangingChat();
     const store = new SessionStore({ chat: fake.chat, limits: DEFAULT_LIMITS, logger: silentLogger, push: () => {} });
     const s = store.create(workspace)!;
@@ -71,6 +71,12 @@ describe('SessionStore', () => {
     expect(s.status).toBe('stopped');
     expect(fake.started).toBe(1);
     expect(s.snapshot().transcript).toEqual([{ role: 'user', text: 'first' }]);
+    const events = s.log.since(0).frames.map((f) => JSON.parse(f.framed.slice(f.framed.indexOf('data: ') + 6)));
+    expect(events).toContainEqual({ type: 'queued', text: 'queued while running' });
+    s.send('next');
+    await tick();
+    expect(s.snapshot().transcript).toEqual([{ role: 'user', text: 'first' }, { role: 'user', text: 'queued while running' }, { role: 'user', text: 'next' }]);
+    s.stop();
   });
 });
 

@@ -24,6 +24,9 @@ export interface PendingApproval extends ApprovalShown {
 
 export class NotPendingError extends Error {}
 
+/** The longest note kept with a denial (characters). */
+export const MAX_NOTE = 2000;
+
 /** Said on a command's card when an edit ended its session grant. */
 export const GRANT_ENDED_REASON = 'A file changed since you allowed this command for the session.';
 
@@ -44,8 +47,8 @@ export function approvalDigest(a: ApprovalShown): string {
 /** How the gate tells its session what happened, so the session's events say it. */
 export interface GateEvents {
   asked(approval: PendingApproval): void;
-  /** `waiting`: approvals still open after this one. */
-  decided(callId: string, decision: Decision, waiting: number): void;
+  /** `waiting`: approvals still open after this one; `note`: what the user said with a denial. */
+  decided(callId: string, decision: Decision, waiting: number, note?: string): void;
 }
 
 /**
@@ -67,6 +70,8 @@ export class ApprovalGate {
   /** Command lines whose grant an edit ended: their next card says why it asks again. */
   private readonly ended = new Set<string>();
   private readonly waiting = new Map<string, { approval: PendingApproval; resolve: (d: Decision) => void }>();
+  /** What the user said with a denial, until the session tells the model. */
+  private readonly notes = new Map<string, string>();
 
   constructor(private readonly events: GateEvents) {}
 
@@ -109,13 +114,25 @@ export class ApprovalGate {
     });
   }
 
-  /** The user's answer; NotPendingError when no approval waits for callId (decided, stopped, unknown). */
-  decide(callId: string, decision: Decision): void {
+  /**
+   * The user's answer; NotPendingError when no approval waits for callId (decided, stopped,
+   * unknown). A denial may carry a note (why), which goes to the model with it.
+   */
+  decide(callId: string, decision: Decision, note?: string): void {
     const entry = this.waiting.get(callId);
     if (!entry) throw new NotPendingError();
     this.waiting.delete(callId);
-    this.events.decided(callId, decision, this.waiting.size);
+    const said = decision === 'deny' ? note?.trim().slice(0, MAX_NOTE) : undefined;
+    if (said) this.notes.set(callId, said);
+    this.events.decided(callId, decision, this.waiting.size, said || undefined);
     entry.resolve(decision);
+  }
+
+  /** The note given with callId's denial, once. */
+  takeNote(callId: string): string | undefined {
+    const note = this.notes.get(callId);
+    this.notes.delete(callId);
+    return note;
   }
 
   /** The stop: every waiting approval denied. */

@@ -9,4 +9,4 @@ export type * from './workspace';
 export { SessionStore } from './sessions';
 export { AgentSession, type SessionSnapshot } from './session';
 export { ApprovalGate, approvalDigest, approvalShows, DECISIONS, NotPendingError, type Decision, type PendingApproval } from './gate';
-export { reverseDiff } from './diff';
+export { reverseDiff, unifiedDiff } from './diff';

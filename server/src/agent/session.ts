@@ -25,7 +25,17 @@ export interface SessionDeps {
 export type TranscriptItem =
   | { role: 'user'; text: string }
   | { role: 'assistant'; text: string; toolCalls: { callId: string; tool: string; input: Record<string, unknown> }[] }
-  | { role: 'tool'; callId: string; tool: string; ok: boolean; output: string; denied?: boolean };
+  | { role: 'tool'; callId: string; tool: string; ok: boolean; output: string; denied?: boolean; diff?: string };
+
+type CallResult = { ok: boolean; output: string; denied?: boolean; diff?: string };
+
+/** An edit the session applied (its diff as the card showed it, or as granted). */
+export interface AppliedChange {
+  callId: string;
+  path: string;
+  diff: string;
+  reverted: boolean;
+}
 
 export interface SessionSnapshot {
   id: string;
@@ -63,6 +73,10 @@ export class AgentSession {
   /** Every call passes here before it runs: its id, its approval, the decision, the grants. */
   readonly gate: ApprovalGate;
   private readonly queue: string[] = [];
+  /** Edits applied in this session, in order, for the desk's Changes list and the user's revert. */
+  private readonly applied = new Map<string, AppliedChange>();
+  /** What the model is told at its next step (an edit the user reverted). */
+  private readonly notes: string[] = [];
   /** Aborted by stop(): the model request, a running command, a search. */
   private turn: AbortController | undefined;
   private model: ChatHandle | undefined;
@@ -81,9 +95,9 @@ export class AgentSession {
         this.setStatus('waiting');
         if (this.log.attached === 0) this.deps.push({ type: 'agent_needs_you', session: this.id, callId: approval.callId });
       },
-      decided: (callId, decision, waiting) => {
+      decided: (callId, decision, waiting, note) => {
         // Every screen following the session (the phone, the desk) shows the same decision on its card.
-        this.emit({ type: 'decision', callId, decision });
+        this.emit({ type: 'decision', callId, decision, ...(note ? { note } : {}) });
         if (this.statusValue === 'waiting' && waiting === 0) this.setStatus('running');
       },
     });
@@ -133,7 +147,9 @@ export class AgentSession {
     if (this.closed) return;
     if (!this.title) this.title = text.replace(/\s+/g, ' ').trim().slice(0, 80);
     if (this.busy) {
+      // Shown as waiting on every screen until it joins the conversation (its `user` event).
       this.queue.push(text);
+      this.emit({ type: 'queued', text });
       return;
     }
     this.setStatus('running');
@@ -142,6 +158,8 @@ export class AgentSession {
     this.turns = this.turns
       .then(() => {
         if (this.stops !== stops || this.closed) return;
+        // Messages queued before a stop join first, in the order sent.
+        for (const queued of this.queue.splice(0)) this.addUser(queued);
         this.addUser(text);
         return this.runTurn();
       })
@@ -153,15 +171,33 @@ export class AgentSession {
   }
 
   /** The user's answer to a pending approval (the gate's decide); NotPendingError when none waits for callId. */
-  decide(callId: string, decision: Decision): void {
-    this.gate.decide(callId, decision);
+  decide(callId: string, decision: Decision, note?: string): void {
+    this.gate.decide(callId, decision, note);
   }
 
-  /** Aborts the model request, kills a running command with its process group, denies pending approvals, drops queued messages. */
+  /**
+   * The user took back an edit this session applied (at the desk: its card, the Changes list,
+   * Undo): every screen marks it reverted and the model is told at its next step. False when
+   * callId is no applied edit, or one already reverted.
+   */
+  reverted(callId: string): boolean {
+    const change = this.applied.get(callId);
+    if (!change || change.reverted || this.closed) return false;
+    change.reverted = true;
+    this.notes.push(`The user reverted your edit to ${change.path}: that file is back as it was before it. Read it again before relying on it.`);
+    this.emit({ type: 'reverted', callId, path: change.path });
+    return true;
+  }
+
+  /** The edits this session applied, oldest first. */
+  get changes(): readonly Readonly<AppliedChange>[] {
+    return [...this.applied.values()];
+  }
+
+  /** Aborts the model request, kills a running command with its process group, denies pending approvals; queued messages wait for the next one. */
   stop(): void {
     if (!this.busy) return;
     this.stops++;
-    this.queue.length = 0;
     this.setStatus('stopped');
     this.turn?.abort(new CancelReason(STOPPED_BY_USER));
     this.model?.abort(new CancelReason(STOPPED_BY_USER));
@@ -222,6 +258,7 @@ export class AgentSession {
         break;
       }
       steps++;
+      for (const note of this.notes.splice(0)) this.addMessage({ role: 'user', content: note });
       const reply = await this.callModel(turn.signal);
       if (turn.signal.aborted) return;
       if (!reply.ok) {
@@ -318,7 +355,7 @@ export class AgentSession {
     }
   }
 
-  private async runCall(call: ToolCall, callId: string, signal: AbortSignal): Promise<{ ok: boolean; output: string; denied?: boolean }> {
+  private async runCall(call: ToolCall, callId: string, signal: AbortSignal): Promise<CallResult> {
     const { logger, limits, workspace } = this.deps;
     this.emit({ type: 'tool_call', callId, tool: call.name, input: call.arguments });
     const tools = this.tools();
@@ -345,8 +382,10 @@ export class AgentSession {
         ...(prepared.command !== undefined ? { command: prepared.command } : {}),
       });
       logger.info(`agent ${this.short}: ${call.name} ${subject} decision=${decision}`);
+      const note = this.gate.takeNote(callId);
       if (decision === 'deny' || signal.aborted) {
-        return { ok: false, denied: true, output: signal.aborted ? NOT_RUN : 'The user denied this. Nothing was changed or run.' };
+        const output = signal.aborted ? NOT_RUN : `The user denied this. Nothing was changed or run.${note ? `\nThe user said: ${note}` : ''}`;
+        return { ok: false, denied: true, output };
       }
     } else {
       logger.info(`agent ${this.short}: ${call.name} ${subject}${tool.approval === 'never' ? '' : ' decision=allowed_for_session'}`);
@@ -355,7 +394,11 @@ export class AgentSession {
     // it ends every command grant. A host's tool may write too; the relay cannot tell.
     if (tool.approval === 'edit' || !TOOLS.includes(tool)) this.gate.filesChange();
     try {
-      return { ok: true, output: capResult(await prepared.run(), limits.maxResultBytes) };
+      const output = capResult(await prepared.run(), limits.maxResultBytes);
+      // Every applied edit, asked or granted, carries its diff: each screen can show and revert it.
+      if (tool.approval !== 'edit' || !prepared.diff) return { ok: true, output };
+      this.applied.set(callId, { callId, path: prepared.subject, diff: prepared.diff, reverted: false });
+      return { ok: true, output, diff: prepared.diff };
     } catch (err) {
       return toolFailure(err, logger);
     }

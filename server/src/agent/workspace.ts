@@ -28,8 +28,11 @@ export interface Workspace {
    * again as it writes.
    */
   checkWrite?(path: string): Promise<void>;
-  /** Writes the whole file (made with its folders when new). Called only after an approval. */
-  writeFile(path: string, content: string): Promise<void>;
+  /**
+   * Writes the whole file (made with its folders when new). Called only after an approval.
+   * May resolve with a note the result adds (VS Code: an edit left unsaved in the editor).
+   */
+  writeFile(path: string, content: string): Promise<void | string>;
   /** Runs one command line in the folder. Called only after an approval. Never rejects for the command's own failure. */
   runCommand(command: string, options: CommandOptions): Promise<CommandResult>;
   /**

@@ -14,8 +14,8 @@ export async function approvedEdit(ctx: ToolContext, path: string, before: strin
     diff: unifiedDiff(path, before, after),
     async run() {
       if ((await ctx.workspace.readIfExists(path)) !== before) throw new WorkspaceError(`${path} changed since the diff was shown; nothing was written. Read it again.`);
-      await ctx.workspace.writeFile(path, after);
-      return done;
+      const note = await ctx.workspace.writeFile(path, after);
+      return note ? `${done} ${note}` : done;
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { AgentHost } from '../../agent/host';
 import { DEFAULT_LIMITS, type AgentLimits } from '../../agent/limits';
-import { DECISIONS, NotPendingError, type Decision } from '../../agent/gate';
+import { DECISIONS, MAX_NOTE, NotPendingError, type Decision } from '../../agent/gate';
 import type { AgentSession } from '../../agent/session';
 import { SessionStore } from '../../agent/sessions';
 import type { Workspace } from '../../agent/workspace';
@@ -172,9 +172,11 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   const decide = route('POST', APPROVAL, async (req, res, c) => {
     const s = session(req, APPROVAL);
     const callId = requestParams(APPROVAL, req).callId ?? '';
-    const shape = '{"decision": "allow" | "deny" | "allow_session", "signature": "<base64url>"}';
+    const shape = '{"decision": "allow" | "deny" | "allow_session", "signature": "<base64url>", "note"?: "…"}';
     const body = jsonObject((await readJsonBody(req, c)).json, shape);
     if (!DECISIONS.includes(body.decision as Decision)) throw invalid(`"decision" must be "allow", "deny" or "allow_session": ${shape}.`);
+    // A denial's reason, for the model (never part of what a device signs: it decides nothing).
+    if (body.note !== undefined && (typeof body.note !== 'string' || body.note.length > MAX_NOTE)) throw invalid(`"note" must be a string of at most ${MAX_NOTE} characters: ${shape}.`);
     if ((host?.approvals?.() ?? 'device') === 'device') {
       const device = c.admission.devices?.get(c.state(req).device ?? '');
       if (typeof body.signature !== 'string' || body.signature === '') {
@@ -191,7 +193,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
       }
     }
     try {
-      s.decide(callId, body.decision as Decision);
+      s.decide(callId, body.decision as Decision, body.note as string | undefined);
     } catch (err) {
       if (err instanceof NotPendingError) throw notPending();
       throw err;

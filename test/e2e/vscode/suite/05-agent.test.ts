@@ -46,6 +46,51 @@ describe('The workspace agent in VS Code', function () {
     const reply = await decideAs({ url: base }, phone, id, callId, decision);
     return { status: reply.status, json: reply.json };
   };
+  const desk = async () => (await api() as unknown as { agentDesk: any }).agentDesk;
+  /** What a webview shows, once `check` holds. */
+  const shown = (panel: any, what: string, check: (html: string) => boolean): Promise<string> =>
+    waitFor(what, async () => {
+      const html: string = await panel.rendered();
+      return check(html) ? html : undefined;
+    });
+  /** The phone following a session's events (the POST form of the stream). */
+  const follow = async (id: string) => {
+    const phone = new AbortController();
+    const events: any[] = [];
+    const res = await fetch(`${base}/v1/agent/sessions/${id}/events`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, signal: phone.signal });
+    assert.equal(res.status, 200);
+    void (async () => {
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          buffer += value;
+          let at: number;
+          while ((at = buffer.indexOf('\n\n')) >= 0) {
+            const data = buffer.slice(0, at).split('\n').find((l) => l.startsWith('data: '));
+            buffer = buffer.slice(at + 2);
+            if (data) events.push(JSON.parse(data.slice(6)));
+          }
+        }
+      } catch {
+        /* aborted at the end */
+      }
+    })();
+    return { events, stop: () => phone.abort() };
+  };
+  /** The diff editors open now (any tab group), by the scheme of their right side. */
+  const diffTabs = (scheme: string) =>
+    vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === scheme);
+  const diffTexts = async (tab: vscode.Tab) => {
+    const input = tab.input as vscode.TabInputTextDiff;
+    return [(await vscode.workspace.openTextDocument(input.original)).getText(), (await vscode.workspace.openTextDocument(input.modified)).getText()];
+  };
+  const closeDiffs = async () => {
+    await vscode.window.tabGroups.close(vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputTextDiff));
+  };
+  const appliedCalls = async (id: string) => (await snapshot(id)).transcript.filter((t: any) => t.role === 'tool' && t.diff).map((t: any) => t.callId as string);
 
   before(async () => {
     model = await startScriptedModel();
@@ -366,29 +411,7 @@ describe('The workspace agent in VS Code', function () {
     ]);
     const id = await start('desk edit');
     // The phone follows the session's events (the POST form of the stream).
-    const phone = new AbortController();
-    const events: any[] = [];
-    const res = await fetch(`${base}/v1/agent/sessions/${id}/events`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, signal: phone.signal });
-    assert.equal(res.status, 200);
-    void (async () => {
-      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = '';
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          buffer += value;
-          let at: number;
-          while ((at = buffer.indexOf('\n\n')) >= 0) {
-            const data = buffer.slice(0, at).split('\n').find((l) => l.startsWith('data: '));
-            buffer = buffer.slice(at + 2);
-            if (data) events.push(JSON.parse(data.slice(6)));
-          }
-        }
-      } catch {
-        /* aborted at the end */
-      }
-    })();
+    const { events, stop: phoneGone } = await follow(id);
     const desk = (await api() as unknown as { agentDesk: any }).agentDesk;
     const approval = await pending(id);
     // The view lists it, with its folder and the approval waiting.
@@ -404,21 +427,19 @@ describe('The workspace agent in VS Code', function () {
     await waitFor('the decision on the phone\'s stream', () => events.find((e) => e.type === 'decision' && e.callId === approval.callId));
     assert.equal(events.find((e) => e.type === 'decision').decision, 'allow');
     await waitFor('the edit on disk', () => readFileSync(join(folder, 'src', 'desk.js'), 'utf8') === 'const n = 2;\n' || undefined);
-    // The applied edit, on request, as a diff editor: before on the left, the file on the right.
-    assert.equal(await desk.openDiff(desk.session(id), approval.callId), true);
-    const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
-    assert.ok(tab?.input instanceof vscode.TabInputTextDiff, 'a diff editor is open');
-    const input = tab.input as vscode.TabInputTextDiff;
-    assert.equal((await vscode.workspace.openTextDocument(input.original)).getText(), 'const n = 1;\n');
-    assert.equal(input.modified.fsPath, join(folder, 'src', 'desk.js'));
-    await run('workbench.action.closeActiveEditor');
+    await waitFor('the edit\'s result', async () => (await appliedCalls(id)).includes(approval.callId) || undefined);
+    // The applied edit, on request, as a diff editor: its own before on the left, its own after on the right.
+    assert.equal(await desk.openDiff(desk.session(id), approval.callId), undefined);
+    const tab = await waitFor('a diff editor', () => diffTabs('deskrelay-agent')[0]);
+    assert.deepEqual(await diffTexts(tab), ['const n = 1;\n', 'const n = 2;\n']);
+    await closeDiffs();
     // The command waits; Stop at the desk stops it, and the phone sees it.
     const command = await waitFor('the command approval', () => events.find((e) => e.type === 'approval' && e.command === 'echo never-run'));
     await panel.receive({ type: 'stop' });
     await waitFor('stopped on the phone\'s stream', () => events.find((e) => e.type === 'status' && e.status === 'stopped'));
     assert.deepEqual(events.filter((e) => e.type === 'decision').map((e) => [e.callId, e.decision]), [[approval.callId, 'allow'], [command.callId, 'deny']]);
     await waitFor('the view shows it stopped', () => desk.items().find((i: any) => i.id === id && i.status === 'stopped'));
-    phone.abort();
+    phoneGone();
     panel.dispose();
     failures();
   });
@@ -478,6 +499,253 @@ describe('The workspace agent in VS Code', function () {
     panel.dispose();
     await setSetting('keepConversations', undefined);
     failures();
+  });
+
+  it('an edit to a file with unsaved changes is made in the editor and left unsaved: the agent never saves what the user typed', async () => {
+    const file = join(folder, 'src', 'dirty.js');
+    writeFileSync(file, 'line one\n');
+    const doc = await vscode.workspace.openTextDocument(file);
+    const editor = await vscode.window.showTextDocument(doc);
+    await editor.edit((b) => b.insert(new vscode.Position(1, 0), 'typed by the user\n'));
+    assert.equal(doc.isDirty, true);
+    model.script([
+      { calls: [{ name: 'edit_file', arguments: { path: 'src/dirty.js', old: 'line one', new: 'line ONE' } }] },
+      { check: (body) => assert.match(lastResult(body), /^Edited src\/dirty\.js\. The file had unsaved changes in the editor: the edit was made there and left unsaved/), text: ['ok'] },
+    ]);
+    const id = await start('edit the dirty file');
+    const approval = await pending(id);
+    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    await idle(id);
+    assert.equal(readFileSync(file, 'utf8'), 'line one\n', 'nothing the user typed (nor the edit) was saved');
+    assert.equal(doc.isDirty, true);
+    assert.equal(doc.getText(), 'line ONE\ntyped by the user\n');
+    await vscode.window.showTextDocument(doc);
+    await run('workbench.action.files.revert');
+    await run('workbench.action.closeActiveEditor');
+    failures();
+  });
+
+  it('every applied edit, asked or granted, is in the transcript and the Changes list with its own diff; the proposed change opens in a diff editor before any write, beside the card', async () => {
+    const file = join(folder, 'src', 'two.js');
+    writeFileSync(file, 'a = 1;\n');
+    model.script([
+      { calls: [{ name: 'edit_file', arguments: { path: 'src/two.js', old: 'a = 1', new: 'a = 2' } }] },
+      { calls: [{ name: 'edit_file', arguments: { path: 'src/two.js', old: 'a = 2', new: 'a = 3' } }] },
+      { text: ['both done'] },
+    ]);
+    const id = await start('two edits');
+    const d = await desk();
+    const panel = d.open(id);
+    const approval = await pending(id);
+    // Before deciding: the file as it is against the proposed text, nothing written, the card still in view.
+    assert.equal(await panel.receive({ type: 'proposed', callId: approval.callId }), undefined);
+    const proposed = await waitFor('the proposed diff', () => diffTabs('deskrelay-agent-proposed')[0]);
+    assert.deepEqual(await diffTexts(proposed), ['a = 1;\n', 'a = 2;\n']);
+    assert.equal((proposed.input as vscode.TabInputTextDiff).original.fsPath, file);
+    assert.equal(readFileSync(file, 'utf8'), 'a = 1;\n');
+    assert.equal(panel.visible, true, 'the diff editor opened beside the waiting card, not over it');
+    // Allow from the diff editor's title (its Allow button's command): it decides that call.
+    assert.equal(await run('deskrelay.agent.allowProposed', (proposed.input as vscode.TabInputTextDiff).modified), true);
+    await waitFor('the first edit', () => readFileSync(file, 'utf8') === 'a = 2;\n' || undefined);
+    await closeDiffs();
+    // The first was allowed once, so the second asks; "every edit in this session" grants the rest.
+    const second = await waitFor('the second card', async () => (await snapshot(id)).pending.find((p: any) => p.callId !== approval.callId));
+    assert.equal(await panel.receive({ type: 'decide', callId: second.callId, decision: 'allow_session' }), undefined);
+    await idle(id);
+    assert.equal(readFileSync(file, 'utf8'), 'a = 3;\n');
+    const calls = await appliedCalls(id);
+    assert.deepEqual(calls, [approval.callId, second.callId]);
+    // Each Open diff is that edit's own before and after, though the file moved on.
+    assert.equal(await panel.receive({ type: 'diff', callId: approval.callId }), undefined);
+    assert.deepEqual(await diffTexts(await waitFor('the first diff', () => diffTabs('deskrelay-agent')[0])), ['a = 1;\n', 'a = 2;\n']);
+    await closeDiffs();
+    assert.equal(await panel.receive({ type: 'diff', callId: second.callId }), undefined);
+    assert.deepEqual(await diffTexts(await waitFor('the second diff', () => diffTabs('deskrelay-agent')[0])), ['a = 2;\n', 'a = 3;\n']);
+    await closeDiffs();
+    const html = await shown(panel, 'the Changes list', (h) => h.includes('Changes (2)'));
+    assert.equal((html.match(/class="change-row"/g) ?? []).length, 2);
+    panel.dispose();
+    // A later edit under the session's grant asks nothing, and still shows on the desk with its diff.
+    model.script([{ calls: [{ name: 'edit_file', arguments: { path: 'src/two.js', old: 'a = 3', new: 'a = 4' } }] }, { text: ['granted'] }]);
+    await call('POST', `/v1/agent/sessions/${id}/messages`, { text: 'once more' });
+    await waitFor('the granted edit', async () => ((await appliedCalls(id)).length === 3 ? true : undefined), 20_000);
+    await idle(id);
+    const again = d.open(id);
+    const granted = await shown(again, 'the granted edit on the desk', (h) => h.includes('Edited (allowed for this session)'));
+    assert.match(granted, /a = 4;/);
+    assert.equal((granted.match(/class="change-row"/g) ?? []).length, 3);
+    again.dispose();
+    failures();
+  });
+
+  it('reverting an agent edit, from its card or with Undo in the editor, is marked reverted on every screen and the model is told at its next step', async () => {
+    const file = join(folder, 'src', 'rev.js');
+    writeFileSync(file, 'r = 1;\n');
+    model.script([
+      { calls: [{ name: 'edit_file', arguments: { path: 'src/rev.js', old: 'r = 1', new: 'r = 2' } }] },
+      { text: ['edited'] },
+      {
+        check: (body) => assert.ok(body.messages.some((m: any) => m.role === 'user' && /reverted your edit to src\/rev\.js/.test(m.content)), 'the model is told of the revert'),
+        calls: [{ name: 'edit_file', arguments: { path: 'src/rev.js', old: 'r = 1', new: 'r = 5' } }],
+      },
+      { text: ['again'] },
+    ]);
+    const id = await start('revert me');
+    const phone = await follow(id);
+    const first = await pending(id);
+    await call('POST', `/v1/agent/sessions/${id}/approvals/${first.callId}`, { decision: 'allow' });
+    await idle(id);
+    const d = await desk();
+    const panel = d.open(id);
+    await shown(panel, 'the applied edit', (h) => h.includes('Changes (1)'));
+    assert.equal(await panel.receive({ type: 'revert', callId: first.callId }), undefined);
+    assert.equal(readFileSync(file, 'utf8'), 'r = 1;\n');
+    await waitFor('reverted on the phone\'s stream', () => phone.events.find((e) => e.type === 'reverted' && e.callId === first.callId && e.path === 'src/rev.js'));
+    await shown(panel, 'the revert as a line of its own', (h) => h.includes('<li class="line reverted">Reverted: src/rev.js</li>'));
+    await call('POST', `/v1/agent/sessions/${id}/messages`, { text: 'go on' });
+    const second = await pending(id);
+    await call('POST', `/v1/agent/sessions/${id}/approvals/${second.callId}`, { decision: 'allow' });
+    await idle(id);
+    assert.equal(readFileSync(file, 'utf8'), 'r = 5;\n');
+    // Undo in the editor, where DeskRelay sees it.
+    const doc = await vscode.workspace.openTextDocument(file);
+    await vscode.window.showTextDocument(doc);
+    await run('undo');
+    assert.equal(doc.getText(), 'r = 1;\n');
+    await waitFor('the undo seen as a revert', () => phone.events.find((e) => e.type === 'reverted' && e.callId === second.callId));
+    await run('workbench.action.files.revert');
+    await run('workbench.action.closeActiveEditor');
+    phone.stop();
+    panel.dispose();
+    failures();
+  });
+
+  it('Deny and say why: the note reaches the model with the denial, from the desk and from the phone', async () => {
+    model.script([
+      { calls: [{ name: 'run_command', arguments: { command: 'echo nope' } }] },
+      {
+        check: (body) => assert.equal(lastResult(body), 'The user denied this. Nothing was changed or run.\nThe user said: use the test script instead'),
+        calls: [{ name: 'run_command', arguments: { command: 'echo again' } }],
+      },
+      { check: (body) => assert.equal(lastResult(body), 'The user denied this. Nothing was changed or run.\nThe user said: not now'), text: ['understood'] },
+    ]);
+    const id = await start('deny with notes');
+    const d = await desk();
+    const panel = d.open(id);
+    const first = await pending(id);
+    assert.equal(await panel.receive({ type: 'decide', callId: first.callId, decision: 'deny', note: 'use the test script instead' }), undefined);
+    await shown(panel, 'the note on the card', (h) => h.includes('Your note: use the test script instead'));
+    const second = await waitFor('the second card', async () => (await snapshot(id)).pending.find((p: any) => p.command === 'echo again'));
+    assert.equal((await call('POST', `/v1/agent/sessions/${id}/approvals/${second.callId}`, { decision: 'deny', note: 'not now' })).status, 204);
+    await idle(id);
+    panel.dispose();
+    failures();
+  });
+
+  it('a message typed at the desk mid-turn is shown queued, kept across Stop, and sent with the next; the page stays when hidden; Stopped is a line of its own', async () => {
+    model.script([{ calls: [{ name: 'run_command', arguments: { command: 'echo hold' } }] }]);
+    const id = await start('hold on');
+    const d = await desk();
+    const panel = d.open(id);
+    await pending(id);
+    await panel.receive({ type: 'send', text: 'also do this' });
+    await shown(panel, 'the queued message', (h) => /<li class="user queued">also do this<span class="queued-label">/.test(h));
+    // Hidden behind an editor and shown again, the page is the same page (nothing reloaded).
+    await waitFor('the page loaded', () => panel.loads === 1 || undefined);
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(join(folder, 'README.md')), { viewColumn: vscode.ViewColumn.Active });
+    await waitFor('the panel hidden', () => !panel.visible || undefined);
+    panel.reveal();
+    await waitFor('the panel shown', () => panel.visible || undefined);
+    await shown(panel, 'the queued message still there', (h) => h.includes('also do this'));
+    assert.equal(panel.loads, 1);
+    await panel.receive({ type: 'stop' });
+    await shown(panel, 'Stopped, and the message still queued', (h) => h.includes('<li class="line stopped">Stopped by the user.</li>') && h.includes('class="user queued"'));
+    model.script([
+      { check: (body) => assert.deepEqual(body.messages.filter((m: any) => m.role === 'user').map((m: any) => m.content).slice(-2), ['also do this', 'and this']), text: ['both'] },
+    ]);
+    await panel.receive({ type: 'send', text: 'and this' });
+    await idle(id);
+    const html = await shown(panel, 'the queued message joined', (h) => h.includes('<li class="user">and this</li>'));
+    assert.doesNotMatch(html, /user queued/);
+    await run('workbench.action.closeAllEditors');
+    panel.dispose();
+    failures();
+  });
+
+  it('a waiting approval raises a notification whose Allow decides the call, and a badge on the view', async () => {
+    const d = await desk();
+    const asked: string[] = [];
+    let answer: (choice: string) => void = () => {};
+    const original = d.notify;
+    d.notify = (message: string, ...items: string[]) => {
+      asked.push(`${message} [${items.join('|')}]`);
+      return new Promise<string>((resolve) => (answer = resolve));
+    };
+    try {
+      let result = '';
+      model.script([{ calls: [{ name: 'run_command', arguments: { command: 'echo notified' } }] }, { check: (body) => void (result = lastResult(body)), text: ['ok'] }]);
+      const id = await start('notify me');
+      await waitFor('the notification', () => asked.length > 0 || undefined);
+      assert.match(asked[0]!, /: run echo notified \[Allow\|Deny\|Open\]$/);
+      // Every approval waiting in the relay's sessions, this one among them.
+      const waiting = (await call('GET', '/v1/agent/sessions')).json.sessions.reduce((n: number, s: any) => n + s.pending, 0);
+      assert.ok(waiting >= 1);
+      assert.deepEqual(await waitFor('the badge', () => d.badge), { value: waiting, tooltip: `${waiting} waiting for you` });
+      answer('Allow');
+      await idle(id);
+      assert.match(result, /notified/);
+      assert.equal((await snapshot(id)).transcript.some((t: any) => t.role === 'tool' && t.ok), true);
+      await waitFor('the badge down by one', () => (d.badge?.value ?? 0) === waiting - 1 || undefined);
+    } finally {
+      d.notify = original;
+    }
+    failures();
+  });
+
+  it('New Agent Session at the desk is the session the phone lists; its row says status and waiting (description and tooltip); Stop and Delete from the row', async () => {
+    model.script([{ calls: [{ name: 'run_command', arguments: { command: 'echo from-desk' } }] }]);
+    const name = vscode.workspace.workspaceFolders![0]!.name;
+    const id = await run<string>('deskrelay.agent.new', name, 'from the desk');
+    assert.ok(id);
+    const listed = await call('GET', '/v1/agent/sessions');
+    assert.equal(listed.status, 200);
+    assert.deepEqual(listed.json.sessions.filter((s: any) => s.id === id).map((s: any) => [s.title, s.folder]), [['from the desk', name]]);
+    const d = await desk();
+    await waitFor('the row waiting', () => d.items().find((i: any) => i.id === id && i.pending === 1));
+    const item = d.getTreeItem(id);
+    assert.equal(item.tooltip, `from the desk\n${name} · waiting for you · 1 waiting`);
+    assert.equal(item.contextValue, 'agentSession.busy');
+    await run('deskrelay.agent.stop', id);
+    await waitFor('stopped', async () => ((await snapshot(id)).status === 'stopped' ? true : undefined));
+    assert.equal(d.getTreeItem(id).contextValue, 'agentSession');
+    assert.equal(await run('deskrelay.agent.delete', id, true), true);
+    assert.equal((await call('GET', `/v1/agent/sessions/${id}`)).status, 404);
+    model.script([]);
+  });
+
+  it('turning the agent off is said plainly in the view and on an open session\'s page; in a remote window it is the Machine settings that hold it', async () => {
+    model.script([{ text: ['hello'] }]);
+    const id = await start('still here?');
+    await idle(id);
+    const d = await desk();
+    const panel = d.open(id);
+    await shown(panel, 'the session', (h) => h.includes('still here?'));
+    // code-server is a remote window: VS Code keeps machine-scoped settings in the server's
+    // Machine/settings.json; the user's settings.json does not count for them.
+    const ud = join((await api()).conversationsDir, '..', '..', '..', '..');
+    const machine = join(ud, 'Machine', 'settings.json');
+    assert.equal(JSON.parse(readFileSync(machine, 'utf8'))['deskrelay.agent.enabled'], true, 'the setting (written as a user setting) is in Machine/settings.json');
+    await setSetting('agent.enabled', false);
+    assert.doesNotMatch(readFileSync(join(ud, 'User', 'settings.json'), 'utf8'), /deskrelay\.agent\.enabled/);
+    await waitFor('the view says the agent is off', () => /^The workspace agent is off\./.test(d.message ?? '') || undefined);
+    const html = await shown(panel, 'the banner', (h) => h.startsWith('<p id="ended">'));
+    assert.match(html, /the workspace agent was turned off at the desk/);
+    // Still there after the passing notices have gone.
+    await new Promise((r) => setTimeout(r, 6500));
+    assert.match(await panel.rendered(), /^<p id="ended">This session ended: the workspace agent was turned off/);
+    panel.dispose();
+    await setSetting('agent.enabled', true);
+    await waitFor('the view says nothing', () => d.message === undefined || undefined);
   });
 
   it('turning the setting off ends the agent (403 again)', async () => {

@@ -197,10 +197,10 @@ describe('the agent at work', () => {
     const { id, events } = await session('Run it');
     await events.waitStatus('waiting');
     const [approval] = events.of('approval');
-    const url = `/v1/agent/sessions/${id}/approvals/${approval.callId}`;
-    expect((await post(url, { decision: 'deny', note: 42 })).json.error.code).toBe('request.invalid_body');
-    expect((await post(url, { decision: 'deny', note: 'x'.repeat(2001) })).json.error.code).toBe('request.invalid_body');
-    expect((await post(url, { decision: 'deny', note: 'use npm test' })).status).toBe(204);
+    const deny = (note: unknown) => decideAs(cli, cli.phone, id, approval.callId, 'deny', {}, { note });
+    expect((await deny(42)).json.error.code).toBe('request.invalid_body');
+    expect((await deny('x'.repeat(2001))).json.error.code).toBe('request.invalid_body');
+    expect((await deny('use npm test')).status).toBe(204);
     await events.waitStatus('idle');
     expect(events.of('decision')).toEqual([{ type: 'decision', callId: approval.callId, decision: 'deny', note: 'use npm test' }]);
     expect(model.failures).toEqual([]);

@@ -82,6 +82,7 @@ export async function decideAs(
   callId: string,
   decision: string,
   sign: Partial<{ sessionId: string; callId: string; decision: string; digest: string; key: DeviceKey }> = {},
+  extra: Record<string, unknown> = {},
 ) {
   const snapshot = await send(relay.url, `/v1/agent/sessions/${sessionId}`, { headers: bearer(device.token) });
   const digest = (snapshot.json?.pending as { callId: string; digest: string }[] | undefined)?.find((p) => p.callId === callId)?.digest ?? '';
@@ -89,7 +90,7 @@ export async function decideAs(
   return send(relay.url, `/v1/agent/sessions/${sessionId}/approvals/${callId}`, {
     method: 'POST',
     headers: { ...bearer(device.token), 'Content-Type': 'application/json' },
-    body: JSON.stringify({ decision, signature }),
+    body: JSON.stringify({ decision, signature, ...extra }),
   });
 }
 

@@ -11,9 +11,11 @@ import { renewPushAfterConnect, hideBell } from './bell';
 import { newChat } from './chats';
 import { showChat, stop, updateEmpty } from './conversation';
 import { ui } from './dom';
-import { authMessage, defaultDeviceName, isDeviceToken, registerDevice, renameDevice, unpairDevice } from './devices';
+import { authMessage, claimDevice, DEVICE_REMOVED_CODE, defaultDeviceName, isDeviceToken, PHONE_REMOVED_CODE, registerDevice, renameDevice, unpairDevice } from './devices';
+import { deviceKeys, forgetAll, publicJwk, readKeys, type PublicJwk } from './keep';
 import { clearPending } from './pending';
-import { remembered, savePairing, type Pairing } from './pairing';
+import { savePairing, type Pairing } from './pairing';
+import type { FailureCode } from './failure';
 import { hideProviders, loadProviders } from './providers';
 import { fitComposer } from './ui/composer';
 import { closeLayer } from './ui/layer';
@@ -40,8 +42,14 @@ export function replyReach(state: 'ok' | 'reconnecting' | 'unreachable', why: st
   else setHealth('down', 'Desktop unreachable', why);
 }
 
-export function onUnauthorized(message = authMessage(app.pairing?.token ?? '')): void {
+/**
+ * A request was refused (401): say why. A phone the desk removed forgets its device and key at
+ * once (its "Pair again" starts afresh); one the desk forgot (rotation) forgets its device token.
+ */
+export function onUnauthorized(message = authMessage(app.pairing?.token ?? ''), code: FailureCode = ''): void {
   setHealth('down', 'Not connected', message);
+  if (code === PHONE_REMOVED_CODE || code === DEVICE_REMOVED_CODE) void forgetAll();
+  else if (app.pairing && isDeviceToken(app.pairing.token)) void savePairing(null);
 }
 
 export function showPairing(message = ''): void {
@@ -80,6 +88,12 @@ function showDevice(): void {
 
 let registering: Promise<void> | null = null;
 
+/** This phone's public key as the desk takes it; undefined where WebCrypto cannot make a key (insecure context). */
+async function myPublicKey(): Promise<PublicJwk | undefined> {
+  const keys = await deviceKeys();
+  return keys ? publicJwk(keys.publicKey) : undefined;
+}
+
 /**
  * Trades the pairing token for a device token of this phone's own (once: connect() runs it while
  * the phone holds a pairing token). A relay without devices leaves the pairing token in use; any
@@ -93,7 +107,7 @@ function register(): Promise<void> {
     const name = defaultDeviceName(navigator.userAgent);
     let device;
     try {
-      device = await registerDevice(p.token, name);
+      device = await registerDevice(p.token, name, await myPublicKey());
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) throw err;
       return;
@@ -103,9 +117,9 @@ function register(): Promise<void> {
       if (device) void unpairDevice(device.token, device.id).catch(() => {});
       return;
     }
-    const remember = remembered();
+    // The pairing token is done with: from here on only the device's own token is used (and kept).
     app.pairing = { url: p.url, token: device.token, deviceId: device.id, deviceName: name };
-    savePairing(app.pairing, remember);
+    await savePairing(app.pairing);
   })().finally(() => (registering = null));
   return registering;
 }
@@ -113,7 +127,6 @@ function register(): Promise<void> {
 export async function connect(): Promise<boolean> {
   if (!app.pairing) return false;
   ui.pair.hidden = true;
-  ui.remember.checked = remembered();
   setHealth('connecting', 'Connecting…');
   ui.testConn.disabled = true;
   try {
@@ -140,10 +153,11 @@ export async function connect(): Promise<boolean> {
     return true;
   } catch (err) {
     let message = err instanceof Error ? err.message : 'Could not connect.';
-    if (err instanceof ApiError && err.status === 401 && app.pairing) message = authMessage(app.pairing.token);
+    if (err instanceof ApiError && err.status === 401 && app.pairing) message = authMessage(app.pairing.token, err.code);
     if (err instanceof ApiError && (err.status === 401 || err.code === 'wrong_service')) {
       app.pairing = null;
-      savePairing(null);
+      if (err.code === DEVICE_REMOVED_CODE) await forgetAll();
+      else await savePairing(null);
       showPairing(message);
     } else {
       setHealth('down', err instanceof ApiError && err.code === 'network' ? 'Desktop unreachable' : 'Not connected', message);
@@ -155,11 +169,27 @@ export async function connect(): Promise<boolean> {
   }
 }
 
-/** A new pairing (a link, the pasted JSON); connect() then registers this phone with it. */
-export function pairWith(p: Pairing, remember = false): void {
-  leaveDevice();
+/**
+ * A new pairing (a link, the pasted JSON, a scanned QR code); connect() then registers this phone
+ * with it, held in memory only. A phone with a key stays the same device at the desk (the key is
+ * sent again and its token replaced); a device kept from before keys is removed, as a new one comes.
+ */
+export async function pairWith(p: Pairing): Promise<void> {
+  const before = app.pairing;
   app.pairing = p;
-  savePairing(p, remember);
+  if (before?.deviceId && !(await readKeys())) void leaveDevice(before);
+}
+
+/**
+ * A pairing code typed in the installed app (`POST /v1/devices/claim`, no token): this phone
+ * becomes a device at once and connects. Throws ApiError worded for the user (wrong code, too many tries).
+ */
+export async function pairWithCode(code: string): Promise<boolean> {
+  const name = defaultDeviceName(navigator.userAgent);
+  const device = await claimDevice(code, name, await myPublicKey());
+  app.pairing = { url: location.origin, token: device.token, deviceId: device.id, deviceName: name };
+  await savePairing(app.pairing);
+  return connect();
 }
 
 /**
@@ -167,8 +197,7 @@ export function pairWith(p: Pairing, remember = false): void {
  * forgets its device token nobody holds it, so a failure here (the desktop unreachable, already
  * removed) leaves nothing usable behind; the desk's device list shows it until revoked there.
  */
-function leaveDevice(): Promise<boolean> {
-  const p = app.pairing;
+function leaveDevice(p = app.pairing): Promise<boolean> {
   if (!p?.deviceId || !isDeviceToken(p.token)) return Promise.resolve(true);
   return unpairDevice(p.token, p.deviceId).then(
     () => true,
@@ -176,12 +205,12 @@ function leaveDevice(): Promise<boolean> {
   );
 }
 
-/** Forgets the pairing on this tab and this phone and shows the pairing screen; chats stay. */
+/** Forgets the device and its key on this phone and shows the pairing screen; chats stay. */
 function forgetPairing(message = ''): void {
   stop();
   clearPending();
   app.pairing = null;
-  savePairing(null);
+  void forgetAll();
   showDevice();
   showChat(newChat());
   showPairing(message);
@@ -228,14 +257,14 @@ async function saveDeviceName(): Promise<void> {
       return;
     }
     app.pairing = { ...p, deviceName: renamed.name };
-    savePairing(app.pairing, remembered());
+    await savePairing(app.pairing);
     ui.deviceName.value = renamed.name;
     ui.deviceNote.textContent = 'Saved: the desktop lists this phone under this name.';
   } catch (err) {
     if (app.pairing !== p) return;
     ui.deviceName.value = p.deviceName ?? '';
     ui.deviceNote.textContent = err instanceof Error ? err.message : 'The name could not be saved.';
-    if (err instanceof ApiError && err.status === 401) onUnauthorized(err.message);
+    if (err instanceof ApiError && err.status === 401) onUnauthorized(err.message, err.code);
   }
 }
 
@@ -265,7 +294,4 @@ export function initConnection(): void {
     }
   });
   ui.forget.addEventListener('click', forgetDesktop);
-  ui.remember.addEventListener('change', () => {
-    if (app.pairing) savePairing(app.pairing, ui.remember.checked);
-  });
 }

@@ -8,6 +8,7 @@ import { el } from '../dom';
 import { icon, type IconName } from '../ui/icons';
 import type { Decision } from './api';
 import { diffPath, diffView } from './diff';
+import { digestMatches, DIGEST_MISMATCH_MESSAGE } from './sign';
 
 const FOLD_LINES = 12;
 
@@ -97,6 +98,8 @@ export interface ApprovalData {
   input: Record<string, unknown>;
   diff?: string;
   command?: string;
+  /** SHA-256 (hex) of what the card shows, as the relay computed it (issue 36). */
+  digest?: string;
 }
 
 export function approvalCard(a: ApprovalData, folder: string, decide: (d: Decision) => Promise<void>): ApprovalCard {
@@ -144,6 +147,18 @@ export function approvalCard(a: ApprovalData, folder: string, decide: (d: Decisi
   };
   buttons.append(make('allow', 'Allow', 'primary'), make('deny', 'Deny', 'danger'), make('allow_session', 'Allow for this session', 'ghost'));
   box.append(buttons, outcome);
+  // Checked as the card appears too, so a card whose digest is not what it shows says so before
+  // anyone taps (signing checks again and refuses).
+  if (a.digest !== undefined) {
+    void digestMatches(a).then((ok) => {
+      if (ok || !open) return;
+      for (const x of buttons.querySelectorAll('button')) x.disabled = true;
+      box.classList.add('tampered');
+      outcome.hidden = false;
+      outcome.className = 'approval-outcome error';
+      outcome.textContent = DIGEST_MISMATCH_MESSAGE;
+    });
+  }
   let open = true;
   return {
     li,

@@ -286,7 +286,7 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
   sessionView.hidden = false;
   sessionTitle.textContent = title || 'Session';
   history.replaceState(null, '', `?agent=${encodeURIComponent(id)}`);
-  const transcript = new Transcript(folder, (callId, d) => agentApi.decide(id, callId, d).then(() => undefined, (err: unknown) => {
+  const transcript = new Transcript(folder, (approval, d) => agentApi.decide(id, approval, d).then(() => undefined, (err: unknown) => {
     // Someone answered first (the desk): the card shows the decision from the stream.
     if (err instanceof ApiError && err.code === 'agent.not_pending') return;
     throw err;

@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceInfo } from '../../server/src/protocol';
 import { webClientLink } from '../../server/src/session/pairing';
-import { defaultDeviceName, PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
+import { defaultDeviceName } from '../../web/src/deviceName';
+import { PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
 import { type Desk, useWebKitSuite, sendMessage } from './harness';
 import type { TestProxy } from './proxy';
 import { clickWhenReady, whenInteractable, type Session, type WebKit } from './webdriver';

@@ -11,8 +11,8 @@ import { renewPushAfterConnect, hideBell } from './bell';
 import { newChat } from './chats';
 import { showChat, stop, updateEmpty } from './conversation';
 import { ui } from './dom';
-import { authMessage, claimDevice, DEVICE_REMOVED_CODE, defaultDeviceName, isDeviceToken, PHONE_REMOVED_CODE, registerDevice, renameDevice, unpairDevice } from './devices';
-import { deviceKeys, forgetAll, publicJwk, readKeys, type PublicJwk } from './keep';
+import { authMessage, DEVICE_REMOVED_CODE, isDeviceToken, PHONE_REMOVED_CODE, registerDevice, renameDevice, unpairDevice } from './devices';
+import { forgetAll, readKeys } from './keep';
 import { clearPending } from './pending';
 import { savePairing, type Pairing } from './pairing';
 import type { FailureCode } from './failure';
@@ -88,11 +88,6 @@ function showDevice(): void {
 
 let registering: Promise<void> | null = null;
 
-/** This phone's public key as the desk takes it; undefined where WebCrypto cannot make a key (insecure context). */
-async function myPublicKey(): Promise<PublicJwk | undefined> {
-  const keys = await deviceKeys();
-  return keys ? publicJwk(keys.publicKey) : undefined;
-}
 
 /**
  * Trades the pairing token for a device token of this phone's own (once: connect() runs it while
@@ -104,6 +99,7 @@ function register(): Promise<void> {
   registering ??= (async () => {
     const p = app.pairing;
     if (!p || isDeviceToken(p.token)) return;
+    const [{ defaultDeviceName }, { myPublicKey }] = await Promise.all([import('./deviceName'), import('./deviceKey')]);
     const name = defaultDeviceName(navigator.userAgent);
     let device;
     try {
@@ -180,17 +176,7 @@ export async function pairWith(p: Pairing): Promise<void> {
   if (before?.deviceId && !(await readKeys())) void leaveDevice(before);
 }
 
-/**
- * A pairing code typed in the installed app (`POST /v1/devices/claim`, no token): this phone
- * becomes a device at once and connects. Throws ApiError worded for the user (wrong code, too many tries).
- */
-export async function pairWithCode(code: string): Promise<boolean> {
-  const name = defaultDeviceName(navigator.userAgent);
-  const device = await claimDevice(code, name, await myPublicKey());
-  app.pairing = { url: location.origin, token: device.token, deviceId: device.id, deviceName: name };
-  await savePairing(app.pairing);
-  return connect();
-}
+
 
 /**
  * This phone stops being a device of the desktop: removed there, best effort. Once the phone

@@ -42,41 +42,6 @@ export async function deviceAwareError(res: Response, token: string): Promise<Ap
   return err.status === 401 ? new ApiError(authMessage(token, err.code), 401, err.code) : err;
 }
 
-/** A name the user can change: the device and the browser, e.g. "iPhone Safari", "Android Chrome". */
-export function defaultDeviceName(userAgent: string): string {
-  const ua = userAgent;
-  const device = /iPhone/.test(ua)
-    ? 'iPhone'
-    : /iPad/.test(ua) || (/Macintosh/.test(ua) && /Mobile\//.test(ua))
-      ? 'iPad'
-      : /Android/.test(ua)
-        ? 'Android'
-        : /Windows/.test(ua)
-          ? 'Windows'
-          : /Macintosh|Mac OS X/.test(ua)
-            ? 'Mac'
-            : /CrOS/.test(ua)
-              ? 'Chromebook'
-              : /Linux/.test(ua)
-                ? 'Linux'
-                : 'Phone';
-  // Order matters: Edge and Opera say Chrome too, Chrome says Safari, iOS browsers say Safari.
-  const browser = /Edg(A|iOS)?\//.test(ua)
-    ? 'Edge'
-    : /OPR\/|Opera/.test(ua)
-      ? 'Opera'
-      : /Firefox\/|FxiOS\//.test(ua)
-        ? 'Firefox'
-        : /SamsungBrowser\//.test(ua)
-          ? 'Samsung Internet'
-          : /Chrome\/|CriOS\//.test(ua)
-            ? 'Chrome'
-            : /Safari\//.test(ua)
-              ? 'Safari'
-              : 'Browser';
-  return `${device} ${browser}`;
-}
-
 async function call(input: string, init: RequestInit): Promise<Response> {
   try {
     return await fetch(input, { ...init, cache: 'no-store' });
@@ -85,14 +50,14 @@ async function call(input: string, init: RequestInit): Promise<Response> {
   }
 }
 
-function registration(res: Response, body: Partial<DeviceRegistration>): DeviceRegistration {
+export function registration(res: Response, body: Partial<DeviceRegistration>): DeviceRegistration {
   if (typeof body.id !== 'string' || typeof body.token !== 'string' || !isDeviceToken(body.token)) {
     throw new ApiError('The desktop answered the registration, but not with a device token.', res.status, 'wrong_service');
   }
   return { id: body.id, token: body.token };
 }
 
-const postJson = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+export const postJson = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   call(path, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 
 /**
@@ -105,36 +70,6 @@ export async function registerDevice(pairingToken: string, name: string, publicK
   if (res.status === 404 || res.status === 405) return undefined;
   if (res.status !== 201) throw await apiError(res);
   return registration(res, (await res.json()) as Partial<DeviceRegistration>);
-}
-
-/** What a refused pairing code means, in plain words. */
-export const CODE_MESSAGES = {
-  invalid: 'That code is wrong, used or expired. Check it, or ask the desk for a new one (deskrelay pair, or DeskRelay: Pair a Phone with a Code).',
-  tooMany: (seconds: number) => `Too many wrong codes were tried. Wait ${seconds > 90 ? `${Math.ceil(seconds / 60)} minutes` : `${seconds} seconds`}, then try again.`,
-  format: 'A pairing code has 8 letters and digits, as the desk shows it.',
-};
-
-/** A pairing code as typed: any case, spaces and dashes dropped. Null unless 8 letters and digits. */
-export function normalizeCode(typed: string): string | null {
-  const code = typed.replace(/[\s-]+/g, '').toUpperCase();
-  return /^[A-Z0-9]{8}$/.test(code) ? code : null;
-}
-
-/**
- * Claims a pairing code the desk shows (`deskrelay pair`): no token at all, the code is the
- * secret. Throws ApiError with the plain words for a wrong code and for too many tries.
- */
-export async function claimDevice(code: string, name: string, publicKey?: PublicJwk): Promise<DeviceRegistration> {
-  const res = await postJson(`${PATHS.devices}/claim`, { code, name, ...(publicKey ? { publicKey } : {}) });
-  if (res.status === 201) return registration(res, (await res.json()) as Partial<DeviceRegistration>);
-  const err = await apiError(res);
-  if (err.code === 'auth.invalid_code' || (res.status === 401 && err.code !== 'auth.too_many_attempts')) throw new ApiError(CODE_MESSAGES.invalid, 401, 'auth.invalid_code');
-  if (err.code === 'auth.too_many_attempts' || res.status === 429) {
-    const after = Number(res.headers.get('Retry-After'));
-    throw new ApiError(CODE_MESSAGES.tooMany(Number.isFinite(after) && after > 0 ? Math.ceil(after) : 60), 429, 'auth.too_many_attempts');
-  }
-  if (res.status === 404 || res.status === 405) throw new ApiError('This desktop cannot pair with a code yet: scan its QR code or paste its pairing JSON.', res.status, 'wrong_service');
-  throw err;
 }
 
 /** `GET /v1/devices` as the phone reads it: issue 36 adds whether a device has a key and agent access. */

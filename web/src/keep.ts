@@ -30,7 +30,7 @@ export interface PublicJwk {
 
 const DB_NAME = 'deskrelay-device';
 const STORE = 'kept';
-type Slot = 'device' | 'keys';
+export type Slot = 'device' | 'keys';
 
 const memory = new Map<Slot, unknown>();
 let opened: Promise<IDBDatabase | null> | undefined;
@@ -67,7 +67,7 @@ async function get(slot: Slot): Promise<unknown> {
   }
 }
 
-async function put(slot: Slot, value: unknown): Promise<void> {
+export async function put(slot: Slot, value: unknown): Promise<void> {
   if (value === null) memory.delete(slot);
   else memory.set(slot, value);
   const db = await open();
@@ -94,31 +94,6 @@ export const writeDevice = (d: KeptDevice | null): Promise<void> => put('device'
 export async function readKeys(): Promise<DeviceKeys | null> {
   const k = (await get('keys')) as Partial<DeviceKeys> | undefined;
   return k?.privateKey && k.publicKey ? { privateKey: k.privateKey, publicKey: k.publicKey } : null;
-}
-
-/**
- * This phone's key pair: the kept one (so pairing again is the same device at the desk), or a new
- * one, kept. Null where WebCrypto cannot make one (an insecure context: plain http off loopback).
- */
-export async function deviceKeys(): Promise<DeviceKeys | null> {
-  const kept = await readKeys();
-  if (kept) return kept;
-  if (!globalThis.crypto?.subtle) return null;
-  let pair: CryptoKeyPair;
-  try {
-    // extractable false: applies to the private key; a public key is always exportable.
-    pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
-  } catch {
-    return null;
-  }
-  const keys = { privateKey: pair.privateKey, publicKey: pair.publicKey };
-  await put('keys', keys);
-  return keys;
-}
-
-export async function publicJwk(publicKey: CryptoKey): Promise<PublicJwk> {
-  const jwk = await crypto.subtle.exportKey('jwk', publicKey);
-  return { kty: 'EC', crv: 'P-256', x: jwk.x ?? '', y: jwk.y ?? '' };
 }
 
 /** "Forget this desktop", a removal at the desk: the device and its key go. */

@@ -10,9 +10,7 @@ import { endEdit, keepReplyNow, maybeResume, resumePending, sendComposed, showCh
 import { ui } from './dom';
 import { registerServiceWorker } from './install';
 import { initLibrary, refreshList, save, startNewChat } from './library';
-import { showDevices } from './deviceList';
 import { loadPairing, readFragment, TOKEN_RE } from './pairing';
-import { initPairScreen } from './pairScreen';
 import { initPhotos, pending, setPending } from './photos';
 import { initProviders, onProvidersChanged } from './providers';
 import { fitComposer, initComposer } from './ui/composer';
@@ -47,6 +45,14 @@ function loadAgent(): Promise<AgentModule> {
 function refreshAgent(): void {
   if (!agentModule && !app.pairing) return; // nothing of the agent to show or hide yet
   loadAgent().then((m) => m.refreshAgent(), () => undefined);
+}
+
+let pairScreenLoading: Promise<unknown> | undefined;
+function loadPairScreen(): void {
+  pairScreenLoading ??= import('./pairScreen').then(
+    (m) => m.initPairScreen(),
+    () => (pairScreenLoading = undefined),
+  );
 }
 
 let voiceLoading = false;
@@ -97,7 +103,7 @@ function initCompose(): void {
 function initSettings(): void {
   ui.menuOpen.addEventListener('click', () => {
     openLayer(ui.settingsSheet, ui.menuOpen);
-    void showDevices();
+    import('./deviceList').then((m) => m.showDevices(), () => undefined);
   });
   ui.settingsClose.addEventListener('click', closeLayer);
   let systemTimer: ReturnType<typeof setTimeout> | undefined;
@@ -140,7 +146,12 @@ async function init(): Promise<void> {
   initConnection();
   initBell();
   initSettings();
-  initPairScreen();
+  // Never a native submit: it would put the pasted token in the address. The pairing screen's own
+  // handlers (a chunk, loaded when the screen shows) do the rest.
+  for (const form of [ui.pairForm, ui.codeForm]) form.addEventListener('submit', (e) => e.preventDefault());
+  app.onConnection.push(() => {
+    if (!ui.pair.hidden) loadPairScreen();
+  });
   initCompose();
   loadVoice();
   app.onConnection.push(refreshAgent);
@@ -185,6 +196,7 @@ async function init(): Promise<void> {
 
   if (app.pairing) void connect();
   else if (!fragmentToken || !TOKEN_RE.test(fragmentToken)) showPairing(ui.pairError.textContent ?? '');
+  if (!app.pairing) loadPairScreen();
   // The most recent chat comes back on screen (unless a message was sent meanwhile).
   void refreshList().then(() => {
     resumePending();

@@ -1,13 +1,18 @@
 /**
  * The pairing screen's three ways in (issue 36): scan the desk's QR code with the camera in the
  * page, enter the one-time pairing code the desk shows, or paste the pairing JSON. The installed
- * app (opened at `/`, no token in its address) pairs through these.
+ * app (opened at `/`, no token in its address) pairs through these. A chunk of its own: a phone
+ * that is paired (most loads) never fetches it; main.ts loads it when the screen shows.
  */
 import { ApiError } from './api';
-import { connect, pairWith, pairWithCode } from './connection';
-import { normalizeCode, CODE_MESSAGES } from './devices';
+import { app } from './app';
+import { claimDevice, CODE_MESSAGES, normalizeCode } from './claim';
+import { connect, pairWith } from './connection';
+import { myPublicKey } from './deviceKey';
+import { defaultDeviceName } from './deviceName';
 import { ui } from './dom';
-import { pairingFromScan, parsePairing, type Pairing } from './pairing';
+import { savePairing, type Pairing } from './pairing';
+import { pairingFromScan, parsePairing } from './pairingText';
 import type { Scanner } from './qrScan';
 
 let scanner: Scanner | null = null;
@@ -47,6 +52,18 @@ async function scan(): Promise<void> {
     stopScan();
     ui.scanNote.textContent = err instanceof Error ? err.message : 'The camera could not be started.';
   }
+}
+
+/**
+ * A pairing code typed in the installed app (no token): this phone becomes a device at once and
+ * connects. Throws ApiError worded for the user (wrong code, too many tries).
+ */
+async function pairWithCode(code: string): Promise<boolean> {
+  const name = defaultDeviceName(navigator.userAgent);
+  const device = await claimDevice(code, name, await myPublicKey());
+  app.pairing = { url: location.origin, token: device.token, deviceId: device.id, deviceName: name };
+  await savePairing(app.pairing);
+  return connect();
 }
 
 async function submitCode(): Promise<void> {

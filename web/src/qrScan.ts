@@ -24,7 +24,8 @@ async function detector(): Promise<Detect> {
       return async (frame) => (await d.detect(frame))[0]?.rawValue ?? null;
     }
   }
-  const { default: jsQR } = await import('jsqr');
+  // By URL, as highlight.js (code.ts): a file of its own (web/src/jsqr.entry.ts), not a chunk of the page.
+  const { default: jsQR } = (await import(new URL('vendor/jsqr.js', document.baseURI).href)) as typeof import('./jsqr.entry');
   const canvas = document.createElement('canvas');
   const ctx = canvas.getContext('2d', { willReadFrequently: true });
   return async (frame) => {

@@ -7,6 +7,12 @@
 export type ErrorCode =
   | 'auth.missing_token'
   | 'auth.invalid_token'
+  /** 401: a token of a device the desk removed (the phone says it was removed, not that it must retry). */
+  | 'auth.device_removed'
+  /** 401: `POST /v1/devices/claim` with a code that is wrong, used or expired. */
+  | 'auth.invalid_code'
+  /** 429: too many failed claims in the last minute, from anywhere; `Retry-After` says when to try again. */
+  | 'auth.too_many_attempts'
   | 'route.not_found'
   | 'route.method_not_allowed'
   | 'request.unsupported_media_type'
@@ -45,6 +51,12 @@ export type ErrorCode =
   | 'device.forbidden'
   /** 409: the desktop already has the most devices it keeps. */
   | 'device.too_many'
+  /** 403: the pairing token, or a device the desk has not allowed, asked for the agent. */
+  | 'agent.device_not_allowed'
+  /** 403: a decision without the device's signature (approvals "device"). */
+  | 'agent.signature_required'
+  /** 403: a decision whose signature does not verify with the device's key over that call, decision and digest. */
+  | 'agent.bad_signature'
   /** 403: the workspace agent is off on the desktop (`--agent DIR`, "agent" in config.json, deskrelay.agent.enabled). */
   | 'agent.disabled'
   /** 404: no agent session (or folder) by that id: never made, deleted, dropped, or the relay restarted. */

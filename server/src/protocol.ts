@@ -20,6 +20,8 @@ export const PATHS = Object.freeze({
   pushSubscriptions: '/v1/push/subscriptions',
   /** POST `{"name"}` with the pairing token: registers this client as a device (issue 26); GET lists them. */
   devices: '/v1/devices',
+  /** POST `{"code","name","publicKey"?}` with no token: pairs with the desk's one-time code (issue 36). */
+  deviceClaim: '/v1/devices/claim',
 });
 
 /** A device token (issue 26) starts with this; the pairing token with `dr_`. */
@@ -39,6 +41,10 @@ export interface DeviceInfo {
   lastSeen: string;
   connected: boolean;
   current: boolean;
+  /** The device registered a public key (its agent decisions can be signed). */
+  hasKey: boolean;
+  /** The desk allowed it the agent (true), denied it or was never asked (false), or its request waits for the desk ("pending"). */
+  agent: boolean | 'pending';
 }
 
 /** What a revoked device's open streams and sockets end with, and what its client shows. */

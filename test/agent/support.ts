@@ -7,11 +7,17 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { CLI, spawnCli } from '../helpers/cli';
 import { bearer } from '../helpers/http';
+import { agentDevice, type TestDevice } from '../helpers/devices';
 
 export interface Cli {
   child: ChildProcess;
   url: string;
+  /** The token the agent's tests drive it with: a device allowed at the desk (issue 36), not the pairing token. */
   token: string;
+  /** The pairing token, which cannot reach the agent. */
+  pairingToken: string;
+  /** The device behind `token`, with its key (decisions are signed with it). */
+  phone: TestDevice;
   stderr: () => string;
   stdout: () => string;
 }
@@ -27,7 +33,8 @@ export async function startCli(args: string[], providerUrl: string, env: Record<
   const run = spawnCli(['serve', '--port', '0', ...args], { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: configDir, DESKRELAY_RUNNER_PORTS: '', ...env });
   await waitUntil(() => /\{"url":"[^"]+","token":"dr_[^"]+"\}/.test(run.stdout()), () => `the CLI to start; stderr: ${run.stderr()}`, 15_000);
   const { url, token } = JSON.parse(/\{"url":"[^"]+","token":"dr_[^"]+"\}/.exec(run.stdout())![0]) as { url: string; token: string };
-  return { child: run.child, url, token, configDir, stderr: run.stderr, stdout: run.stdout };
+  const phone = await agentDevice({ url, token, configDir });
+  return { child: run.child, url, token: phone.token, pairingToken: token, phone, configDir, stderr: run.stderr, stdout: run.stdout };
 }
 
 export interface SseEvent {

@@ -13,6 +13,7 @@ import { bearer, chatBody, chatHeaders, send } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { completeBlocks, parseNumbered, type NumberedEvent } from '../doors/helpers';
 import { NodeWorkspace } from '../../server/src/agent';
+import { agentDevice } from '../helpers/devices';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 const PNG_BYTES = Buffer.from(PNG, 'base64').length;
@@ -356,7 +357,8 @@ describe('with keepConversations on', () => {
     let folders = [new NodeWorkspace({ folder, name: 'repo', configDir: folder })];
     const a = await relay({ agent: { workspaces: () => folders } });
     const chat = await createConversation(a, { title: 'A chat' });
-    const session = await post(a, '/v1/agent/sessions', { prompt: 'Look at the code' });
+    const phone = await agentDevice(a);
+    const session = await post({ url: a.url, token: phone.token }, '/v1/agent/sessions', { prompt: 'Look at the code' });
     expect(session.status, session.body).toBe(201);
     const list = await send(a.url, '/v1/conversations', { headers: bearer(a.token) });
     expect(list.json.conversations).toEqual([

@@ -48,8 +48,8 @@ describe('deskrelay devices', () => {
     const listed = await finished(['devices', '--port', relay.port], dir);
     expect(listed.code).toBe(0);
     const lines = listed.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^ID\s+NAME\s+LAST SEEN\s+CONNECTED$/);
-    expect(lines.find((l) => l.startsWith(phone.id))).toMatch(/iPhone Safari\s+just now\s+yes$/);
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+LAST SEEN\s+CONNECTED\s+AGENT$/);
+    expect(lines.find((l) => l.startsWith(phone.id))).toMatch(/iPhone Safari\s+just now\s+yes\s+no$/);
     expect(lines).toHaveLength(3);
 
     const removed = await finished(['devices', 'revoke', phone.id, '--port', relay.port], dir);
@@ -89,6 +89,7 @@ describe('deskrelay devices', () => {
 
   it('without rememberDevices, devices die with serve and nothing is written', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-devices-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ rememberDevices: false }));
     const relay = await serve(dir);
     const phone = await register(relay.url, relay.token, 'Pixel Chrome');
     expect(existsSync(join(dir, 'devices.json'))).toBe(false);
@@ -97,6 +98,39 @@ describe('deskrelay devices', () => {
     expect((await finished(['devices'], dir)).stdout).toBe('DeskRelay is not running.\nNo devices are remembered ("rememberDevices" is off, or none was paired).\n');
     const restarted = await serve(dir);
     expect((await send(restarted.url, '/v1/remote/info', { headers: bearer(phone.token) })).status).toBe(401);
+  }, 30_000);
+
+  it('deskrelay pair prints a one-time code a phone claims; devices allow/deny act as the desk; serve prints the agent request', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deskrelay-cli-devices-'));
+    const folder = mkdtempSync(join(tmpdir(), 'deskrelay-cli-agent-'));
+    const r = run(['serve', '--port', '0', '--agent', folder], dir);
+    await expect.poll(() => r.stdout(), { timeout: 10_000 }).toMatch(PAIRING);
+    const relay = { ...r, ...(JSON.parse(PAIRING.exec(r.stdout())![0]) as { url: string; token: string }) };
+    const port = new URL(relay.url).port;
+    const paired = await finished(['pair', '--port', port], dir);
+    expect(paired.code, paired.stderr).toBe(0);
+    const code = /Pairing code: ([A-Z0-9]{8})\n/.exec(paired.stdout)![1];
+    const claimed = await send(relay.url, '/v1/devices/claim', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code, name: 'Pixel Chrome' }) });
+    expect(claimed.status, claimed.body).toBe(201);
+    const phone = claimed.json as { id: string; token: string };
+
+    const asked = await send(relay.url, '/v1/agent/folders', { headers: bearer(phone.token) });
+    expect(asked.status).toBe(403);
+    expect(asked.json.error.code).toBe('agent.device_not_allowed');
+    expect(asked.json.error.message).toContain(`deskrelay devices allow ${phone.id}`);
+    await expect.poll(() => relay.stdout()).toContain(`Pixel Chrome (${phone.id}) wants to use the agent in `);
+    expect(relay.stdout()).toContain(`Allow: deskrelay devices allow ${phone.id}`);
+
+    const allowed = await finished(['devices', 'allow', phone.id, '--port', port], dir);
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(allowed.stdout).toContain('may now use the agent');
+    expect((await send(relay.url, '/v1/agent/folders', { headers: bearer(phone.token) })).status).toBe(200);
+    expect((await finished(['devices', 'deny', phone.id, '--port', port], dir)).code).toBe(0);
+    expect((await send(relay.url, '/v1/agent/folders', { headers: bearer(phone.token) })).json.error.code).toBe('agent.device_not_allowed');
+    // The pairing token never reaches the agent.
+    expect((await send(relay.url, '/v1/agent/folders', { headers: bearer(relay.token) })).json.error.code).toBe('agent.device_not_allowed');
+    relay.child.kill('SIGTERM');
+    await relay.exited;
   }, 30_000);
 
   it('says what is wrong in one line: a bad action, a missing id, a relay on another port, a bad "rememberDevices"', async () => {

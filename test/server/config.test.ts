@@ -35,8 +35,9 @@ describe('parseConfig', () => {
     expect(empty).toEqual(defaultConfig());
     expect(empty.providers).toEqual([{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }]);
     expect([empty.activeProvider, empty.workspaces, empty.maxConcurrentStreams, empty.maxConnections]).toEqual(['local', 0, 8, 512]);
-    expect(empty.agent).toEqual({ folders: [], denyPaths: [] });
-    const switches = { allowPhoneProviderSwitch: false, pushNotifications: true, rememberDevices: false, keepConversations: false };
+    expect(empty.agent).toEqual({ folders: [], denyPaths: [], approvals: 'device' });
+    // Issue 36: devices are remembered unless the file says otherwise.
+    const switches = { allowPhoneProviderSwitch: false, pushNotifications: true, rememberDevices: true, keepConversations: false };
     for (const [field, byDefault] of Object.entries(switches) as [keyof typeof switches, boolean][]) {
       expect(empty[field], field).toBe(byDefault);
       expect(parseConfig(JSON.stringify({ [field]: !byDefault }))[field], field).toBe(!byDefault);
@@ -56,7 +57,9 @@ describe('parseConfig', () => {
   });
 
   it('reads the workspace agent\'s folders and denyPaths, refusing other shapes', () => {
-    expect(parseConfig('{"agent":{"folders":["~/code/app"],"denyPaths":["*.sqlite"]}}').agent).toEqual({ folders: ['~/code/app'], denyPaths: ['*.sqlite'] });
+    expect(parseConfig('{"agent":{"folders":["~/code/app"],"denyPaths":["*.sqlite"]}}').agent).toEqual({ folders: ['~/code/app'], denyPaths: ['*.sqlite'], approvals: 'device' });
+    expect(parseConfig('{"agent":{"approvals":"token"}}').agent.approvals).toBe('token');
+    expect(() => parseConfig('{"agent":{"approvals":"anyone"}}')).toThrow(/"agent.approvals" must be "device"/);
     expect(() => parseConfig('{"agent":["/x"]}')).toThrow('"agent" must be an object');
     expect(() => parseConfig('{"agent":{"folders":"/x"}}')).toThrow('"agent.folders" must be an array of non-empty strings');
   });

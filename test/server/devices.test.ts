@@ -95,7 +95,7 @@ describe('registration', () => {
     const byDesk = await list(t, t.token);
     expect(byDesk.json.every((d: any) => d.current === false)).toBe(true);
     expect(byDesk.body).not.toContain(reply.json.token);
-    expect(Object.keys(me).sort()).toEqual(['connected', 'createdAt', 'current', 'id', 'lastSeen', 'name']);
+    expect(Object.keys(me).sort()).toEqual(['agent', 'connected', 'createdAt', 'current', 'hasKey', 'id', 'lastSeen', 'name']);
     // The host hears of it (the CLI prints a line, the extension shows a notification).
     expect(t.logLines).toContain(`info device ${reply.json.id} registered`);
     expect(t.logLines.join('\n')).not.toContain(reply.json.token);
@@ -260,8 +260,9 @@ describe('revoking', () => {
         continue;
       }
       expect(Object.keys(body), door).toEqual(['error']);
-      expect(body.error.code, door).toBe('auth.invalid_token');
-      expect(body.error.message, door).toMatch(/not registered on the desktop/);
+      // Issue 36: a removed phone is told it was removed, not that its token is unknown.
+      expect(body.error.code, door).toBe('auth.device_removed');
+      expect(body.error.message, door).toMatch(/This phone was removed at the desk/);
       expect(typeof body.error.request_id).toBe('string');
     }
   });

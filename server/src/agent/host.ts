@@ -3,6 +3,14 @@ import type { SessionStore } from './sessions';
 import type { Workspace } from './workspace';
 
 /**
+ * Who may drive the agent (issue 36). `device`: only devices the desk allowed, each decision
+ * signed with the device's key. `token`: any token (the pairing token included) with unsigned
+ * decisions — the behaviour before device keys, for clients that cannot sign; whoever holds a
+ * token can then run what they approve themselves.
+ */
+export type AgentApprovals = 'device' | 'token';
+
+/**
  * What a relay's host gives the agent: the folders it may work in, asked afresh on every
  * request (VS Code: the open folders, while the setting is on and the workspace trusted; the
  * CLI: its --agent folders). An empty list means the agent is off.
@@ -11,6 +19,10 @@ export interface AgentHost {
   workspaces(): readonly Workspace[];
   /** How the person at the desk turns the agent on, said in the `agent.disabled` answer. */
   howToEnable?: string;
+  /** Who may drive the agent, asked on every request; default `device`. */
+  approvals?: () => AgentApprovals;
+  /** How the desk allows a device the agent, in this host's words (the `agent.device_not_allowed` answer). */
+  howToAllow?: (deviceId: string) => string;
   limits?: Partial<AgentLimits>;
   /**
    * Given the door's session store once the door exists: the desk's own screen (VS Code's

@@ -113,7 +113,17 @@ export class ChatService {
 
   /** Ends every chat of a device at once (it was removed); its clients are told `message`. */
   cancelDevice(device: string, message: string): number {
-    return this.slots.cancelOwner(device, message);
+    return this.slots.cancelOwner(device, message).length;
+  }
+
+  /** cancelDevice, then waits (at most `graceMs`) for those chats to have written their end; resolves to how many there were. */
+  async endDevice(device: string, message: string, graceMs: number): Promise<number> {
+    const chats = this.slots.cancelOwner(device, message);
+    if (chats.length === 0) return 0;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(chats.map((c) => c.done)), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+    return chats.length;
   }
 
   /** The provider the next chat uses, asked afresh (a switch takes effect on the next request); 412 when none. */
@@ -350,14 +360,14 @@ export class StreamRegistry {
   }
 
   /** Ends every live chat of one device at once, with a reason its client is told. */
-  cancelOwner(owner: string, message: string): number {
-    let n = 0;
+  cancelOwner(owner: string, message: string): LiveChat[] {
+    const ended: LiveChat[] = [];
     for (const entry of [...this.live]) {
       if (entry.owner !== owner) continue;
       entry.controller.abort(new CancelReason(message));
-      n++;
+      ended.push(entry);
     }
-    return n;
+    return ended;
   }
 
   /** Cancels every live chat with a reason its client is told, and waits (bounded) for them to end. */

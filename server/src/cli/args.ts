@@ -25,9 +25,13 @@ export interface DoctorArgs {
 
 export class UsageError extends Error {}
 
-/** `deskrelay devices [revoke <id>] [--port N]`. */
+/** `deskrelay devices [revoke|allow|deny <id>] [--port N]`, and `deskrelay pair [--port N]` (`pair`). */
 export interface DevicesArgs {
   revoke?: string;
+  /** Let this device use the agent (`true`) or not (`false`). */
+  agent?: { id: string; allowed: boolean };
+  /** Ask the running relay for a one-time pairing code. */
+  pair?: boolean;
   port?: number;
 }
 
@@ -36,6 +40,8 @@ export const USAGE = `Usage: deskrelay serve [--port N] [--host ADDR] [--config 
        deskrelay doctor [--config FILE] [--cloudflared PATH]
        deskrelay devices [--port N]
        deskrelay devices revoke ID [--port N]
+       deskrelay devices allow ID | deny ID [--port N]
+       deskrelay pair [--port N]
 
   --port N           port to listen on (default 53210; 0 picks a free one)
   --host ADDR        address to bind (default 127.0.0.1; anything else is plain HTTP on your network)
@@ -58,7 +64,10 @@ export const USAGE = `Usage: deskrelay serve [--port N] [--host ADDR] [--config 
 deskrelay devices lists the phones paired as devices with the running relay (id, name, last seen,
 connected); "deskrelay devices revoke ID" removes one: its token stops working and its open streams
 end at once. --port names the relay's port when it is not 53210. "rememberDevices": true in
-config.json keeps devices across restarts (salted hashes in devices.json, never the tokens).
+config.json (the default) keeps devices across restarts (salted hashes and public keys in
+devices.json, never the tokens). "deskrelay devices allow ID" lets that phone use the agent
+("deny" takes it back); "deskrelay pair" prints a one-time code (8 characters, 5 minutes) a phone
+types to pair without the QR code. Both act as the desk through the running relay.
 
 deskrelay doctor checks the config file, every provider (key set, reachable, key accepted, model
 present), cloudflared and the token file, one line each; exit code 1 when a check fails.
@@ -108,7 +117,13 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (command === '--version' || command === '-v' || command === 'version') return { command: 'version' };
   if (command === 'doctor') return parseDoctor(rest);
   if (command === 'devices') return parseDevices(rest);
-  if (command !== 'serve') throw new UsageError(`unknown command "${command}"; the commands are "deskrelay serve", "deskrelay doctor" and "deskrelay devices"`);
+  if (command === 'pair') {
+    const parsed = parseDevices(rest);
+    if (parsed.command !== 'devices') return parsed;
+    if (parsed.args.revoke !== undefined || parsed.args.agent !== undefined) throw new UsageError('"deskrelay pair" takes no device id');
+    return { command: 'devices', args: { pair: true, port: parsed.args.port } };
+  }
+  if (command !== 'serve') throw new UsageError(`unknown command "${command}"; the commands are "deskrelay serve", "deskrelay doctor", "deskrelay devices" and "deskrelay pair"`);
   let values;
   let tunnel: TunnelKind | undefined;
   try {
@@ -203,8 +218,11 @@ function parseDevices(rest: string[]): Command {
   }
   const [action, id, ...extra] = positionals;
   if (action === undefined) return { command: 'devices', args: { port } };
-  if (action !== 'revoke') throw new UsageError(`unknown devices action "${action}"; use "deskrelay devices" to list and "deskrelay devices revoke ID" to remove one`);
-  if (id === undefined || id.trim() === '') throw new UsageError('"deskrelay devices revoke" needs the device id (the ID column of "deskrelay devices")');
-  if (extra.length) throw new UsageError(`"deskrelay devices revoke" takes one device id, not ${1 + extra.length}`);
-  return { command: 'devices', args: { revoke: id, port } };
+  if (action !== 'revoke' && action !== 'allow' && action !== 'deny') {
+    throw new UsageError(`unknown devices action "${action}"; use "deskrelay devices" to list, "deskrelay devices revoke ID" to remove one, "allow ID" / "deny ID" for the agent`);
+  }
+  if (id === undefined || id.trim() === '') throw new UsageError(`"deskrelay devices ${action}" needs the device id (the ID column of "deskrelay devices")`);
+  if (extra.length) throw new UsageError(`"deskrelay devices ${action}" takes one device id, not ${1 + extra.length}`);
+  if (action === 'revoke') return { command: 'devices', args: { revoke: id, port } };
+  return { command: 'devices', args: { agent: { id, allowed: action === 'allow' }, port } };
 }

@@ -3,6 +3,7 @@ import { tunnelKindInfo } from '../tunnel/agents';
 import { isTunnelKind, TUNNEL_KINDS, type TunnelKind } from '../tunnel/tunnel';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger';
+import type { AgentApprovals } from '../agent/host';
 import { validateProviderConfig } from '../providers';
 import type { ActiveProvider, KeySource, ProviderConfig, ProviderSource, TranscriptionChoice } from '../providers/types';
 
@@ -20,12 +21,12 @@ export interface StandaloneConfig {
   pushNotifications: boolean;
   /** Who transcribes the phone's recordings (issue 29): an OpenAI-compatible provider's id and its model; absent: none. */
   transcription?: TranscriptionChoice;
-  /** Keep paired devices across restarts, as salted hashes in devices.json (issue 26); default false. Read at start. */
+  /** Keep paired devices across restarts, as salted hashes and public keys in devices.json (issues 26, 36); default true. Read at start. */
   rememberDevices: boolean;
   /** Keep conversations on the desktop, in the config dir's conversations folder (issue 30); default false. Read on every request. */
   keepConversations: boolean;
   /** The workspace agent (issue 23): folders it may work in (none: off) and extra globs it may never touch. Read at start. */
-  agent: { folders: string[]; denyPaths: string[] };
+  agent: { folders: string[]; denyPaths: string[]; approvals: AgentApprovals };
   /** The tunnel `deskrelay serve` starts without --tunnel, and its public hostname (--tunnel and --hostname win). Read at start. */
   tunnel?: { kind: TunnelKind; hostname?: string };
 }
@@ -43,9 +44,9 @@ export function defaultConfig(): StandaloneConfig {
     providers: [{ id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'auto' }],
     allowPhoneProviderSwitch: false,
     pushNotifications: true,
-    rememberDevices: false,
+    rememberDevices: true,
     keepConversations: false,
-    agent: { folders: [], denyPaths: [] },
+    agent: { folders: [], denyPaths: [], approvals: 'device' },
   };
 }
 
@@ -96,7 +97,7 @@ export function parseConfig(text: string): StandaloneConfig {
   if (typeof allowPhoneProviderSwitch !== 'boolean') throw new ConfigError('"allowPhoneProviderSwitch" must be true or false');
   const pushNotifications = raw.pushNotifications ?? true;
   if (typeof pushNotifications !== 'boolean') throw new ConfigError('"pushNotifications" must be true or false');
-  const rememberDevices = raw.rememberDevices ?? false;
+  const rememberDevices = raw.rememberDevices ?? true;
   if (typeof rememberDevices !== 'boolean') throw new ConfigError('"rememberDevices" must be true or false');
   const keepConversations = raw.keepConversations ?? false;
   if (typeof keepConversations !== 'boolean') throw new ConfigError('"keepConversations" must be true or false');
@@ -130,14 +131,16 @@ function parseTunnel(raw: unknown): StandaloneConfig['tunnel'] {
 }
 
 function parseAgent(raw: unknown): StandaloneConfig['agent'] {
-  if (raw === undefined) return { folders: [], denyPaths: [] };
+  if (raw === undefined) return { folders: [], denyPaths: [], approvals: 'device' };
   if (!isObject(raw)) throw new ConfigError('"agent" must be an object: {"folders": ["/path/to/project"], "denyPaths": ["*.sqlite"]}');
   const strings = (value: unknown, name: string): string[] => {
     if (value === undefined) return [];
     if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.trim() === '')) throw new ConfigError(`"agent.${name}" must be an array of non-empty strings`);
     return value as string[];
   };
-  return { folders: strings(raw.folders, 'folders'), denyPaths: strings(raw.denyPaths, 'denyPaths') };
+  const approvals = raw.approvals ?? 'device';
+  if (approvals !== 'device' && approvals !== 'token') throw new ConfigError('"agent.approvals" must be "device" (only phones allowed at the desk, signed decisions) or "token" (any token, unsigned decisions)');
+  return { folders: strings(raw.folders, 'folders'), denyPaths: strings(raw.denyPaths, 'denyPaths'), approvals };
 }
 
 /**

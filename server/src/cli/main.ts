@@ -99,6 +99,11 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
         logger.info(`${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.provider ? ` provider=${e.provider}` : ''}${e.device ? ` device=${e.device}` : ''}`),
       onDeviceChange: (change) => {
         if (change.type === 'registered') out(`Device paired: ${change.device.name} (${change.device.id}). Remove it with: deskrelay devices revoke ${change.device.id}`);
+        else if (change.type === 'replaced') out(`Device paired again: ${change.device.name} (${change.device.id}); its old token stopped.`);
+        else if (change.type === 'agent-requested') {
+          const { id, name } = change.device;
+          out(`${name} (${id}) wants to use the agent in ${change.folders.join(', ')}. Allow: deskrelay devices allow ${id}   Deny: deskrelay devices deny ${id}`);
+        } else if (change.type === 'agent') out(`${change.device.name} (${change.device.id}) ${change.device.agent === 'allowed' ? 'may now use the agent' : 'may not use the agent'}.`);
       },
     }),
     // Read at every tunnel start. Tokens come from the environment only, never from argv.
@@ -201,6 +206,8 @@ function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): Age
   return {
     workspaces: () => workspaces,
     howToEnable: 'Start the desktop relay with `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).',
+    approvals: () => config.current().agent.approvals,
+    howToAllow: (id) => `At the desk, run: deskrelay devices allow ${id}`,
   };
 }
 

@@ -111,6 +111,8 @@ function localAddresses(): Set<string> {
 /** What a request may present: the pairing token in force, or the token of a registered device. */
 export interface Credentials {
   pairing: string;
+  /** The desk's own token (session/paths.ts deskTokenPath), for the routes only the desk may use. */
+  desk?: string;
   /** Device tokens (issue 26); none in a relay built without them (tests). */
   devices?: DeviceMatcher;
 }
@@ -121,6 +123,8 @@ export interface DeviceMatcher {
   digest(token: string): Buffer;
   /** The device whose digest this is, compared in constant time with every device; undefined when none. */
   holderOf(digest: Buffer): string | undefined;
+  /** Whether this digest is a removed device's token (then the refusal says so: `auth.device_removed`). */
+  wasRevoked?(digest: Buffer): boolean;
 }
 
 /** Who an admitted request is: a device by id, or (device undefined) a holder of the pairing token. */
@@ -178,6 +182,11 @@ export function invalidToken(presented?: string): HttpError {
   );
 }
 
+/** A removed device's token: the phone is told so, rather than that its token is unknown. */
+export function deviceRemoved(): HttpError {
+  return new HttpError(401, 'auth.device_removed', 'This phone was removed at the desk. Pair it again with the current pairing code if you want it back.', WWW_AUTHENTICATE);
+}
+
 /** The presented bearer token, or undefined when the header is not a single `Bearer <token>`. */
 export function bearerToken(header: string): string | undefined {
   const match = /^bearer[ ]+(\S+)[ ]*$/i.exec(header);
@@ -200,8 +209,26 @@ export function admitToken(presented: string | undefined, expected: string | Cre
   const presentedDigest = devices ? devices.digest(value) : digest(value);
   const isPairing = timingSafeEqual(presentedDigest, expectedDigest(pairing, devices));
   const device = devices?.holderOf(presentedDigest);
-  if (presented === undefined || (!isPairing && device === undefined)) throw invalidToken(presented);
+  if (presented === undefined || (!isPairing && device === undefined)) {
+    if (presented !== undefined && devices?.wasRevoked?.(presentedDigest)) throw deviceRemoved();
+    throw invalidToken(presented);
+  }
   return { device: isPairing ? undefined : device };
+}
+
+/**
+ * The desk's routes (a pairing code, a device's agent access): only the desk token, which lives
+ * in a 0600 file on this machine, admits them; the pairing token and device tokens do not.
+ */
+export function authenticateDesk(req: IncomingMessage, credentials: Credentials): Principal {
+  const headers = authorizationHeaders(req);
+  if (headers.length === 0) throw missingToken();
+  const presented = headers.length === 1 ? (bearerToken(headers[0]) ?? '') : '';
+  const expected = credentials.desk;
+  if (expected === undefined || !timingSafeEqual(digest(presented), digest(expected))) {
+    throw new HttpError(401, 'auth.invalid_token', 'Only the desk may do this: run the deskrelay command on the desktop itself (it reads the desk token from the DeskRelay config folder).', WWW_AUTHENTICATE);
+  }
+  return { device: undefined };
 }
 
 /** Throws the CONTRACT's 401 unless the request carries exactly one matching bearer token. */

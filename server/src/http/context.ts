@@ -5,6 +5,7 @@ import type { ChatService } from '../chat/service';
 import type { ReplyEvents } from '../doors/replyEvents';
 import type { BodyBudget } from './body';
 import type { DeviceChange, DeviceRegistry } from '../store/devices';
+import type { ClaimCodes } from '../store/claimCodes';
 
 export interface RequestLogEntry {
   method: string;
@@ -53,16 +54,19 @@ export interface RelayCoreOptions {
   /**
    * Keep registered devices across restarts (issue 26: deskrelay.rememberDevices, "rememberDevices"
    * in config.json), as salted hashes in `devices.json` of the config dir; read at every start.
-   * Default off: device tokens die with the relay, as the pairing token does.
+   * Default on (issue 36): a restart never unpairs a phone; off, device tokens die with the relay
+   * and the file is deleted.
    */
   rememberDevices?: boolean;
+  /** The clock pairing codes expire by (tests move it instead of sleeping). */
+  clock?: () => number;
   /** A device registered, was revoked, or every device was forgotten (the desk shows it). */
   onDeviceChange?: (change: DeviceChange) => void;
 }
 
 /** The core options with the relay's defaults filled in. */
-export type ResolvedOptions = Required<Omit<RelayCoreOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange'>> &
-  Pick<RelayCoreOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange'> & { configDir: string };
+export type ResolvedOptions = Required<Omit<RelayCoreOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange' | 'clock'>> &
+  Pick<RelayCoreOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange' | 'clock'> & { configDir: string };
 
 /** Per-request facts the request log and the error handler need. */
 export interface RequestState {
@@ -73,6 +77,8 @@ export interface RequestState {
   device?: string;
   /** The SSE stream answering it, once open: a failure after the headers ends it with its terminal event. */
   stream?: { error(message: string): void };
+  /** A device removing itself (the phone's Unpair): its own answer is not cut with its other requests. */
+  removesItsDevice?: boolean;
 }
 
 /**
@@ -84,6 +90,10 @@ export interface Admission {
   token: string | undefined;
   /** The registered devices while running (issue 26). */
   devices: DeviceRegistry | undefined;
+  /** The desk's own token while running (the CLI's desk commands); undefined while stopped. */
+  deskToken: string | undefined;
+  /** The desk's one-time pairing codes (issue 36). */
+  claims: ClaimCodes;
   stopping: boolean;
 }
 

@@ -4,6 +4,7 @@ import polka from 'polka';
 import type { Request as PolkaRequest } from 'polka';
 import { authenticate, type HostPolicy } from './admission';
 import type { RelayContext } from './context';
+import type { DeviceHolds } from './deviceHolds';
 import { contractDialect, HttpError, hostNotAllowed, internalError, methodNotAllowed, notFound, serverStopping } from './errors';
 import { freshState, requestState, type FunnelState, type RequestLog, type Unfinished } from './requestState';
 import { isPattern, pathParams, type Route } from './route';
@@ -21,6 +22,8 @@ export interface FunnelParts {
   server: Server;
   hosts: HostPolicy;
   log: RequestLog;
+  /** What each device holds open, so its removal ends it all (none in a funnel built without devices). */
+  holds?: DeviceHolds;
 }
 
 export { requestState };
@@ -43,7 +46,7 @@ export { requestState };
  * - polka's patterns allow a trailing slash and lose to nothing: each route is registered as an
  *   anchored RegExp, and a `{name}` route declines a path that has an exact route.
  */
-export function createFunnel(ctx: RelayContext, routes: readonly Route[], { server, hosts, log }: FunnelParts): Funnel {
+export function createFunnel(ctx: RelayContext, routes: readonly Route[], { server, hosts, log, holds }: FunnelParts): Funnel {
   const byPath = new Map<string, Route[]>();
   const patterns = new Map<string, Route[]>();
   for (const route of routes) {
@@ -110,6 +113,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       const state = requestState(req);
       state.dialect = route.dialect ?? contractDialect;
       state.authenticated = admit(req, route);
+      if (state.device !== undefined) holds?.add(state.device, res);
       // Only an admitted request is invited to send its body.
       if (state.expectsContinue) res.writeContinue();
       return route.handle(req, res, contextFor(ctx, state.device));
@@ -141,6 +145,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     const state = requestState(req);
     const mine = state.unfinished;
     if (mine && --mine.count === 0) for (const run of mine.waiting.splice(0)) run();
+    if (state.device !== undefined) holds?.delete(state.device, this);
     log.line(
       {
         method: req.method ?? '',
@@ -183,7 +188,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     if (!route.auth) return false;
     const token = ctx.admission.token;
     if (token === undefined) throw serverStopping();
-    const { device } = (typeof route.auth === 'function' ? route.auth : authenticate)(req, { pairing: token, devices: ctx.admission.devices });
+    const { device } = (typeof route.auth === 'function' ? route.auth : authenticate)(req, { pairing: token, devices: ctx.admission.devices, desk: ctx.admission.deskToken });
     if (device !== undefined) requestState(req).device = device;
     return true;
   }
@@ -219,6 +224,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       try {
         checkHost(req, target, hosts);
         state.authenticated = admit(req, route);
+        if (state.device !== undefined) holds?.addSocket(state.device, socket);
         route.upgrade(req, socket, head, contextFor(ctx, state.device));
       } catch (err) {
         const refusal = err instanceof HttpError ? err : internalError();

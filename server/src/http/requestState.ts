@@ -59,6 +59,7 @@ export function freshState(req: IncomingMessage, expectsContinue = false): Funne
     provider: undefined,
     device: undefined,
     stream: undefined,
+    removesItsDevice: false,
     path: '',
     unfinished: undefined,
     writer: undefined,

@@ -10,4 +10,10 @@ export function configDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS
 }
 
 export const tokenPath = (dir: string) => join(dir, 'token');
+/**
+ * The desk's own token: the CLI on this machine acts as the desk with it (`deskrelay pair`,
+ * `deskrelay devices allow`). Never in the pairing payload, so neither the pairing token nor a
+ * device token can allow a device the agent.
+ */
+export const deskTokenPath = (dir: string) => join(dir, 'desk-token');
 export const standaloneConfigPath = (dir: string) => join(dir, 'config.json');

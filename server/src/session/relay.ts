@@ -5,18 +5,23 @@ import { createFunnel, requestState } from '../http/funnel';
 import { HostPolicy } from '../http/admission';
 import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from '../http/body';
 import { RequestLog } from '../http/requestState';
+import { DeviceHolds } from '../http/deviceHolds';
 import { answerClientError } from '../http/clientError';
 import type { Admission, RelayContext, RelayCoreOptions, ResolvedOptions, Route } from '../http/context';
 import { STOPPING_MESSAGE } from '../chat/events';
 import { silentLogger } from '../logger';
-import { configDir, tokenPath } from './paths';
+import { configDir, deskTokenPath, tokenPath } from './paths';
 import { ChatService, MAX_REPLY_CHARS } from '../chat/service';
 import type { Door } from '../doors/door';
 import { DOORS, type DoorOptions } from '../doors';
 import { ReplyEvents } from '../doors/replyEvents';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
 import { DeviceRegistry, devicesPath, forgetRememberedDevices, type DeviceChange } from '../store/devices';
+import { ClaimCodes, type IssuedCode } from '../store/claimCodes';
 import { DEVICE_REMOVED_MESSAGE, type DeviceInfo } from '../protocol';
+
+/** What a phone's streams under its old token end with when it paired again (a new token for the same key). */
+export const DEVICE_REPAIRED_MESSAGE = 'This phone paired again; this connection used its old token.';
 import { deviceInfo } from '../doors/devices';
 
 export type { RequestLogEntry } from '../http/context';
@@ -47,7 +52,7 @@ function resolve(options: RelayOptions): ResolvedOptions & DoorOptions {
     maxReplyChars: MAX_REPLY_CHARS,
     logger: silentLogger,
     ...options,
-    rememberDevices: options.rememberDevices ?? false,
+    rememberDevices: options.rememberDevices ?? true,
     // Past the body's own timeout, so a slow body gets that answer first; Node's check is the backstop.
     requestTimeoutMs: options.requestTimeoutMs ?? Math.max(60_000, (options.bodyTimeoutMs ?? 30_000) + 10_000),
     configDir: options.configDir ?? configDir(),
@@ -78,14 +83,17 @@ export class RelayServer {
   private readonly sockets = new Set<Socket>();
   private current: { token: string; url: string; port: number } | undefined;
   /** The token is valid from the moment we listen until stop() has finished. */
-  private readonly admission: Admission = { token: undefined, devices: undefined, stopping: false };
+  private readonly admission: Admission;
   private readonly extraRoutes: readonly Route[];
   private doors: Door[] = [];
   private readonly hosts: HostPolicy;
   private requestLog: RequestLog | undefined;
+  /** What each device holds open on every door: a removed device's streams and sockets end at once. */
+  private readonly holds = new DeviceHolds();
 
   constructor(options: RelayOptions, extraRoutes: readonly Route[] = []) {
     this.options = resolve(options);
+    this.admission = { token: undefined, devices: undefined, deskToken: undefined, claims: new ClaimCodes(this.options.clock), stopping: false };
     this.extraRoutes = extraRoutes;
     this.hosts = new HostPolicy(this.options.host);
     const { providers, keys, providerIdleMs, maxConcurrentStreams, maxReplyChars, logger, adapters } = this.options;
@@ -123,6 +131,10 @@ export class RelayServer {
     return this.hosts.announced;
   }
 
+  get deskTokenFile(): string {
+    return deskTokenPath(this.options.configDir);
+  }
+
   get devicesFile(): string {
     return devicesPath(this.options.configDir);
   }
@@ -136,6 +148,16 @@ export class RelayServer {
   /** Removes a device: its token stops working, its streams and socket end, its push subscriptions go. False when unknown. */
   async revokeDevice(id: string): Promise<boolean> {
     return (await this.admission.devices?.revoke(id)) !== undefined;
+  }
+
+  /** The desk allows (or denies) a device the agent; remembered with the device. False when unknown or stopped. */
+  async allowAgent(id: string, allowed: boolean): Promise<boolean> {
+    return (await this.admission.devices?.setAgent(id, allowed)) !== undefined;
+  }
+
+  /** A new one-time pairing code (the previous one stops); undefined while stopped. */
+  pairingCode(): IssuedCode | undefined {
+    return this.running ? this.admission.claims.issue() : undefined;
   }
 
   /** Removes every device (remembered ones too); returns how many there were. */
@@ -153,6 +175,7 @@ export class RelayServer {
   async start(): Promise<{ url: string; port: number; token: string }> {
     if (this.current) return this.current;
     const token = newToken();
+    const deskToken = newToken();
     // Before the doors are made: the push door listens to it for removed devices.
     this.admission.devices = await this.openDevices();
     const self = this;
@@ -183,7 +206,7 @@ export class RelayServer {
     // Each connection costs memory and a file descriptor; past the cap new ones are closed at once.
     server.maxConnections = maxConnections;
     this.requestLog = new RequestLog(this.options.onRequestLog, this.options.logger);
-    const funnel = createFunnel(ctx, routes, { server, hosts: this.hosts, log: this.requestLog });
+    const funnel = createFunnel(ctx, routes, { server, hosts: this.hosts, log: this.requestLog, holds: this.holds });
     server.on('request', funnel.request);
     // With this listener Node no longer answers `Expect: 100-continue` by itself: only an admitted request is invited to send its body.
     server.on('checkContinue', funnel.checkContinue);
@@ -198,6 +221,7 @@ export class RelayServer {
     });
     const { host, port } = this.options;
     this.admission.token = token;
+    this.admission.deskToken = deskToken;
     await new Promise<void>((resolvePromise, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) => {
         if (err.code === 'EADDRINUSE') reject(new RelayStartError(`Port ${port} on ${host} is already in use; choose another port.`, err.code));
@@ -209,6 +233,7 @@ export class RelayServer {
       server.listen(port, host, () => resolvePromise());
     }).catch((err) => {
       this.admission.token = undefined;
+      this.admission.deskToken = undefined;
       this.admission.devices = undefined;
       throw err;
     });
@@ -218,11 +243,14 @@ export class RelayServer {
     const bound = (server.address() as AddressInfo).port;
     try {
       await writeTokenFile(this.tokenFile, token);
+      await writeTokenFile(this.deskTokenFile, deskToken);
     } catch (err) {
       await new Promise((r) => server.close(r));
       this.server = undefined;
       this.admission.token = undefined;
+      this.admission.deskToken = undefined;
       this.admission.devices = undefined;
+      await removeTokenFile(this.tokenFile);
       const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
       throw new RelayStartError(`Could not write the token file in the DeskRelay config folder (${code}).`, code);
     }
@@ -248,6 +276,7 @@ export class RelayServer {
       await closed;
       clearTimeout(timer);
       await removeTokenFile(this.tokenFile);
+      await removeTokenFile(this.deskTokenFile);
       // Last-seen times, for the next run's list.
       await this.admission.devices?.flush().catch((err: unknown) => this.options.logger.warn(`devices: could not save the devices file (${(err as NodeJS.ErrnoException).code ?? 'error'})`));
       this.options.logger.info('relay stopped');
@@ -257,9 +286,26 @@ export class RelayServer {
       this.server = undefined;
       this.current = undefined;
       this.admission.token = undefined;
+      this.admission.deskToken = undefined;
       this.admission.devices = undefined;
       this.admission.stopping = false;
     }
+  }
+
+  /**
+   * Ends everything a removed device holds: its chats first, through the chat service (each
+   * door ends its own wire format; a resumable reply's numbered terminal event goes out), then,
+   * once they wrote their end or after a short grace, every other stream, request and socket it
+   * holds (agent and conversation events, a resumable reply it follows, a WebSocket).
+   */
+  private endDevice(id: string, message: string): void {
+    const { logger } = this.options;
+    // Taken now: a phone that paired again keeps its id, and its new token's requests are not the old one's.
+    const held = this.holds.take(id);
+    void this.chat.endDevice(id, message, 200).then((chats) => {
+      const ended = chats + held.end(message);
+      logger.info(`device ${id} ${message === DEVICE_REMOVED_MESSAGE ? 'removed' : 'paired again'}${ended ? `; ${ended} stream${ended === 1 ? '' : 's'} and socket${ended === 1 ? '' : 's'} ended` : ''}`);
+    });
   }
 
   /**
@@ -281,10 +327,8 @@ export class RelayServer {
       throw new RelayStartError(`Could not read the devices file in the DeskRelay config folder (${code}).`, code);
     }
     registry.onChange((change: DeviceChange) => {
-      if (change.type === 'revoked') {
-        const ended = this.chat.cancelDevice(change.device.id, DEVICE_REMOVED_MESSAGE);
-        logger.info(`device ${change.device.id} removed${ended ? `; ${ended} stream${ended === 1 ? '' : 's'} ended` : ''}`);
-      } else if (change.type === 'registered') {
+      if (change.type === 'revoked') this.endDevice(change.device.id, DEVICE_REMOVED_MESSAGE);
+      else if (change.type === 'replaced') this.endDevice(change.device.id, DEVICE_REPAIRED_MESSAGE); else if (change.type === 'registered') {
         logger.info(`device ${change.device.id} registered`);
       }
       this.options.onDeviceChange?.(change);

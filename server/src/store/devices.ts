@@ -1,4 +1,4 @@
-import { createHash, hash, randomBytes } from 'node:crypto';
+import { createHash, hash, randomBytes, webcrypto } from 'node:crypto';
 import { readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger';
@@ -14,12 +14,32 @@ export const MAX_NAME_LENGTH = 64;
 
 export const devicesPath = (dir: string) => join(dir, 'devices.json');
 
+/** Revoked token digests kept at most (oldest dropped): enough to tell a removed phone it was removed. */
+export const MAX_REVOKED = 1000;
+
+/** A device's ECDSA P-256 public key as the phone sends it (JWK, public part only). */
+export interface DevicePublicKey {
+  kty: 'EC';
+  crv: 'P-256';
+  x: string;
+  y: string;
+}
+
+/**
+ * Whether the desk let this device use the agent: `allowed` / `denied` at the desk (remembered
+ * with the device), `asked` while a request waits for the desk's answer, undefined before it asked.
+ */
+export type AgentAccess = 'allowed' | 'denied' | 'asked' | undefined;
+
 /** What the desk shows of a device; never its token or hash. */
 export interface DeviceSummary {
   id: string;
   name: string;
   createdAt: number;
   lastSeen: number;
+  /** Its public key (what approvals are verified with); absent for a client that sent none. */
+  publicKey?: DevicePublicKey;
+  agent: AgentAccess;
 }
 
 interface DeviceRecord extends DeviceSummary {
@@ -39,16 +59,52 @@ const SCRATCH_CHARS = 128;
 
 export type DeviceChange =
   | { type: 'registered'; device: DeviceSummary }
+  /** A registration or claim with a public key already registered: the same device got a new token; the old one stopped. */
+  | { type: 'replaced'; device: DeviceSummary }
   | { type: 'renamed'; device: DeviceSummary }
   | { type: 'revoked'; device: DeviceSummary }
+  /** The desk allowed or denied the agent to it (`device.agent` says which). */
+  | { type: 'agent'; device: DeviceSummary }
+  /** The device asked for the agent for the first time; the desk should answer (folders: where). */
+  | { type: 'agent-requested'; device: DeviceSummary; folders: string[] }
   | { type: 'forgotten'; count: number };
 
-/** The stored form: salted hashes only, never a token. */
+/** The stored form: salted hashes and public keys only, never a token. */
 interface DevicesFile {
   version: 1;
   salt: string;
-  devices: { id: string; name: string; createdAt: string; lastSeen: string; hash: string }[];
+  devices: { id: string; name: string; createdAt: string; lastSeen: string; hash: string; publicKey?: DevicePublicKey; agent?: 'allowed' | 'denied' }[];
+  /** Digests of revoked devices' tokens: such a token is told it was removed, not that it is unknown. */
+  revoked?: string[];
 }
+
+const B64URL_32 = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * A public key as sent at registration, checked: a JWK `{"kty":"EC","crv":"P-256","x","y"}`
+ * whose coordinates are base64url of 32 bytes and whose point imports with WebCrypto (is on
+ * the curve). Undefined when it is not; only those four fields are kept.
+ */
+export async function cleanPublicKey(value: unknown): Promise<DevicePublicKey | undefined> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const { kty, crv, x, y } = value as Record<string, unknown>;
+  if (kty !== 'EC' || crv !== 'P-256' || typeof x !== 'string' || typeof y !== 'string' || !B64URL_32.test(x) || !B64URL_32.test(y)) return undefined;
+  if (Buffer.from(x, 'base64url').length !== 32 || Buffer.from(y, 'base64url').length !== 32) return undefined;
+  const key: DevicePublicKey = { kty, crv, x, y };
+  try {
+    await importPublicKey(key);
+  } catch {
+    return undefined;
+  }
+  return key;
+}
+
+/** The key as WebCrypto verifies with it (ECDSA P-256). */
+export function importPublicKey(key: DevicePublicKey): Promise<webcrypto.CryptoKey> {
+  return webcrypto.subtle.importKey('jwk', { ...key }, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
+}
+
+const sameKey = (a: DevicePublicKey | undefined, b: DevicePublicKey) => a !== undefined && a.x === b.x && a.y === b.y;
 
 /** `drd_` + 43 base64url characters of 32 random bytes: as strong as the pairing token. */
 export function newDeviceToken(): string {
@@ -104,6 +160,9 @@ export class DeviceRegistry {
   /** Every device's digest end to end, in `order`: what matchDigest walks. Rebuilt on each change. */
   private order: DeviceRecord[] = [];
   private digests = new Uint32Array(0);
+  /** Revoked tokens' digests, oldest first, end to end as `digests` is. */
+  private revoked: Buffer[] = [];
+  private revokedWords = new Uint32Array(0);
   private readonly listeners = new Set<(change: DeviceChange) => void>();
   private writing: Promise<void> = Promise.resolve();
   /** The salt followed by room for the token being hashed: one hash call per request, no concatenation. */
@@ -145,6 +204,7 @@ export class DeviceRegistry {
     }
     const registry = new DeviceRegistry(parsed.salt, file, logger);
     for (const d of parsed.devices) registry.devices.set(d.id, d);
+    registry.revoked = parsed.revoked;
     registry.reindex();
     return registry;
   }
@@ -180,6 +240,11 @@ export class DeviceRegistry {
     return found?.id;
   }
 
+  /** Whether this digest is a revoked device's token (compared in constant time with every one kept). */
+  wasRevoked(digest: Buffer): boolean {
+    return matchDigest(wordsInto(digest, this.needle, 0), this.revokedWords, this.revoked.length) >= 0;
+  }
+
   /** SHA-256 of this registry's salt and `token`: what is stored per device and compared per request. */
   digest(token: string): Buffer {
     const start = this.salt.length;
@@ -191,14 +256,42 @@ export class DeviceRegistry {
     return digest;
   }
 
-  /** A new device and its token (the only time the token exists outside the phone). */
-  async register(name: string): Promise<{ device: DeviceSummary; token: string }> {
-    if (this.devices.size >= MAX_DEVICES) throw new RangeError(`at most ${MAX_DEVICES} devices`);
+  /** The device registered with this public key, if any: one key is one device. */
+  withKey(publicKey: DevicePublicKey): DeviceSummary | undefined {
+    const found = [...this.devices.values()].find((d) => sameKey(d.publicKey, publicKey));
+    return found && summary(found);
+  }
+
+  /**
+   * A new device and its token (the only time the token exists outside the phone). With a
+   * public key already registered, that device gets the new token instead (same id, name and
+   * agent access) and its old token stops at once (`replaced`): a phone pairing again stays one
+   * device.
+   */
+  async register(name: string, publicKey?: DevicePublicKey): Promise<{ device: DeviceSummary; token: string; replaced: boolean }> {
     const token = newDeviceToken();
+    const existing = publicKey && [...this.devices.values()].find((d) => sameKey(d.publicKey, publicKey));
+    if (existing) {
+      const before = existing.digest;
+      existing.digest = this.digest(token);
+      existing.lastSeen = Date.now();
+      this.reindex();
+      try {
+        await this.save();
+      } catch (err) {
+        if (this.devices.get(existing.id) === existing) existing.digest = before;
+        this.reindex();
+        throw err;
+      }
+      const device = summary(existing);
+      this.emit({ type: 'replaced', device });
+      return { device, token, replaced: true };
+    }
+    if (this.devices.size >= MAX_DEVICES) throw new RangeError(`at most ${MAX_DEVICES} devices`);
     const now = Date.now();
     let id = newDeviceId();
     while (this.devices.has(id)) id = newDeviceId();
-    const record: DeviceRecord = { id, name, createdAt: now, lastSeen: now, digest: this.digest(token) };
+    const record: DeviceRecord = { id, name, createdAt: now, lastSeen: now, digest: this.digest(token), agent: undefined, ...(publicKey ? { publicKey } : {}) };
     this.devices.set(id, record);
     this.reindex();
     try {
@@ -211,7 +304,30 @@ export class DeviceRegistry {
     }
     const device = summary(record);
     this.emit({ type: 'registered', device });
-    return { device, token };
+    return { device, token, replaced: false };
+  }
+
+  /** The desk's answer: the device may (or may not) use the agent; remembered with it. Undefined when there is no such device. */
+  async setAgent(id: string, allowed: boolean): Promise<DeviceSummary | undefined> {
+    const record = this.devices.get(id);
+    if (!record) return undefined;
+    record.agent = allowed ? 'allowed' : 'denied';
+    const device = summary(record);
+    this.emit({ type: 'agent', device });
+    await this.save();
+    return device;
+  }
+
+  /**
+   * A device asks for the agent without the desk's leave: the first time (not yet asked, not
+   * denied), the desk is told (`agent-requested`). True when this was the first time.
+   */
+  askAgent(id: string, folders: string[]): boolean {
+    const record = this.devices.get(id);
+    if (!record || record.agent !== undefined) return false;
+    record.agent = 'asked';
+    this.emit({ type: 'agent-requested', device: summary(record), folders });
+    return true;
   }
 
   /** Gives a device a new name (the phone's Settings); undefined when there is no such device. */
@@ -237,6 +353,7 @@ export class DeviceRegistry {
     const record = this.devices.get(id);
     if (!record) return undefined;
     this.devices.delete(id);
+    this.remember(record.digest);
     this.reindex();
     const device = summary(record);
     this.emit({ type: 'revoked', device });
@@ -248,6 +365,7 @@ export class DeviceRegistry {
   async forgetAll(): Promise<number> {
     const count = this.devices.size;
     const gone = [...this.devices.values()].map(summary);
+    for (const record of this.devices.values()) this.remember(record.digest);
     this.devices.clear();
     this.reindex();
     for (const device of gone) this.emit({ type: 'revoked', device });
@@ -270,7 +388,15 @@ export class DeviceRegistry {
     return this.save();
   }
 
+  /** Keeps a revoked token's digest, so that token is told it was removed (the oldest are let go past MAX_REVOKED). */
+  private remember(digest: Buffer): void {
+    this.revoked.push(digest);
+    if (this.revoked.length > MAX_REVOKED) this.revoked.splice(0, this.revoked.length - MAX_REVOKED);
+  }
+
   private reindex(): void {
+    this.revokedWords = new Uint32Array(this.revoked.length * WORDS);
+    this.revoked.forEach((digest, i) => wordsInto(digest, this.revokedWords, i * WORDS));
     this.order = [...this.devices.values()];
     this.digests = new Uint32Array(this.order.length * WORDS);
     this.order.forEach((record, i) => wordsInto(record.digest, this.digests, i * WORDS));
@@ -305,16 +431,27 @@ export class DeviceRegistry {
         createdAt: new Date(d.createdAt).toISOString(),
         lastSeen: new Date(d.lastSeen).toISOString(),
         hash: d.digest.toString('base64url'),
+        ...(d.publicKey ? { publicKey: d.publicKey } : {}),
+        ...(d.agent === 'allowed' || d.agent === 'denied' ? { agent: d.agent } : {}),
       })),
+      revoked: this.revoked.map((digest) => digest.toString('base64url')),
     };
   }
 }
 
-function summary({ id, name, createdAt, lastSeen }: DeviceRecord): DeviceSummary {
-  return { id, name, createdAt, lastSeen };
+function summary({ id, name, createdAt, lastSeen, publicKey, agent }: DeviceRecord): DeviceSummary {
+  return { id, name, createdAt, lastSeen, agent, ...(publicKey ? { publicKey } : {}) };
 }
 
-function parseDevicesFile(text: string): { salt: Buffer; devices: DeviceRecord[] } | undefined {
+/** A stored key: the same shape rules as at registration (the point itself was checked then). */
+function storedKey(value: unknown): DevicePublicKey | undefined | false {
+  if (value === undefined) return undefined;
+  const { kty, crv, x, y } = (value ?? {}) as Record<string, unknown>;
+  if (kty !== 'EC' || crv !== 'P-256' || typeof x !== 'string' || typeof y !== 'string' || !B64URL_32.test(x) || !B64URL_32.test(y)) return false;
+  return { kty, crv, x, y };
+}
+
+function parseDevicesFile(text: string): { salt: Buffer; devices: DeviceRecord[]; revoked: Buffer[] } | undefined {
   let json: Partial<DevicesFile>;
   try {
     json = JSON.parse(text) as Partial<DevicesFile>;
@@ -330,10 +467,18 @@ function parseDevicesFile(text: string): { salt: Buffer; devices: DeviceRecord[]
     const digest = typeof d?.hash === 'string' ? Buffer.from(d.hash, 'base64url') : Buffer.alloc(0);
     const createdAt = Date.parse(d?.createdAt);
     const lastSeen = Date.parse(d?.lastSeen);
-    if (typeof d?.id !== 'string' || !/^dev_[0-9a-f]{10}$/.test(d.id) || !name || digest.length !== 32 || Number.isNaN(createdAt) || Number.isNaN(lastSeen)) return undefined;
-    devices.push({ id: d.id, name, createdAt, lastSeen, digest });
+    const publicKey = storedKey(d?.publicKey);
+    const agent = d?.agent === 'allowed' || d?.agent === 'denied' ? d.agent : undefined;
+    if (typeof d?.id !== 'string' || !/^dev_[0-9a-f]{10}$/.test(d.id) || !name || digest.length !== 32 || Number.isNaN(createdAt) || Number.isNaN(lastSeen) || publicKey === false) return undefined;
+    devices.push({ id: d.id, name, createdAt, lastSeen, digest, agent, ...(publicKey ? { publicKey } : {}) });
   }
-  return { salt, devices };
+  const revoked: Buffer[] = [];
+  for (const r of Array.isArray(json.revoked) ? json.revoked : []) {
+    const digest = typeof r === 'string' ? Buffer.from(r, 'base64url') : Buffer.alloc(0);
+    if (digest.length !== 32) return undefined;
+    revoked.push(digest);
+  }
+  return { salt, devices, revoked: revoked.slice(-MAX_REVOKED) };
 }
 
 /** Deletes the remembered devices of a desk whose relay is not running (CLI, extension). */

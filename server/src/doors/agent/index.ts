@@ -6,6 +6,7 @@ import { NotPendingError, type AgentSession } from '../../agent/session';
 import { SessionStore } from '../../agent/sessions';
 import type { Workspace } from '../../agent/workspace';
 import { HttpError } from '../../http/errors';
+import type { RelayContext } from '../../http/context';
 import { sendJson, sendNoContent } from '../../http/json';
 import { requestParams, type Route } from '../../http/route';
 import { type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
@@ -21,6 +22,8 @@ const { one: SESSION, events: EVENTS, messages: MESSAGES, stop: STOP, sub } = it
 const APPROVAL = sub('approvals/{callId}');
 
 const DEFAULT_HOW_TO_ENABLE = 'Turn it on at the desk: `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).';
+
+const defaultHowToAllow = (id: string) => `VS Code: the notification, or DeskRelay: Manage Devices; CLI: deskrelay devices allow ${id}.`;
 
 const notFound = () => new HttpError(404, 'agent.not_found', 'No agent session by that id: it was deleted, dropped to make room, or the desktop relay restarted.');
 
@@ -65,7 +68,36 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     return found;
   };
 
-  const route = (method: Route['method'], path: string, handle: Route['handle']): Route => ({ method, path, auth: true, handle });
+  /**
+   * Who may drive the agent (issue 36): with approvals "device" (the default) only a device the
+   * desk allowed; the pairing token never, so a leaked pairing payload cannot run code. A
+   * device's first request tells the desk, which answers with Allow or Deny.
+   */
+  const mayDrive = (req: IncomingMessage, c: RelayContext): void => {
+    const list = folders();
+    if ((host?.approvals?.() ?? 'device') === 'token') return;
+    const id = c.state(req).device;
+    const devices = c.admission.devices;
+    const device = id === undefined ? undefined : devices?.get(id);
+    if (device?.agent === 'allowed') return;
+    const how = id === undefined ? undefined : (host?.howToAllow?.(id) ?? defaultHowToAllow(id));
+    if (id === undefined || !device) {
+      throw new HttpError(403, 'agent.device_not_allowed', `The agent answers only phones the desk allowed, and the pairing token is not one: pair this client as a device, then allow it at the desk (VS Code: the notification or DeskRelay: Manage Devices; CLI: deskrelay devices allow <id>).`);
+    }
+    if (device.agent === 'denied') throw new HttpError(403, 'agent.device_not_allowed', `The desk did not allow this phone to use the agent. To allow it: ${how}`);
+    devices!.askAgent(id, list.map((w) => w.name));
+    throw new HttpError(403, 'agent.device_not_allowed', `This phone may not use the agent until the desk allows it; the desk was asked. To allow it: ${how}`);
+  };
+
+  const route = (method: Route['method'], path: string, handle: Route['handle']): Route => ({
+    method,
+    path,
+    auth: true,
+    handle(req, res, c) {
+      mayDrive(req, c);
+      return handle(req, res, c);
+    },
+  });
 
   const listFolders = route('GET', AGENT_FOLDERS_PATH, (_req, res) => {
     sendJson(res, 200, { folders: folders().map((w) => ({ name: w.name, ...(w.displayPath ? { path: w.displayPath } : {}) })) });

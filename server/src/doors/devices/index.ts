@@ -1,14 +1,54 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RelayContext, Route } from '../../http/context';
 import { HttpError, serverStopping } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
 import { requestParams } from '../../http/route';
+import { authenticateDesk } from '../../http/admission';
 import { PATHS, type DeviceInfo, type DeviceRegistration } from '../../protocol';
-import { CONNECTED_WINDOW_MS, cleanDeviceName, MAX_DEVICES, MAX_NAME_LENGTH, type DeviceRegistry, type DeviceSummary } from '../../store/devices';
+import { CONNECTED_WINDOW_MS, cleanDeviceName, cleanPublicKey, MAX_DEVICES, MAX_NAME_LENGTH, type DevicePublicKey, type DeviceRegistry, type DeviceSummary } from '../../store/devices';
+import { CODE_LENGTH } from '../../store/claimCodes';
 import { type DoorFactory, readJsonBody } from '../door';
 
 export const DEVICES_PATH = PATHS.devices;
 export const DEVICE_PATH = '/v1/devices/{id}';
+export const CLAIM_PATH = PATHS.deviceClaim;
+/** The desk's own routes (the desk token): a new pairing code, a device's agent access. */
+export const CODES_PATH = '/v1/devices/codes';
+export const DEVICE_AGENT_PATH = '/v1/devices/{id}/agent';
+
+const NAME_SHAPE = `a name of 1 to ${MAX_NAME_LENGTH} characters on one line (e.g. "iPhone Safari")`;
+const KEY_SHAPE = '"publicKey" must be an ECDSA P-256 public key as a JWK: {"kty":"EC","crv":"P-256","x":"<base64url, 32 bytes>","y":"<base64url, 32 bytes>"}';
+
+/** The name and optional public key of a registration or claim; 400 request.invalid_body naming the bad field. */
+async function registrationFields(body: Record<string, unknown> | undefined, shape: string): Promise<{ name: string; publicKey?: DevicePublicKey }> {
+  const name = cleanDeviceName(body?.name);
+  if (!name) throw new HttpError(400, 'request.invalid_body', `The body must be ${shape}: ${NAME_SHAPE}.`);
+  if (body?.publicKey === undefined) return { name };
+  const publicKey = await cleanPublicKey(body.publicKey);
+  if (!publicKey) throw new HttpError(400, 'request.invalid_body', `${KEY_SHAPE}.`);
+  return { name, publicKey };
+}
+
+/** Registers (or, for a key already known, gives that device a new token) and answers 201 {id, token}. */
+async function registerAndAnswer(res: ServerResponse, ctx: RelayContext, fields: { name: string; publicKey?: DevicePublicKey }): Promise<void> {
+  const devices = registry(ctx);
+  if (devices.size >= MAX_DEVICES && !(fields.publicKey && devices.withKey(fields.publicKey))) {
+    throw new HttpError(409, 'device.too_many', `The desktop keeps at most ${MAX_DEVICES} devices; remove some (DeskRelay: Manage Devices, or deskrelay devices revoke).`);
+  }
+  let registered;
+  try {
+    registered = await devices.register(fields.name, fields.publicKey);
+  } catch (err) {
+    ctx.options.logger.error(`devices: could not save the devices file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new HttpError(500, 'server.internal_error', 'The desktop could not save the new device.');
+  }
+  if (ctx.admission.stopping) throw serverStopping();
+  const answer: DeviceRegistration = { id: registered.device.id, token: registered.token };
+  res.setHeader('Location', `${DEVICES_PATH}/${registered.device.id}`);
+  sendJson(res, 201, answer);
+}
+
+const asObject = (json: unknown) => (typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined);
 
 /** True while the device holds a chat or made a request within CONNECTED_WINDOW_MS. */
 export function isConnected(device: DeviceSummary, ctx: Pick<RelayContext, 'chat'>, now = Date.now()): boolean {
@@ -23,18 +63,27 @@ export function deviceInfo(device: DeviceSummary, ctx: Pick<RelayContext, 'chat'
     lastSeen: new Date(device.lastSeen).toISOString(),
     connected: isConnected(device, ctx, now),
     current: device.id === current,
+    hasKey: device.publicKey !== undefined,
+    agent: device.agent === 'allowed' ? true : device.agent === 'asked' ? 'pending' : false,
   };
 }
 
+const tooManyAttempts = (retryAfterS: number) =>
+  new HttpError(429, 'auth.too_many_attempts', `Too many wrong pairing codes were tried in the last minute; try again in ${retryAfterS} s.`, { 'Retry-After': String(retryAfterS) });
+
 const deviceNotFound = (id: string) => new HttpError(404, 'device.not_found', `No device "${id}" is registered on the desktop (GET ${DEVICES_PATH} lists them).`);
 
-/** The device the path names: 404 when it is not registered, 403 (`forbidden`) when a phone names another device. */
-function pathDevice(req: IncomingMessage, ctx: RelayContext, forbidden: string): { id: string; current: string | undefined; devices: DeviceRegistry } {
-  const id = requestParams(DEVICE_PATH, req).id ?? '';
+/**
+ * The device the path names: 404 when it is not registered, 403 (`forbidden`) when a phone names
+ * another device, unless `agentMay` and the asking phone has the desk's leave to use the agent
+ * (such a phone may cut a lost one off).
+ */
+function pathDevice(req: IncomingMessage, ctx: RelayContext, forbidden: string, agentMay = false, pattern = DEVICE_PATH): { id: string; current: string | undefined; devices: DeviceRegistry } {
+  const id = requestParams(pattern, req).id ?? '';
   const current = ctx.state(req).device;
   const devices = registry(ctx);
   if (!devices.get(id)) throw deviceNotFound(id);
-  if (current !== undefined && current !== id) throw new HttpError(403, 'device.forbidden', forbidden);
+  if (current !== undefined && current !== id && !(agentMay && devices.get(current)?.agent === 'allowed')) throw new HttpError(403, 'device.forbidden', forbidden);
   return { id, current, devices };
 }
 
@@ -60,26 +109,62 @@ export const devicesDoor: DoorFactory = () => {
         throw new HttpError(403, 'device.forbidden', 'Only the pairing token can register a device; this client is already one.');
       }
       const { json } = await readJsonBody(req, ctx);
-      const body = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
-      const name = cleanDeviceName(body?.name);
-      if (!name) {
-        throw new HttpError(400, 'request.invalid_body', `The body must be {"name":"…"}: a name of 1 to ${MAX_NAME_LENGTH} characters on one line (e.g. "iPhone Safari").`);
+      await registerAndAnswer(res, ctx, await registrationFields(asObject(json), '{"name":"…","publicKey"?:{…}}'));
+    },
+  };
+
+  // Pairing inside the installed app: the desk shows a one-time code, the phone sends it with no token.
+  const claim: Route = {
+    method: 'POST',
+    path: CLAIM_PATH,
+    auth: false,
+    async handle(req, res, ctx) {
+      if (ctx.admission.token === undefined) throw serverStopping();
+      const claims = ctx.admission.claims;
+      // Checked before the body is read: while guessing is paused nothing is tried at all.
+      const paused = claims.pausedFor();
+      if (paused !== undefined) throw tooManyAttempts(paused);
+      const { json } = await readJsonBody(req, ctx);
+      const body = asObject(json);
+      const shape = '{"code":"…","name":"…","publicKey"?:{…}}';
+      if (typeof body?.code !== 'string' || body.code.length > 64) throw new HttpError(400, 'request.invalid_body', `The body must be ${shape}: "code" is the ${CODE_LENGTH}-character code the desktop shows.`);
+      const fields = await registrationFields(body, shape);
+      const outcome = claims.claim(body.code);
+      if (!outcome.ok) {
+        if (outcome.reason === 'limited') throw tooManyAttempts(outcome.retryAfterS);
+        throw new HttpError(401, 'auth.invalid_code', 'That pairing code is wrong, used or expired. Make a new one at the desk (deskrelay pair, or DeskRelay: Pair a Phone with a Code) and type it within 5 minutes.');
       }
-      const devices = registry(ctx);
-      if (devices.size >= MAX_DEVICES) {
-        throw new HttpError(409, 'device.too_many', `The desktop keeps at most ${MAX_DEVICES} devices; remove some (DeskRelay: Manage Devices, or deskrelay devices revoke).`);
-      }
-      let registered;
+      await registerAndAnswer(res, ctx, fields);
+    },
+  };
+
+  const newCode: Route = {
+    method: 'POST',
+    path: CODES_PATH,
+    auth: authenticateDesk,
+    handle(_req, res, ctx) {
+      const issued = ctx.admission.claims.issue();
+      sendJson(res, 201, { code: issued.code, expiresAt: new Date(issued.expiresAt).toISOString() });
+    },
+  };
+
+  const agentAccess: Route = {
+    method: 'PUT',
+    path: DEVICE_AGENT_PATH,
+    auth: authenticateDesk,
+    async handle(req, res, ctx) {
+      const { id, devices } = pathDevice(req, ctx, '', false, DEVICE_AGENT_PATH);
+      const body = asObject((await readJsonBody(req, ctx)).json);
+      if (typeof body?.allowed !== 'boolean') throw new HttpError(400, 'request.invalid_body', 'The body must be {"allowed": true} or {"allowed": false}.');
+      let changed;
       try {
-        registered = await devices.register(name);
+        changed = await devices.setAgent(id, body.allowed);
       } catch (err) {
         ctx.options.logger.error(`devices: could not save the devices file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-        throw new HttpError(500, 'server.internal_error', 'The desktop could not save the new device.');
+        throw new HttpError(500, 'server.internal_error', 'The desktop could not save the device.');
       }
-      if (ctx.admission.stopping) throw serverStopping();
-      const answer: DeviceRegistration = { id: registered.device.id, token: registered.token };
-      res.setHeader('Location', `${DEVICES_PATH}/${registered.device.id}`);
-      sendJson(res, 201, answer);
+      if (!changed) throw deviceNotFound(id);
+      sendJson(res, 200, deviceInfo(changed, ctx, undefined));
     },
   };
 
@@ -102,11 +187,8 @@ export const devicesDoor: DoorFactory = () => {
       // A phone names itself (its Settings); it may not relabel another phone the desk would then misjudge.
       const { id, current, devices } = pathDevice(req, ctx, 'A device can rename only itself; rename other devices at the desktop.');
       const { json } = await readJsonBody(req, ctx);
-      const body = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
-      const name = cleanDeviceName(body?.name);
-      if (!name) {
-        throw new HttpError(400, 'request.invalid_body', `The body must be {"name":"…"}: a name of 1 to ${MAX_NAME_LENGTH} characters on one line (e.g. "iPhone Safari").`);
-      }
+      const name = cleanDeviceName(asObject(json)?.name);
+      if (!name) throw new HttpError(400, 'request.invalid_body', `The body must be {"name":"…"}: ${NAME_SHAPE}.`);
       let renamed;
       try {
         renamed = await devices.rename(id, name);
@@ -125,8 +207,11 @@ export const devicesDoor: DoorFactory = () => {
     path: DEVICE_PATH,
     auth: true,
     async handle(req: IncomingMessage, res, ctx) {
-      // A phone may unpair itself; removing others is for the desk (the pairing token).
-      const { id, devices } = pathDevice(req, ctx, 'A device can remove only itself; remove other devices at the desktop.');
+      // A phone may unpair itself; removing others is for the desk (the pairing token) and for a
+      // phone the desk trusts with the agent, so a lost phone can be cut off from the other.
+      const { id, current, devices } = pathDevice(req, ctx, 'This phone can remove only itself: removing another device needs the pairing token or a phone the desk allowed to use the agent.', true);
+      // Its Unpair still gets its 204 while everything else the device holds ends.
+      if (current === id) ctx.state(req).removesItsDevice = true;
       try {
         await devices.revoke(id);
       } catch (err) {
@@ -137,5 +222,5 @@ export const devicesDoor: DoorFactory = () => {
     },
   };
 
-  return { routes: [register, list, rename, revoke] };
+  return { routes: [register, claim, newCode, list, rename, revoke, agentAccess] };
 };

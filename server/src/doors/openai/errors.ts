@@ -14,6 +14,7 @@ export interface OpenAiError {
 const CODES: Partial<Record<ErrorCode, string>> = {
   'auth.missing_token': 'invalid_api_key',
   'auth.invalid_token': 'invalid_api_key',
+  'auth.device_removed': 'invalid_api_key',
   'request.unsupported_media_type': 'unsupported_media_type',
   'request.body_too_large': 'request_too_large',
   'request.timeout': 'timeout',

@@ -1,0 +1,113 @@
+/**
+ * Devices as tests use them: one function registers a device (with a WebCrypto P-256 key, as the
+ * phone web client makes), one signs an approval decision the way docs/agent.md says, and a
+ * held request tells when its stream opened and when it ended.
+ */
+import { webcrypto } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { request, type OutgoingHttpHeaders } from 'node:http';
+import { join } from 'node:path';
+import type { RelayServer } from '../../server/src/session/relay';
+import { bearer, send } from './http';
+
+const { subtle } = webcrypto;
+
+export interface DeviceKey {
+  privateKey: webcrypto.CryptoKey;
+  /** The public key as the phone sends it: `{"kty":"EC","crv":"P-256","x","y"}`. */
+  jwk: { kty: 'EC'; crv: 'P-256'; x: string; y: string };
+}
+
+export async function newDeviceKey(): Promise<DeviceKey> {
+  const pair = await subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+  const full = await subtle.exportKey('jwk', pair.publicKey);
+  return { privateKey: pair.privateKey, jwk: { kty: 'EC', crv: 'P-256', x: full.x!, y: full.y! } };
+}
+
+export interface TestDevice {
+  id: string;
+  token: string;
+  key: DeviceKey;
+}
+
+/** Registers a device with the pairing token and a fresh key (`POST /v1/devices`); throws unless 201. */
+export async function registerDevice(relay: { url: string; token: string }, name = 'iPhone Safari', key?: DeviceKey): Promise<TestDevice> {
+  const deviceKey = key ?? (await newDeviceKey());
+  const reply = await send(relay.url, '/v1/devices', {
+    method: 'POST',
+    headers: { ...bearer(relay.token), 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name, publicKey: deviceKey.jwk }),
+  });
+  if (reply.status !== 201) throw new Error(`registering a device answered ${reply.status}: ${reply.body}`);
+  return { id: reply.json.id, token: reply.json.token, key: deviceKey };
+}
+
+/** A relay as a test reaches it: in this process (its RelayServer), or a CLI child (its config folder, where the desk token is). */
+export type DeskOf = { url: string; token: string } & ({ relay: RelayServer } | { configDir: string });
+
+/** The desk allows (or denies) a device the agent: in-process, or as `deskrelay devices allow` does, with the desk token. */
+export async function allowAgent(desk: DeskOf, id: string, allowed = true): Promise<void> {
+  if ('relay' in desk) {
+    if (!(await desk.relay.allowAgent(id, allowed))) throw new Error(`no device ${id}`);
+    return;
+  }
+  const deskToken = readFileSync(join(desk.configDir, 'desk-token'), 'utf8').trim();
+  const reply = await send(desk.url, `/v1/devices/${id}/agent`, { method: 'PUT', headers: { ...bearer(deskToken), 'Content-Type': 'application/json' }, body: JSON.stringify({ allowed }) });
+  if (reply.status !== 200) throw new Error(`allowing ${id} answered ${reply.status}: ${reply.body}`);
+}
+
+/** What drives the agent now (issue 36): a device with a key, registered and allowed at the desk. */
+export async function agentDevice(desk: DeskOf, name = 'Agent phone'): Promise<TestDevice> {
+  const device = await registerDevice(desk, name);
+  await allowAgent(desk, device.id);
+  return device;
+}
+
+/** The exact string a decision's signature covers (docs/agent.md). */
+export const approvalMessage = (sessionId: string, callId: string, decision: string, digest: string) => `deskrelay-approval:v1\n${sessionId}\n${callId}\n${decision}\n${digest}`;
+
+/** base64url of the IEEE P1363 ECDSA P-256/SHA-256 signature, as WebCrypto gives it. */
+export async function signApproval(key: DeviceKey, sessionId: string, callId: string, decision: string, digest: string): Promise<string> {
+  const signature = await subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, key.privateKey, new TextEncoder().encode(approvalMessage(sessionId, callId, decision, digest)));
+  return Buffer.from(signature).toString('base64url');
+}
+
+/** A request held open: `opened` once its head arrived (with the status), `ended` once its body ended or it was cut. */
+export interface Held {
+  opened: Promise<number>;
+  ended: Promise<string>;
+  body(): string;
+  close(): void;
+}
+
+export function hold(baseUrl: string, path: string, options: { method?: string; headers?: OutgoingHttpHeaders; body?: string } = {}): Held {
+  const url = new URL(baseUrl);
+  let text = '';
+  let open: (status: number) => void = () => {};
+  let end: (body: string) => void = () => {};
+  const opened = new Promise<number>((r) => (open = r));
+  const ended = new Promise<string>((r) => (end = r));
+  const req = request({ host: url.hostname, port: url.port, path, method: options.method ?? 'GET', headers: options.headers, agent: false }, (res) => {
+    open(res.statusCode ?? 0);
+    res.setEncoding('utf8');
+    res.on('data', (d: string) => (text += d));
+    res.on('end', () => end(text));
+    res.on('close', () => end(text));
+    res.on('error', () => end(text));
+  });
+  req.on('error', () => {
+    open(0);
+    end(text);
+  });
+  if (options.body !== undefined) req.setHeader('Content-Length', Buffer.byteLength(options.body));
+  req.end(options.body);
+  return { opened, ended, body: () => text, close: () => req.destroy() };
+}
+
+/** Whether `promise` settles within `ms` (a test's upper bound, never a timing assertion beyond it). */
+export async function within<T>(promise: Promise<T>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([promise.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  clearTimeout(timer);
+  return settled;
+}

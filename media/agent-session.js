@@ -82,6 +82,9 @@
     } else {
       li.append(el('h2', '', e.tool), el('pre', 'command', JSON.stringify(e.input, null, 2)));
     }
+    // Why this asks although something like it was allowed before (an edit ended a command's grant).
+    if (e.reason) li.firstChild.after(el('p', 'reason', e.reason));
+    const sessionLabel = e.command !== undefined ? words.allowSessionCommand : e.diff !== undefined ? words.allowSessionEdit : words.allowSessionTool;
     const buttons = el('div', 'buttons');
     const make = (decision, label, cls) => {
       const b = el('button', cls, label);
@@ -89,7 +92,7 @@
       b.addEventListener('click', () => vscode.postMessage({ type: 'decide', callId: e.callId, decision }));
       return b;
     };
-    buttons.append(make('allow', words.allow, 'primary'), make('deny', words.deny, 'danger'), make('allow_session', words.allowSession, 'secondary'));
+    buttons.append(make('allow', words.allow, 'primary'), make('deny', words.deny, 'danger'), make('allow_session', sessionLabel, 'secondary'));
     const outcome = el('p', 'outcome');
     outcome.hidden = true;
     li.append(buttons, outcome);

@@ -241,7 +241,10 @@ export class AgentPanel {
     const words = JSON.stringify({
       allow: t('Allow'),
       deny: t('Deny'),
-      allowSession: t('Allow for this session'),
+      // What "allow for the session" grants, on its button (docs/agent.md).
+      allowSessionCommand: t('Allow this exact command until a file changes'),
+      allowSessionEdit: t('Allow every edit in this session'),
+      allowSessionTool: t('Allow this tool for this session'),
       allowed: t('Allowed'),
       denied: t('Denied'),
       allowedSession: t('Allowed for this session'),

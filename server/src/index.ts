@@ -63,6 +63,7 @@ export {
   SessionStore,
   AgentSession,
   NotPendingError,
+  approvalDigest,
   reverseDiff,
   type AgentHost,
   type AgentLimits,

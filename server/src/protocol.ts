@@ -123,7 +123,7 @@ export type AgentEvent =
   | { type: 'user'; text: string }
   | { type: 'text'; delta: string }
   | { type: 'tool_call'; callId: string; tool: string; input: Record<string, unknown> }
-  | { type: 'approval'; callId: string; tool: string; input: Record<string, unknown>; diff?: string; command?: string }
+  | { type: 'approval'; callId: string; tool: string; input: Record<string, unknown>; diff?: string; command?: string; digest: string; reason?: string }
   | { type: 'decision'; callId: string; decision: 'allow' | 'deny' | 'allow_session' }
   | { type: 'tool_result'; callId: string; ok: boolean; output: string; denied?: boolean }
   | { type: 'status'; status: AgentStatus }

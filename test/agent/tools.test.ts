@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeWorkspace } from '../../server/src/agent/hosts/node';
 import { capResult, DEFAULT_LIMITS } from '../../server/src/agent/limits';
-import { ApprovalPolicy } from '../../server/src/agent/policy';
+import { ApprovalGate } from '../../server/src/agent/gate';
 import { TOOLS, type ToolContext } from '../../server/src/agent/tools';
 
 let dir: string;
@@ -66,16 +66,28 @@ describe('tools', () => {
   });
 });
 
-describe('ApprovalPolicy', () => {
-  it('allow_session grants every edit, but a command only for that exact line', () => {
-    const p = new ApprovalPolicy();
+describe('ApprovalGate', () => {
+  it('allow_session grants every edit, but a command only for that exact line and until a file changes', async () => {
+    const decided: string[] = [];
+    const p = new ApprovalGate({ asked: () => {}, decided: (callId, d) => decided.push(`${callId}=${d}`) });
+    const answer = async (kind: 'edit' | 'command', key: string | undefined, decision: 'allow_session' | 'deny') => {
+      const callId = p.newCallId();
+      const asked = p.ask(kind, key, { callId, tool: kind === 'edit' ? 'edit_file' : 'run_command', input: {}, ...(key ? { command: key } : { diff: 'd' }) });
+      p.decide(callId, decision);
+      return asked;
+    };
     expect(p.needsApproval('never')).toBe(false);
     expect(p.needsApproval('edit')).toBe(true);
-    p.grant('edit');
+    await answer('edit', undefined, 'allow_session');
     expect(p.needsApproval('edit')).toBe(false);
     expect(p.needsApproval('command', 'npm test')).toBe(true);
-    p.grant('command', 'npm test');
+    await answer('command', 'npm test', 'allow_session');
     expect(p.needsApproval('command', 'npm test')).toBe(false);
     expect(p.needsApproval('command', 'npm test; rm -rf /')).toBe(true);
+    p.filesChange();
+    expect(p.needsApproval('command', 'npm test')).toBe(true);
+    expect(p.needsApproval('edit')).toBe(false);
+    expect(decided).toEqual(['c1=allow_session', 'c2=allow_session']);
+    expect(() => p.decide('c1', 'allow')).toThrow();
   });
 });

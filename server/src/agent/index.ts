@@ -7,5 +7,6 @@ export { globToRegExp, isDenied, relativeInside } from './paths';
 export { WorkspaceError } from './workspace';
 export type * from './workspace';
 export { SessionStore } from './sessions';
-export { AgentSession, NotPendingError, type PendingApproval, type SessionSnapshot } from './session';
+export { AgentSession, type SessionSnapshot } from './session';
+export { ApprovalGate, approvalDigest, approvalShows, DECISIONS, NotPendingError, type Decision, type PendingApproval } from './gate';
 export { reverseDiff } from './diff';

@@ -19,6 +19,9 @@ export interface AgentLimits {
   maxSearchMatches: number;
 }
 
+/** Tool calls one model reply may carry; the rest are answered "not run" (a reply of thousands would run them all). */
+export const MAX_CALLS_PER_REPLY = 64;
+
 export const DEFAULT_LIMITS: AgentLimits = {
   maxSteps: 40,
   maxResultBytes: 64 * 1024,

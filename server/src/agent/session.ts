@@ -5,8 +5,8 @@ import type { Logger } from '../logger';
 import type { AgentEvent, AgentPush, AgentStatus } from '../protocol';
 import type { ChatMessage, ToolCall } from '../providers/types';
 import { AgentEventLog } from './eventLog';
-import { capResult, type AgentLimits } from './limits';
-import { ApprovalPolicy, type Decision } from './policy';
+import { capResult, MAX_CALLS_PER_REPLY, type AgentLimits } from './limits';
+import { ApprovalGate, type Decision, type PendingApproval } from './gate';
 import { systemPrompt } from './prompt';
 import { ArgumentError, TOOLS, type AgentTool, type PreparedCall } from './tools';
 import { WorkspaceError, type Workspace } from './workspace';
@@ -19,14 +19,6 @@ export interface SessionDeps {
   logger: Logger;
   /** A push for the phone (sent only when no client is attached to the session's events). */
   push(payload: AgentPush): void;
-}
-
-export interface PendingApproval {
-  callId: string;
-  tool: string;
-  input: Record<string, unknown>;
-  diff?: string;
-  command?: string;
 }
 
 /** The transcript as a snapshot shows it: what was said and done, in order. */
@@ -47,10 +39,10 @@ export interface SessionSnapshot {
   lastEventId: number;
 }
 
-export class NotPendingError extends Error {}
-
 const STOPPED_BY_USER = 'Stopped by the user.';
 const NOT_RUN = 'Not run: the user stopped the agent.';
+const SESSION_FULL = 'Not run: the session is full.';
+const TOO_MANY_CALLS = `Not run: one reply may carry at most ${MAX_CALLS_PER_REPLY} tool calls; call again for the rest.`;
 
 /**
  * One agent session: the conversation with the model, the loop that runs the tools it calls
@@ -64,11 +56,13 @@ export class AgentSession {
   title = '';
   private statusValue: AgentStatus = 'idle';
   private updated = Date.now();
-  private readonly messages: ChatMessage[];
+  private readonly messages: ChatMessage[] = [];
+  /** The conversation's size in characters, counted as each message is added. */
+  private chars = 0;
   private readonly transcript: TranscriptItem[] = [];
-  private readonly policy = new ApprovalPolicy();
+  /** Every call passes here before it runs: its id, its approval, the decision, the grants. */
+  readonly gate: ApprovalGate;
   private readonly queue: string[] = [];
-  private readonly pending = new Map<string, { approval: PendingApproval; decide: (d: Decision) => void }>();
   /** Aborted by stop(): the model request, a running command, a search. */
   private turn: AbortController | undefined;
   private model: ChatHandle | undefined;
@@ -80,7 +74,19 @@ export class AgentSession {
   constructor(private readonly deps: SessionDeps) {
     this.id = deps.id;
     this.log = new AgentEventLog(deps.limits.maxEventLogBytes);
-    this.messages = [{ role: 'system', content: systemPrompt(deps.workspace) }];
+    this.addMessage({ role: 'system', content: systemPrompt(deps.workspace) });
+    this.gate = new ApprovalGate({
+      asked: (approval) => {
+        this.emit({ type: 'approval', ...approval });
+        this.setStatus('waiting');
+        if (this.log.attached === 0) this.deps.push({ type: 'agent_needs_you', session: this.id, callId: approval.callId });
+      },
+      decided: (callId, decision, waiting) => {
+        // Every screen following the session (the phone, the desk) shows the same decision on its card.
+        this.emit({ type: 'decision', callId, decision });
+        if (this.statusValue === 'waiting' && waiting === 0) this.setStatus('running');
+      },
+    });
   }
 
   get folder(): string {
@@ -101,7 +107,12 @@ export class AgentSession {
   }
 
   get pendingCount(): number {
-    return this.pending.size;
+    return this.gate.size;
+  }
+
+  /** Characters the conversation holds for the model (what maxConversationChars caps). */
+  get conversationSize(): number {
+    return this.chars;
   }
 
   snapshot(): SessionSnapshot {
@@ -112,7 +123,7 @@ export class AgentSession {
       status: this.statusValue,
       updatedAt: new Date(this.updated).toISOString(),
       transcript: this.transcript,
-      pending: [...this.pending.values()].map((p) => p.approval),
+      pending: this.gate.pending,
       lastEventId: this.log.lastId,
     };
   }
@@ -141,14 +152,9 @@ export class AgentSession {
       });
   }
 
-  /** The user's answer to a pending approval; NotPendingError when there is none for callId. */
+  /** The user's answer to a pending approval (the gate's decide); NotPendingError when none waits for callId. */
   decide(callId: string, decision: Decision): void {
-    const entry = this.pending.get(callId);
-    if (!entry) throw new NotPendingError();
-    this.pending.delete(callId);
-    // Every screen following the session (the phone, the desk) shows the same decision on its card.
-    this.emit({ type: 'decision', callId, decision });
-    entry.decide(decision);
+    this.gate.decide(callId, decision);
   }
 
   /** Aborts the model request, kills a running command with its process group, denies pending approvals, drops queued messages. */
@@ -159,11 +165,7 @@ export class AgentSession {
     this.setStatus('stopped');
     this.turn?.abort(new CancelReason(STOPPED_BY_USER));
     this.model?.abort(new CancelReason(STOPPED_BY_USER));
-    for (const [callId, entry] of [...this.pending]) {
-      this.pending.delete(callId);
-      this.emit({ type: 'decision', callId, decision: 'deny' });
-      entry.decide('deny');
-    }
+    this.gate.denyAll();
   }
 
   /** Ends the session for good (deleted, dropped, the relay stopping): stopped, listeners closed. */
@@ -189,15 +191,18 @@ export class AgentSession {
   }
 
   private addUser(text: string): void {
-    this.messages.push({ role: 'user', content: text });
+    this.addMessage({ role: 'user', content: text });
     this.transcript.push({ role: 'user', text });
     this.emit({ type: 'user', text });
   }
 
-  private conversationChars(): number {
-    let n = 0;
-    for (const m of this.messages) n += m.content.length + (m.toolCalls ? JSON.stringify(m.toolCalls).length : 0);
-    return n;
+  private addMessage(m: ChatMessage): void {
+    this.messages.push(m);
+    this.chars += m.content.length + (m.toolCalls ? JSON.stringify(m.toolCalls).length : 0);
+  }
+
+  private get full(): boolean {
+    return this.chars > this.deps.limits.maxConversationChars;
   }
 
   /** One turn: model ↔ tools until the model answers without calling a tool, a limit, a failure or a stop. */
@@ -212,7 +217,7 @@ export class AgentSession {
         this.emit({ type: 'error', message: `The agent stopped after ${limits.maxSteps} model calls in this turn (its step limit). Send a message to let it go on.` });
         break;
       }
-      if (this.conversationChars() > limits.maxConversationChars) {
+      if (this.full) {
         this.emit({ type: 'error', message: `This session's conversation passed ${limits.maxConversationChars} characters, more than the desktop sends a model; start a new session.` });
         break;
       }
@@ -225,14 +230,26 @@ export class AgentSession {
         this.notifyIdle();
         return;
       }
-      this.messages.push({ role: 'assistant', content: reply.text, ...(reply.calls.length ? { toolCalls: reply.calls } : {}) });
-      this.transcript.push({ role: 'assistant', text: reply.text, toolCalls: reply.calls.map((c) => ({ callId: c.id, tool: c.name, input: c.arguments })) });
-      for (const call of reply.calls) {
-        const result = turn.signal.aborted ? { ok: false, output: NOT_RUN, denied: true } : await this.runCall(call, turn.signal);
-        this.messages.push({ role: 'tool', content: result.output, toolCallId: call.id, name: call.name });
-        this.transcript.push({ role: 'tool', callId: call.id, tool: call.name, ...result });
-        this.emit({ type: 'tool_result', callId: call.id, ...result });
+      // The model's ids stay in its conversation; events, cards and approvals use the relay's own
+      // (a model may repeat an id, and an approval must name exactly one call).
+      const calls = reply.calls.slice(0, MAX_CALLS_PER_REPLY).map((call) => ({ call, callId: this.gate.newCallId() }));
+      this.addMessage({ role: 'assistant', content: reply.text, ...(reply.calls.length ? { toolCalls: reply.calls } : {}) });
+      this.transcript.push({ role: 'assistant', text: reply.text, toolCalls: calls.map(({ call, callId }) => ({ callId, tool: call.name, input: call.arguments })) });
+      for (const { call, callId } of calls) {
+        // Each result counts as it is added: one reply of many calls cannot outgrow the cap, and
+        // past it the rest are answered without running (the provider wants an answer to each).
+        const result = turn.signal.aborted
+          ? { ok: false, output: NOT_RUN, denied: true }
+          : this.full
+            ? { ok: false, output: SESSION_FULL }
+            : await this.runCall(call, callId, turn.signal);
+        this.addMessage({ role: 'tool', content: result.output, toolCallId: call.id, name: call.name });
+        this.transcript.push({ role: 'tool', callId, tool: call.name, ...result });
+        this.emit({ type: 'tool_result', callId, ...result });
       }
+      const extra = reply.calls.slice(MAX_CALLS_PER_REPLY);
+      for (const call of extra) this.addMessage({ role: 'tool', content: TOO_MANY_CALLS, toolCallId: call.id, name: call.name });
+      if (extra.length > 0) this.emit({ type: 'error', message: `The model asked for ${reply.calls.length} tool calls in one reply; the first ${MAX_CALLS_PER_REPLY} were taken, the rest were not run.` });
       if (turn.signal.aborted) return;
       // Messages sent while the model worked join the conversation when it next stops.
       for (const text of this.queue.splice(0)) this.addUser(text);
@@ -301,9 +318,9 @@ export class AgentSession {
     }
   }
 
-  private async runCall(call: ToolCall, signal: AbortSignal): Promise<{ ok: boolean; output: string; denied?: boolean }> {
+  private async runCall(call: ToolCall, callId: string, signal: AbortSignal): Promise<{ ok: boolean; output: string; denied?: boolean }> {
     const { logger, limits, workspace } = this.deps;
-    this.emit({ type: 'tool_call', callId: call.id, tool: call.name, input: call.arguments });
+    this.emit({ type: 'tool_call', callId, tool: call.name, input: call.arguments });
     const tools = this.tools();
     const tool: AgentTool | undefined = tools.find((t) => t.spec.name === call.name);
     if (!tool) {
@@ -319,44 +336,29 @@ export class AgentSession {
       return refusal;
     }
     const subject = `${tool.approval === 'command' ? 'command' : tool.approval === 'tool' ? 'tool' : 'path'}=${JSON.stringify(prepared.subject)}`;
-    if (this.policy.needsApproval(tool.approval, prepared.grantKey)) {
-      const decision = await this.ask(call, prepared);
+    if (this.gate.needsApproval(tool.approval, prepared.grantKey)) {
+      const decision = await this.gate.ask(tool.approval, prepared.grantKey, {
+        callId,
+        tool: call.name,
+        input: call.arguments,
+        ...(prepared.diff !== undefined ? { diff: prepared.diff } : {}),
+        ...(prepared.command !== undefined ? { command: prepared.command } : {}),
+      });
       logger.info(`agent ${this.short}: ${call.name} ${subject} decision=${decision}`);
       if (decision === 'deny' || signal.aborted) {
         return { ok: false, denied: true, output: signal.aborted ? NOT_RUN : 'The user denied this. Nothing was changed or run.' };
       }
-      if (decision === 'allow_session') this.policy.grant(tool.approval, prepared.grantKey);
     } else {
       logger.info(`agent ${this.short}: ${call.name} ${subject}${tool.approval === 'never' ? '' : ' decision=allowed_for_session'}`);
     }
+    // An edit may rewrite what a granted command line runs (package.json's scripts, a Makefile):
+    // it ends every command grant. A host's tool may write too; the relay cannot tell.
+    if (tool.approval === 'edit' || !TOOLS.includes(tool)) this.gate.filesChange();
     try {
       return { ok: true, output: capResult(await prepared.run(), limits.maxResultBytes) };
     } catch (err) {
       return toolFailure(err, logger);
     }
-  }
-
-  /** Shows the approval, waits for the user's decision (or a stop, which denies). */
-  private ask(call: ToolCall, prepared: PreparedCall): Promise<Decision> {
-    const approval: PendingApproval = {
-      callId: call.id,
-      tool: call.name,
-      input: call.arguments,
-      ...(prepared.diff !== undefined ? { diff: prepared.diff } : {}),
-      ...(prepared.command !== undefined ? { command: prepared.command } : {}),
-    };
-    return new Promise<Decision>((resolve) => {
-      this.pending.set(call.id, {
-        approval,
-        decide: (d) => {
-          if (this.statusValue === 'waiting' && this.pending.size === 0) this.setStatus('running');
-          resolve(d);
-        },
-      });
-      this.emit({ type: 'approval', ...approval });
-      this.setStatus('waiting');
-      if (this.log.attached === 0) this.deps.push({ type: 'agent_needs_you', session: this.id, callId: call.id });
-    });
   }
 }
 

@@ -1,14 +1,15 @@
 /**
  * The agent's transcript items: a tool call as a compact card (icon, tool, path or query; tap to
  * see its input and output, long output folded) and an approval as a card that cannot be missed
- * (the diff or the exact command, Allow / Deny / Allow for this session, the decision kept on
- * it). Everything the model or a tool said goes in as text (textContent), never as markup.
+ * (the whole diff or exact command, wrapped, never in a scroll box of its own; Allow / Deny /
+ * Allow for the session, saying what that grants; the decision kept on it). Everything the model
+ * or a tool said goes in as text (textContent), never as markup.
  */
 import { el } from '../dom';
 import { icon, type IconName } from '../ui/icons';
 import type { Decision } from './api';
 import { diffPath, diffView } from './diff';
-import { digestMatches, DIGEST_MISMATCH_MESSAGE } from './sign';
+import { DigestMismatchError, digestMatches, DIGEST_MISMATCH_MESSAGE } from './sign';
 
 const FOLD_LINES = 12;
 
@@ -84,6 +85,9 @@ const DECIDED: Record<Decision, string> = {
   allow_session: 'Allowed for this session',
 };
 
+/** What the decide callback settles with: `already` when the call was decided elsewhere first (409). */
+export type Answered = 'done' | 'already';
+
 export interface ApprovalCard {
   li: HTMLLIElement;
   decided(decision: Decision): void;
@@ -100,9 +104,26 @@ export interface ApprovalData {
   command?: string;
   /** SHA-256 (hex) of what the card shows, as the relay computed it (issue 36). */
   digest?: string;
+  /** Why this asks although something like it was allowed before. */
+  reason?: string;
 }
 
-export function approvalCard(a: ApprovalData, folder: string, decide: (d: Decision) => Promise<void>): ApprovalCard {
+/** What "allow for the session" grants, said on its button (the relay's rules, docs/agent.md). */
+function sessionLabel(a: ApprovalData): string {
+  if (a.command !== undefined) return 'Allow this exact command until a file changes';
+  if (a.diff !== undefined) return 'Allow every edit in this session';
+  return 'Allow this tool for this session';
+}
+
+/** True when `e` is on screen from top to bottom, nothing fixed over its ends. */
+function whollyOnScreen(e: Element): boolean {
+  const r = e.getBoundingClientRect();
+  if (r.top < 0 || r.bottom > window.innerHeight) return false;
+  const x = r.left + Math.min(r.width / 2, 8);
+  return [r.top + 1, r.bottom - 1].every((y) => e.contains(document.elementFromPoint(x, y)));
+}
+
+export function approvalCard(a: ApprovalData, folder: string, decide: (d: Decision) => Promise<Answered>): ApprovalCard {
   // A list item holding the group: a list's items must stay list items for screen readers.
   const li = el('li', 'approval-item');
   li.dataset.callId = a.callId;
@@ -113,21 +134,29 @@ export function approvalCard(a: ApprovalData, folder: string, decide: (d: Decisi
   box.setAttribute('aria-labelledby', headingId);
   const heading = el('h3', 'approval-title');
   heading.id = headingId;
+  // Focused in place of Allow when the card does not fit on screen.
+  heading.tabIndex = -1;
+  let shown: HTMLElement;
   if (a.command !== undefined) {
     heading.textContent = 'Run this command?';
-    box.append(heading, el('pre', 'command', a.command));
+    shown = el('pre', 'command', a.command);
+    box.append(heading, shown);
     const where = el('p', 'approval-where');
     where.append(icon('folder'), el('span', '', `in ${folder}`));
     box.append(where);
   } else if (a.diff !== undefined) {
     const path = diffPath(a.diff) || subjectOf(a.input);
     heading.textContent = a.tool === 'write_file' ? 'Write this file?' : 'Make this edit?';
-    box.append(heading, el('p', 'approval-path', path), diffView(a.diff));
+    shown = diffView(a.diff);
+    box.append(heading, el('p', 'approval-path', path), shown);
   } else {
     heading.textContent = `Use ${a.tool}?`;
-    box.append(heading, el('pre', 'command', JSON.stringify(a.input, null, 2)));
+    shown = el('pre', 'command', JSON.stringify(a.input, null, 2));
+    box.append(heading, shown);
   }
+  if (a.reason) heading.after(el('p', 'approval-reason', a.reason));
   const buttons = el('div', 'approval-buttons');
+  let open = true;
   const outcome = el('p', 'approval-outcome');
   outcome.setAttribute('role', 'status');
   outcome.hidden = true;
@@ -136,8 +165,20 @@ export function approvalCard(a: ApprovalData, folder: string, decide: (d: Decisi
     b.type = 'button';
     b.addEventListener('click', () => {
       for (const x of buttons.querySelectorAll('button')) x.disabled = true;
-      decide(decision).catch((err: unknown) => {
-        for (const x of buttons.querySelectorAll('button')) x.disabled = false;
+      decide(decision).then((answered) => {
+        if (answered === 'already' && open) {
+          // Decided on another screen (or stopped) first: the stream brings which way.
+          open = false;
+          buttons.remove();
+          box.classList.add('decided');
+          outcome.hidden = false;
+          outcome.className = 'approval-outcome';
+          outcome.textContent = 'Already decided';
+        }
+      }, (err: unknown) => {
+        // A card whose digest is not what it shows stays unanswerable here; other failures may be tried again.
+        if (err instanceof DigestMismatchError) box.classList.add('tampered');
+        else for (const x of buttons.querySelectorAll('button')) x.disabled = false;
         outcome.hidden = false;
         outcome.className = 'approval-outcome error';
         outcome.textContent = err instanceof Error ? err.message : String(err);
@@ -145,7 +186,7 @@ export function approvalCard(a: ApprovalData, folder: string, decide: (d: Decisi
     });
     return b;
   };
-  buttons.append(make('allow', 'Allow', 'primary'), make('deny', 'Deny', 'danger'), make('allow_session', 'Allow for this session', 'ghost'));
+  buttons.append(make('allow', 'Allow', 'primary'), make('deny', 'Deny', 'danger'), make('allow_session', sessionLabel(a), 'ghost'));
   box.append(buttons, outcome);
   // Checked as the card appears too, so a card whose digest is not what it shows says so before
   // anyone taps (signing checks again and refuses).
@@ -159,7 +200,6 @@ export function approvalCard(a: ApprovalData, folder: string, decide: (d: Decisi
       outcome.textContent = DIGEST_MISMATCH_MESSAGE;
     });
   }
-  let open = true;
   return {
     li,
     get open() {
@@ -174,8 +214,11 @@ export function approvalCard(a: ApprovalData, folder: string, decide: (d: Decisi
       outcome.textContent = DECIDED[decision];
     },
     focus() {
-      box.scrollIntoView({ block: 'center' });
-      buttons.querySelector('button')?.focus({ preventScroll: true });
+      // A card taller than the screen is read from its top; Allow is focused only on a card
+      // whose every line is on screen, so Enter never approves what was not seen.
+      box.scrollIntoView({ block: box.getBoundingClientRect().height <= window.innerHeight ? 'center' : 'start' });
+      if (open && whollyOnScreen(shown)) buttons.querySelector('button')?.focus({ preventScroll: true });
+      else heading.focus({ preventScroll: true });
     },
   };
 }

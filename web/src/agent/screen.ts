@@ -14,6 +14,7 @@ import { icon, iconButton } from '../ui/icons';
 import { closeLayer, openLayer } from '../ui/layer';
 import { showToast } from '../ui/toast';
 import { agentApi, agentAvailable, type AgentFolder, type AgentSessionSummary } from './api';
+import type { Answered } from './cards';
 import { followSession, type Follow } from './stream';
 import { STATUS_WORDS, Transcript } from './transcript';
 import { attachMentions } from './mentions';
@@ -286,9 +287,10 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
   sessionView.hidden = false;
   sessionTitle.textContent = title || 'Session';
   history.replaceState(null, '', `?agent=${encodeURIComponent(id)}`);
-  const transcript = new Transcript(folder, (approval, d) => agentApi.decide(id, approval, d).then(() => undefined, (err: unknown) => {
-    // Someone answered first (the desk): the card shows the decision from the stream.
-    if (err instanceof ApiError && err.code === 'agent.not_pending') return;
+  // A decision names its own card's call only; a retry after a lost response is the same call
+  // again, and 409 means it was decided already (elsewhere, or by the lost request).
+  const transcript = new Transcript(folder, (approval, d) => agentApi.decide(id, approval, d).then((): Answered => 'done', (err: unknown): Answered => {
+    if (err instanceof ApiError && err.code === 'agent.not_pending') return 'already';
     throw err;
   }));
   transcriptBox.replaceChildren(transcript.log);

@@ -8,7 +8,7 @@ import { decorateCode } from '../code';
 import { el } from '../dom';
 import { closeOpenSpans, renderMarkdown } from '../render';
 import type { Decision } from './api';
-import { approvalCard, toolCard, type ApprovalCard, type ApprovalData, type ToolCard } from './cards';
+import { approvalCard, toolCard, type Answered, type ApprovalCard, type ApprovalData, type ToolCard } from './cards';
 
 export const STATUS_WORDS: Record<AgentStatus, string> = {
   running: 'Working…',
@@ -27,7 +27,7 @@ export class Transcript {
 
   constructor(
     private readonly folder: string,
-    private readonly decide: (approval: ApprovalData, d: Decision) => Promise<void>,
+    private readonly decide: (approval: ApprovalData, d: Decision) => Promise<Answered>,
   ) {
     this.log.setAttribute('aria-label', 'Agent session');
   }

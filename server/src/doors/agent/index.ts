@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { AgentHost } from '../../agent/host';
 import { DEFAULT_LIMITS, type AgentLimits } from '../../agent/limits';
-import { DECISIONS, type Decision } from '../../agent/policy';
-import { NotPendingError, type AgentSession } from '../../agent/session';
+import { DECISIONS, NotPendingError, type Decision } from '../../agent/gate';
+import type { AgentSession } from '../../agent/session';
 import { SessionStore } from '../../agent/sessions';
 import type { Workspace } from '../../agent/workspace';
 import { HttpError } from '../../http/errors';

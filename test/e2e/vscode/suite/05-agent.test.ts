@@ -313,6 +313,37 @@ describe('The workspace agent in VS Code', function () {
     failures();
   });
 
+  it('a command allowed until a file changes asks again after an edit; the desk\'s card says why, its buttons what they grant', async () => {
+    await setSetting('agent.enabled', true);
+    model.script([
+      { calls: [{ name: 'run_command', arguments: { command: 'echo granted' } }] },
+      { calls: [{ name: 'write_file', arguments: { path: 'granted.txt', content: 'g\n' } }] },
+      { calls: [{ name: 'run_command', arguments: { command: 'echo granted' } }] },
+      { text: ['ok'] },
+    ]);
+    const id = await start('grant, edit, again');
+    const desk = (await api() as unknown as { agentDesk: any }).agentDesk;
+    const panel = desk.open(id);
+    const first = await pending(id);
+    const shown = (what: string, check: (html: string) => boolean): Promise<string> => waitFor(what, async () => {
+      const html: string = await panel.rendered();
+      return check(html) ? html : undefined;
+    });
+    const html = await shown('the command card', (h) => h.includes('echo granted'));
+    assert.match(html, />Allow this exact command until a file changes</);
+    assert.equal(await panel.receive({ type: 'decide', callId: first.callId, decision: 'allow_session' }), undefined);
+    const write = await waitFor('the write approval', async () => (await snapshot(id)).pending.find((p: any) => p.tool === 'write_file'));
+    assert.match(await shown('the write card', (h) => h.includes('granted.txt')), />Allow every edit in this session</);
+    assert.equal(await panel.receive({ type: 'decide', callId: write.callId, decision: 'allow_session' }), undefined);
+    const again = await waitFor('the command asked again', async () => (await snapshot(id)).pending.find((p: any) => p.tool === 'run_command'));
+    assert.equal(again.reason, 'A file changed since you allowed this command for the session.');
+    await shown('the reason on the desk\'s card', (h) => h.includes('<p class="reason">A file changed since you allowed this command for the session.</p>'));
+    assert.equal(await panel.receive({ type: 'decide', callId: again.callId, decision: 'deny' }), undefined);
+    await idle(id);
+    panel.dispose();
+    failures();
+  });
+
   it('the session webview renders the model\'s Markdown, sanitised as on the phone; in DeskRelay Chats the session opens it', async () => {
     await setSetting('agent.enabled', true);
     model.script([{ text: ['Done: **renamed** `n`.\n\n', '| a | b |\n|---|---|\n| 1 | 2 |\n\n', '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'] }]);

@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import type { ApprovalKind } from './tools';
+
+export type Decision = 'allow' | 'deny' | 'allow_session';
+export const DECISIONS: readonly Decision[] = ['allow', 'deny', 'allow_session'];
+
+/** What an approval card shows: the command, or the diff, or else the tool's input. */
+export interface ApprovalShown {
+  input: Record<string, unknown>;
+  diff?: string;
+  command?: string;
+}
+
+/** An approval waiting for the user, as events and snapshots carry it (docs/agent.md). */
+export interface PendingApproval extends ApprovalShown {
+  /** The relay's id of the call (never the model's): unique within the session. */
+  callId: string;
+  tool: string;
+  /** approvalDigest() of what the card shows. */
+  digest: string;
+  /** Why this asks although something like it was allowed before (a grant ended). */
+  reason?: string;
+}
+
+export class NotPendingError extends Error {}
+
+/** Said on a command's card when an edit ended its session grant. */
+export const GRANT_ENDED_REASON = 'A file changed since you allowed this command for the session.';
+
+/**
+ * The exact text an approval card shows: `command` for a command, `diff` for an edit or a
+ * write, `JSON.stringify(input)` for any other tool. A decision is about this text and nothing
+ * else; a device's signature covers approvalDigest() of it.
+ */
+export function approvalShows(a: ApprovalShown): string {
+  return a.command ?? a.diff ?? JSON.stringify(a.input);
+}
+
+/** Lowercase hex SHA-256 of the UTF-8 bytes of what the card shows (CONTRACT.md §9). */
+export function approvalDigest(a: ApprovalShown): string {
+  return createHash('sha256').update(approvalShows(a), 'utf8').digest('hex');
+}
+
+/** How the gate tells its session what happened, so the session's events say it. */
+export interface GateEvents {
+  asked(approval: PendingApproval): void;
+  /** `waiting`: approvals still open after this one. */
+  decided(callId: string, decision: Decision, waiting: number): void;
+}
+
+/**
+ * The one place a session's calls pass before they run: its call ids, the approvals waiting,
+ * the grants (`allow_session`), the decision and the stop's denials.
+ *
+ * What asks first: reads never; edits until the user answers `allow_session` to one (then
+ * every edit of the session); a command until `allow_session` for that exact line, and only
+ * until the agent next changes a file (the file may be what the line runs); a host's tool until
+ * `allow_session` for that tool. Nothing is granted beyond the session.
+ *
+ * decide() is the single entry point for a decision, whichever screen makes it (the phone's
+ * door, the desk's own view): one decision per call, the first winning.
+ */
+export class ApprovalGate {
+  private nextCall = 1;
+  private edits = false;
+  private readonly granted = new Set<string>();
+  /** Command lines whose grant an edit ended: their next card says why it asks again. */
+  private readonly ended = new Set<string>();
+  private readonly waiting = new Map<string, { approval: PendingApproval; resolve: (d: Decision) => void }>();
+
+  constructor(private readonly events: GateEvents) {}
+
+  /** A new call id, never given before in this session. */
+  newCallId(): string {
+    return `c${this.nextCall++}`;
+  }
+
+  /** `key`: the command line for commands, the tool's name for host tools. */
+  needsApproval(kind: ApprovalKind, key?: string): boolean {
+    if (kind === 'never') return false;
+    if (kind === 'edit') return !this.edits;
+    return key === undefined || !this.granted.has(grantKey(kind, key));
+  }
+
+  /**
+   * Shows the approval and settles with the user's decision (a stop denies). An
+   * `allow_session` answer is recorded as a grant before it settles.
+   */
+  ask(kind: ApprovalKind, key: string | undefined, call: { callId: string; tool: string } & ApprovalShown): Promise<Decision> {
+    const reason = kind === 'command' && key !== undefined && this.ended.has(key) ? GRANT_ENDED_REASON : undefined;
+    const approval: PendingApproval = {
+      callId: call.callId,
+      tool: call.tool,
+      input: call.input,
+      ...(call.diff !== undefined ? { diff: call.diff } : {}),
+      ...(call.command !== undefined ? { command: call.command } : {}),
+      digest: approvalDigest(call),
+      ...(reason ? { reason } : {}),
+    };
+    return new Promise<Decision>((resolve) => {
+      this.waiting.set(approval.callId, {
+        approval,
+        resolve: (d) => {
+          if (d === 'allow_session') this.grant(kind, key);
+          resolve(d);
+        },
+      });
+      this.events.asked(approval);
+    });
+  }
+
+  /** The user's answer; NotPendingError when no approval waits for callId (decided, stopped, unknown). */
+  decide(callId: string, decision: Decision): void {
+    const entry = this.waiting.get(callId);
+    if (!entry) throw new NotPendingError();
+    this.waiting.delete(callId);
+    this.events.decided(callId, decision, this.waiting.size);
+    entry.resolve(decision);
+  }
+
+  /** The stop: every waiting approval denied. */
+  denyAll(): void {
+    for (const callId of [...this.waiting.keys()]) this.decide(callId, 'deny');
+  }
+
+  /** The agent is about to change a file: every command grant ends (the next run asks again). */
+  filesChange(): void {
+    for (const key of this.granted) {
+      if (!key.startsWith('command\0')) continue;
+      this.granted.delete(key);
+      this.ended.add(key.slice('command\0'.length));
+    }
+  }
+
+  /** The approval waiting for callId, if any (what a decision would be about). */
+  get(callId: string): PendingApproval | undefined {
+    return this.waiting.get(callId)?.approval;
+  }
+
+  get pending(): PendingApproval[] {
+    return [...this.waiting.values()].map((w) => w.approval);
+  }
+
+  get size(): number {
+    return this.waiting.size;
+  }
+
+  private grant(kind: ApprovalKind, key?: string): void {
+    if (kind === 'edit') this.edits = true;
+    else if (kind !== 'never' && key !== undefined) {
+      this.granted.add(grantKey(kind, key));
+      if (kind === 'command') this.ended.delete(key);
+    }
+  }
+}
+
+const grantKey = (kind: ApprovalKind, key: string) => `${kind}\0${key}`;

@@ -5,13 +5,16 @@
  * nowhere); a new page at `/` (the installed app) opens paired, also after the relay restarts;
  * a restart, a rotation and a removal at the desk are each worded as what they are.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import type { DeviceInfo } from '../../server/src/protocol';
 import { UNREACHABLE_MESSAGE } from '../../web/src/api';
+import { CODE_MESSAGES } from '../../web/src/claim';
 import { PHONE_FORGOTTEN_MESSAGE, PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
-import { launchBrowser, lastReply, openSettings, phone, replyFinished, send, startDesk, type Desk } from './harness';
+import { launchBrowser, lastReply, openSettings, phone, replyFinished, SCREENSHOTS, send, startDesk, type Desk } from './harness';
 import { startProxy, type TestProxy } from './proxy';
 
 let browser: Browser;
@@ -207,5 +210,108 @@ describe('a restart, a rotation and a removal, each worded as what it is', () =>
     // The app opened again starts at the pairing screen.
     await page.reload();
     await page.locator('#pair').waitFor();
+  });
+});
+
+/** A one-time pairing code, as `deskrelay pair` gets it from the desk (the desk token in the config dir). */
+async function pairingCode(d: Desk): Promise<string> {
+  const deskToken = readFileSync(join(d.relay.dir, 'desk-token'), 'utf8').trim();
+  const res = await fetch(`${d.relay.relay.url}/v1/devices/codes`, { method: 'POST', headers: { Authorization: `Bearer ${deskToken}` } });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { code: string }).code;
+}
+
+describe('pairing again, and pairing in the installed app', () => {
+  it('pair the same phone again (the link scanned again): still one device, same id, a new token', async () => {
+    const { page } = await openPhone();
+    const { device } = await pairByLink(page);
+    const first = (await kept(page)).device!;
+    const count = (await devices()).length;
+    await page.goto(webClientLink(proxy.url, desk.relay.token));
+    await expect.poll(async () => (await kept(page)).device?.token).not.toBe(first.token);
+    await connected(page);
+    expect((await kept(page)).device?.id).toBe(device.id);
+    expect((await devices()).length).toBe(count);
+    expect((await devices()).filter((d) => d.name === device.name && d.id === device.id)).toHaveLength(1);
+    await revokeAtDesk(device.id);
+  });
+
+  it('an installed-app start at / pairs with a code typed in any case, and says a wrong code in plain words', async () => {
+    const { page } = await openPhone();
+    await page.goto(`${proxy.url}/`);
+    await page.locator('#pair').waitFor();
+    await page.getByRole('button', { name: 'Scan the QR code' }).waitFor();
+    const field = page.getByLabel('Enter a pairing code');
+    await field.fill('ABCD-EFGH');
+    await page.getByRole('button', { name: 'Pair with this code' }).click();
+    await expect.poll(() => page.locator('#code-error').textContent()).toBe(CODE_MESSAGES.invalid);
+    await field.fill('abc');
+    await page.getByRole('button', { name: 'Pair with this code' }).click();
+    await expect.poll(() => page.locator('#code-error').textContent()).toBe(CODE_MESSAGES.format);
+    await page.screenshot({ path: join(SCREENSHOTS, 'pair-code.png') });
+
+    const code = await pairingCode(desk);
+    const claim = page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/v1/devices/claim');
+    await field.fill(`${code.slice(0, 4).toLowerCase()} ${code.slice(4).toLowerCase()}`);
+    await page.getByRole('button', { name: 'Pair with this code' }).click();
+    const sent = (await claim).postDataJSON() as { code: string; name: string; publicKey: Record<string, unknown>; token?: unknown };
+    expect(sent).toEqual({ code, name: 'Android Chrome', publicKey: { kty: 'EC', crv: 'P-256', x: expect.any(String), y: expect.any(String) } });
+    expect((await claim).headers().authorization).toBeUndefined();
+    await page.locator('#chat').waitFor();
+    await connected(page);
+    const mine = (await kept(page)).device!;
+    expect((await devices()).find((d) => d.id === mine.id)).toMatchObject({ hasKey: true });
+    await page.reload();
+    await connected(page);
+    await revokeAtDesk(mine.id);
+  });
+
+  it('too many wrong codes: the wait is said in plain words (429, Retry-After)', async () => {
+    const other = await startDesk({ mode: 'normal' });
+    cleanups.push(() => other.close());
+    for (let i = 0; i < 10; i++) {
+      const res = await fetch(`${other.relay.url}/v1/devices/claim`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code: 'WRONG234', name: 'x' }) });
+      expect(res.status).toBe(401);
+    }
+    const { page } = await openPhone();
+    await page.goto(`${other.relay.url}/`);
+    await page.getByLabel('Enter a pairing code').fill('WRONG234');
+    await page.getByRole('button', { name: 'Pair with this code' }).click();
+    await expect.poll(() => page.locator('#code-error').textContent()).toMatch(/^Too many wrong codes were tried\. Wait \d+ seconds, then try again\.$/);
+  });
+});
+
+describe('Settings → Devices', () => {
+  it('lists every device with this one marked; removing another is refused with the desk\'s words until the desk allows this phone the agent, then done', async () => {
+    const lost = await openPhone();
+    const { device: lostDevice } = await pairByLink(lost.page);
+    const { page } = await openPhone();
+    const { device } = await pairByLink(page);
+    await openSettings(page);
+    const rows = page.locator('#device-list li');
+    await expect.poll(() => rows.count()).toBe((await devices()).length);
+    const me = page.locator(`#device-list li[data-device-id="${device.id}"]`);
+    expect(await me.textContent()).toContain('This phone');
+    expect(await me.getByRole('button', { name: /Remove/ }).count()).toBe(0);
+    const other = page.locator(`#device-list li[data-device-id="${lostDevice.id}"]`);
+    expect(await other.textContent()).not.toContain('This phone');
+    expect(await other.textContent()).toMatch(/Connected now|Last seen/);
+    await page.locator('#devices').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SCREENSHOTS, 'settings-devices.png') });
+
+    const remove = other.getByRole('button', { name: `Remove ${lostDevice.name}` });
+    await remove.click();
+    expect(await remove.textContent()).toBe('Tap again to remove');
+    await remove.click();
+    await expect.poll(() => page.locator('#devices-note').textContent()).toMatch(/agent/i);
+    expect((await devices()).some((d) => d.id === lostDevice.id)).toBe(true);
+
+    expect(await desk.relay.relay.allowAgent(device.id, true)).toBe(true);
+    await remove.click();
+    await remove.click();
+    await expect.poll(() => page.locator('#devices-note').textContent()).toContain('Removed');
+    expect((await devices()).some((d) => d.id === lostDevice.id)).toBe(false);
+    expect(await other.count()).toBe(0);
+    await revokeAtDesk(device.id);
   });
 });

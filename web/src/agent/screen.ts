@@ -250,6 +250,7 @@ async function loadList(): Promise<void> {
     listEmpty.hidden = sessions.length > 0;
   } catch (err) {
     listError.textContent = err instanceof Error ? err.message : String(err);
+    listEmpty.hidden = true; // "No sessions yet" would contradict the refusal (e.g. agent.device_not_allowed)
     if (err instanceof ApiError && err.code === 'agent.disabled') void refreshAgent();
   }
 }

@@ -1,0 +1,105 @@
+/**
+ * The agent from a phone the desk allowed, with decisions the phone signs (issue 36), in Chromium
+ * at 375 px against the real CLI (`deskrelay serve --agent`) and the scripted model: the phone
+ * pairs by link (registering its public key), the agent screen first shows the desk's words on how
+ * to allow it (403 agent.device_not_allowed), the desk allows it, and an approval the page signs
+ * is accepted and run; the signature is checked here too, with node's WebCrypto and the public
+ * key the phone registered, over the contract's message and the event's digest.
+ */
+import { createHash, webcrypto } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { webClientLink } from '../../server/src/session/pairing';
+import { bearer, send } from '../helpers/http';
+import { allowAgent } from '../helpers/devices';
+import { ensureVendor, launchBrowser, phone, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
+
+let browser: Browser;
+let desk: AgentDesk;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  ensureVendor();
+  desk = await startAgentDesk('deskrelay-agent-signed-', { 'README.md': '# project\n' });
+  browser = await launchBrowser();
+});
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+afterAll(async () => {
+  await browser?.close();
+  await desk?.close();
+});
+
+interface Paired {
+  page: Page;
+  deviceId: string;
+  publicKey: { kty: string; crv: string; x: string; y: string };
+}
+
+/** A phone paired by the desk's link (the pairing token, not the test's own agent device). */
+async function pairedPhone(): Promise<Paired> {
+  const p = await phone(browser);
+  cleanups.push(() => p.context.close());
+  const registration = p.page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/v1/devices');
+  await p.page.goto(webClientLink(desk.proxy.url, desk.cli.pairingToken));
+  const res = await registration;
+  expect(res.status()).toBe(201);
+  const { publicKey } = res.request().postDataJSON() as Paired;
+  const { id } = (await res.json()) as { id: string };
+  await expect.poll(() => p.page.locator('#conn').textContent()).toContain('v');
+  return { page: p.page, deviceId: id, publicKey };
+}
+
+const deskOf = () => ({ url: desk.cli.url, token: desk.cli.pairingToken, configDir: desk.cli.configDir });
+
+describe('the agent on a phone the desk allowed', () => {
+  it('before the desk allows it, the agent screen says how; after, a decision the page signs is accepted and the command runs', async () => {
+    const { page, deviceId, publicKey } = await pairedPhone();
+    await page.getByRole('tab', { name: 'Agent' }).click();
+    await page.getByRole('heading', { name: 'Agent sessions' }).waitFor();
+    const screenText = () => page.locator('section.agent-screen').textContent();
+    await expect.poll(screenText).toContain('until the desk allows it');
+    expect(await screenText()).toContain(`deskrelay devices allow ${deviceId}`);
+    await page.screenshot({ path: join(SCREENSHOTS, 'agent-not-allowed.png') });
+
+    await allowAgent(deskOf(), deviceId);
+    desk.model.script([
+      { calls: [{ name: 'run_command', arguments: { command: 'echo signed > proof.txt' } }] },
+      { text: ['Done.'] },
+    ]);
+    await page.reload();
+    await page.getByRole('tab', { name: 'Agent' }).click();
+    await page.getByRole('button', { name: 'New session' }).click();
+    await page.getByLabel('What should it do?').fill('Write the proof');
+    await page.getByRole('button', { name: 'Start' }).click();
+    const card = page.locator('.approval:not(.decided)');
+    await card.waitFor();
+    expect(await card.locator('pre.command').textContent()).toBe('echo signed > proof.txt');
+
+    const decision = page.waitForRequest((r) => r.method() === 'POST' && /\/approvals\//.test(new URL(r.url()).pathname));
+    await card.getByRole('button', { name: 'Allow', exact: true }).click();
+    const req = await decision;
+    const [, sessionId, callId] = /\/v1\/agent\/sessions\/([^/]+)\/approvals\/([^/]+)$/.exec(new URL(req.url()).pathname)!;
+    const body = req.postDataJSON() as { decision: string; signature: string };
+    expect(Object.keys(body).sort()).toEqual(['decision', 'signature']);
+    expect(body.decision).toBe('allow');
+
+    // The relay's check, done here with the key the phone registered.
+    const digest = createHash('sha256').update('echo signed > proof.txt', 'utf8').digest('hex');
+    const key = await webcrypto.subtle.importKey('jwk', publicKey, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
+    const signature = Buffer.from(body.signature, 'base64url');
+    expect(signature).toHaveLength(64);
+    const message = (d: string) => new TextEncoder().encode(`deskrelay-approval:v1\n${decodeURIComponent(sessionId!)}\n${decodeURIComponent(callId!)}\n${d}\n${digest}`);
+    expect(await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, signature, message('allow'))).toBe(true);
+    expect(await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, signature, message('deny'))).toBe(false);
+
+    // Accepted: the card shows it and the command ran.
+    await expect.poll(() => page.locator('.approval.decided .approval-outcome').last().textContent()).toBe('Allowed');
+    await expect.poll(() => readFileSync(join(desk.repo, 'proof.txt'), 'utf8').trim(), { timeout: 15_000 }).toBe('signed');
+    const list = await send(desk.cli.url, '/v1/agent/sessions', { headers: bearer(desk.cli.token) });
+    for (const s of list.json?.sessions ?? []) await send(desk.cli.url, `/v1/agent/sessions/${s.id}`, { method: 'DELETE', headers: bearer(desk.cli.token) });
+  });
+});

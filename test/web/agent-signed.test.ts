@@ -15,6 +15,7 @@ import { webClientLink } from '../../server/src/session/pairing';
 import { bearer, send } from '../helpers/http';
 import { allowAgent } from '../helpers/devices';
 import { ensureVendor, launchBrowser, phone, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
+import { serviceWorkerPush } from './serviceWorkerPush';
 
 let browser: Browser;
 let desk: AgentDesk;
@@ -101,5 +102,56 @@ describe('the agent on a phone the desk allowed', () => {
     await expect.poll(() => readFileSync(join(desk.repo, 'proof.txt'), 'utf8').trim(), { timeout: 15_000 }).toBe('signed');
     const list = await send(desk.cli.url, '/v1/agent/sessions', { headers: bearer(desk.cli.token) });
     for (const s of list.json?.sessions ?? []) await send(desk.cli.url, `/v1/agent/sessions/${s.id}`, { method: 'DELETE', headers: bearer(desk.cli.token) });
+  });
+
+  it('a push agent_needs_you offers Allow and Deny (Chromium); Allow in the service worker signs with the phone\'s key and the command runs', async () => {
+    const { page, deviceId, publicKey } = await pairedPhone();
+    await allowAgent(deskOf(), deviceId);
+    desk.model.script([{ calls: [{ name: 'run_command', arguments: { command: 'echo from-the-lock-screen > pushed.txt' } }] }, { text: ['ok'] }]);
+    const created = await send(desk.cli.url, '/v1/agent/sessions', { method: 'POST', headers: { ...bearer(desk.cli.token), 'Content-Type': 'application/json' }, body: '{"prompt":"From the desk"}' });
+    const id = created.json.id as string;
+    const pendingNow = async () => (await send(desk.cli.url, `/v1/agent/sessions/${id}`, { headers: bearer(desk.cli.token) })).json.pending as { callId: string; digest: string }[];
+    await expect.poll(async () => (await pendingNow()).length).toBe(1);
+    const [{ callId, digest }] = await pendingNow();
+
+    await page.context().grantPermissions(['notifications'], { origin: new URL(desk.proxy.url).origin });
+    await page.waitForFunction(() => (globalThis as any).navigator.serviceWorker?.controller?.state === 'activated', undefined, { timeout: 10_000 });
+    const push = await serviceWorkerPush(page.context(), page, desk.proxy.url);
+    await push.deliver({ type: 'agent_needs_you', session: id, callId });
+    const shown = await push.worker.evaluate(async () => {
+      const reg = (globalThis as any).registration as ServiceWorkerRegistration;
+      return (await reg.getNotifications()).map((n) => ({ title: n.title, actions: ((n as any).actions as { action: string; title: string }[]).map((a) => ({ action: a.action, title: a.title })) }));
+    });
+    expect(shown).toEqual([{ title: 'The agent needs you', actions: [{ action: 'allow', title: 'Allow' }, { action: 'deny', title: 'Deny' }] }]);
+
+    // Tapping Allow: the browser fires notificationclick with action "allow" at the worker. The
+    // worker's fetch is watched to read what it sends.
+    await push.worker.evaluate(async () => {
+      const scope = globalThis as any;
+      scope.__sent = [];
+      const realFetch = scope.fetch.bind(scope);
+      scope.fetch = (input: RequestInfo, init?: RequestInit) => {
+        scope.__sent.push({ url: String(input), method: init?.method ?? 'GET', body: typeof init?.body === 'string' ? init.body : null, auth: new Headers(init?.headers).get('Authorization') });
+        return realFetch(input, init);
+      };
+      const [n] = await (scope.registration as ServiceWorkerRegistration).getNotifications();
+      try {
+        scope.dispatchEvent(new scope.NotificationEvent('notificationclick', { notification: n, action: 'allow' }));
+      } catch {
+        /* a synthetic event's waitUntil throws; the handler has started its work by then */
+      }
+    });
+    await expect.poll(() => readFileSync(join(desk.repo, 'pushed.txt'), 'utf8').trim(), { timeout: 15_000 }).toBe('from-the-lock-screen');
+    const sent = (await push.worker.evaluate(() => (globalThis as any).__sent)) as { url: string; method: string; body: string | null; auth: string }[];
+    const posted = sent.find((r) => r.method === 'POST')!;
+    expect(new URL(posted.url, desk.proxy.url).pathname).toBe(`/v1/agent/sessions/${id}/approvals/${callId}`);
+    expect(posted.auth).toMatch(/^Bearer drd_/);
+    const body = JSON.parse(posted.body!) as { decision: string; signature: string };
+    expect(body.decision).toBe('allow');
+    const key = await webcrypto.subtle.importKey('jwk', publicKey, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
+    const message = new TextEncoder().encode(`deskrelay-approval:v1\n${id}\n${callId}\nallow\n${digest}`);
+    expect(digest).toBe(createHash('sha256').update('echo from-the-lock-screen > pushed.txt', 'utf8').digest('hex'));
+    expect(await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, Buffer.from(body.signature, 'base64url'), message)).toBe(true);
+    await send(desk.cli.url, `/v1/agent/sessions/${id}`, { method: 'DELETE', headers: bearer(desk.cli.token) });
   });
 });

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { agentApprovals } from './settings';
 import { commandEnv, configDir, type AgentHost, type SessionStore, type Workspace } from '../../server/src';
 import { AgentTerminals } from './agentTerminal';
 import { lmTools, VsCodeWorkspace } from './agentWorkspace';
@@ -17,6 +18,8 @@ function autoApprovedTools() {
  */
 export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
   readonly howToEnable = 'Turn it on at the desk: the user setting "deskrelay.agent.enabled" in VS Code, in a trusted workspace.';
+  readonly approvals = agentApprovals;
+  readonly howToAllow = () => 'at the desk, Allow in the DeskRelay notification, or DeskRelay: Manage Devices → the phone → Allow agent access.';
   private readonly terminals = new AgentTerminals();
   private cache = new Map<string, VsCodeWorkspace>();
   private readonly attached = new vscode.EventEmitter<SessionStore>();

@@ -10,6 +10,7 @@ import { ProviderWizard, type AddProviderAnswers } from './providerWizard';
 import { vscodeLmAdapters } from './vscodeLm';
 import { ExtensionAgentHost } from './agent';
 import { AgentDesk } from './agentView';
+import type { DeviceAction } from './commands/devices';
 import type { ProbeOptions } from '../../server/src';
 
 /** What activate() returns: the state (never the token), plus the one test seam. */
@@ -27,6 +28,12 @@ export interface DeskRelayApi {
   conversationsDir: string;
   /** Tests only: the DeskRelay view's agent sessions, as its rows and webviews see them. */
   agentDesk: AgentDesk;
+  /**
+   * Tests only: answers DeskRelay's device notifications (a phone asking for the agent) with the
+   * button `answer` returns, as a person clicking it would; VS Code's notifications cannot be
+   * clicked from the extension host.
+   */
+  answerDeviceNotifications(answer: (message: string, buttons: string[]) => string | undefined): void;
 }
 
 let chat: RemoteChat | undefined;
@@ -85,7 +92,8 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     vscode.commands.registerCommand('deskrelay.editModel', (id?: string, model?: string) => wizard.editModel(id, model)),
     vscode.commands.registerCommand('deskrelay.allowVsCodeModels', () => wizard.allowVsCodeModels()),
     vscode.commands.registerCommand('deskrelay.rotateToken', (forgetDevices?: boolean) => commands.devices.rotateToken(forgetDevices)),
-    vscode.commands.registerCommand('deskrelay.manageDevices', (revokeId?: string) => commands.devices.manageDevices(revokeId)),
+    vscode.commands.registerCommand('deskrelay.manageDevices', (what?: string | { id: string; action: DeviceAction }) => commands.devices.manageDevices(what)),
+    vscode.commands.registerCommand('deskrelay.pairWithCode', () => commands.devices.pairWithCode()),
     vscode.commands.registerCommand('deskrelay.forgetDevices', (confirmed?: boolean) => commands.devices.forgetDevices(confirmed)),
     vscode.commands.registerCommand('deskrelay.showLog', () => commands.relay.showLog()),
     chats,
@@ -111,6 +119,9 @@ export function activate(context: vscode.ExtensionContext): DeskRelayApi {
     },
     conversationsDir,
     agentDesk,
+    answerDeviceNotifications: (answer) => {
+      commands.devices.notify = async (message, ...items) => answer(message, items);
+    },
   };
 }
 

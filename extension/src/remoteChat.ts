@@ -159,6 +159,16 @@ export class RemoteChat extends Disposable {
     return (await this.session.relay?.revokeDevice(id)) ?? false;
   }
 
+  /** The desk allows (or denies) a device the agent; remembered with the device. False when it is not paired. */
+  async allowAgent(id: string, allowed: boolean): Promise<boolean> {
+    return (await this.session.relay?.allowAgent(id, allowed)) ?? false;
+  }
+
+  /** A one-time pairing code for a phone (the previous one stops); undefined while stopped. */
+  pairingCode(): { code: string; expiresAt: number } | undefined {
+    return this.session.relay?.pairingCode();
+  }
+
   /** Forgets every device, remembered ones included (also while stopped); returns how many the running relay had. */
   async forgetDevices(): Promise<number> {
     const relay = this.session.relay;

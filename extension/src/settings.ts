@@ -109,9 +109,18 @@ export async function setTranscriptionChoice(choice: TranscriptionChoice): Promi
   await config().update('transcription', choice, vscode.ConfigurationTarget.Global);
 }
 
-/** `deskrelay.rememberDevices`: paired devices outlive the relay (issue 26; default off, machine scope). */
+/** `deskrelay.rememberDevices`: paired devices outlive the relay (issues 26, 36; default on, machine scope). */
 export function rememberDevicesOn(): boolean {
-  return config().get<boolean>('rememberDevices', false) === true;
+  return config().get<boolean>('rememberDevices', true) !== false;
+}
+
+/**
+ * `deskrelay.agent.approvals`: who may drive the agent (issue 36). Only the user's own value
+ * counts, and only "token" changes anything: a workspace's settings can never open the agent to
+ * every token.
+ */
+export function agentApprovals(): 'device' | 'token' {
+  return config().inspect<string>('agent.approvals')?.globalValue === 'token' ? 'token' : 'device';
 }
 
 /** `deskrelay.keepConversations`: conversations kept on the desktop (issue 30; default off, machine scope); read on every request. */

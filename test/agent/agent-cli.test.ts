@@ -6,10 +6,10 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startScriptedModel, toolResults, type ScriptedModel } from '../fixtures/providers/scripted';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { toolResults, type ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
-import { alive, Follower, startCli, type Cli, gitProject } from './support';
+import { agentCliSuite, alive, Follower, startCli, type Cli } from './support';
 
 let model: ScriptedModel;
 let cli: Cli & { configDir: string };
@@ -31,31 +31,13 @@ async function session(prompt: string): Promise<{ id: string; events: Follower }
 const decide = (id: string, callId: string, decision: string) => post(`/v1/agent/sessions/${id}/approvals/${callId}`, { decision });
 const lastResult = (body: { messages: any[] }) => toolResults(body).at(-1)!.content;
 
-beforeAll(async () => {
-  ({ base, repo } = gitProject(
-    'deskrelay-agent-',
-    { 'src/math.js': 'export function add(a, b) {\n  return a - b;\n}\n', 'README.md': '# project\n', '.env': 'OPENAI_API_KEY=sk-live-secret\n' },
-    ['src', 'README.md'],
-  ));
-  writeFileSync(join(base, 'outside.txt'), 'not yours\n');
-  model = await startScriptedModel();
-  cli = await startCli(['--agent', repo], `${model.url}/v1`);
-});
-
-// Each test's sessions end with it: one that failed midway cannot take the next test's script steps.
-afterEach(async () => {
-  const list = await get('/v1/agent/sessions');
-  for (const s of list.json?.sessions ?? []) await send(cli.url, `/v1/agent/sessions/${s.id}`, { method: 'DELETE', headers: bearer(cli.token) });
-  model.script([]);
-  model.failures.length = 0;
-});
-
-afterAll(async () => {
-  cli?.child.kill('SIGKILL');
-  await model?.close();
-  rmSync(base, { recursive: true, force: true });
-  if (cli) rmSync(cli.configDir, { recursive: true, force: true });
-});
+const suite = agentCliSuite(
+  'deskrelay-agent-',
+  { 'src/math.js': 'export function add(a, b) {\n  return a - b;\n}\n', 'README.md': '# project\n', '.env': 'OPENAI_API_KEY=sk-live-secret\n' },
+  ['src', 'README.md'],
+  ({ base }) => writeFileSync(join(base, 'outside.txt'), 'not yours\n'),
+);
+beforeAll(() => void ({ model, cli, repo, base } = suite));
 
 describe('the agent door', () => {
   it('lists the folder, ~-shortened name and path', async () => {

@@ -1,59 +1,36 @@
 /**
  * What a phone approves is exactly what runs (issue 35): the relay's own call ids (never the
  * model's), one decision per call, the digest of what the card shows, one-line commands only,
- * and command grants that end when the agent edits a file. The real CLI (`dist/cli.js serve
+ * and command grants that end when the agent edits a file. The real CLI (`dist/suite.cli.js serve
  * --agent DIR`) over real HTTP, with the scripted OpenAI-compatible model
  * (test/fixtures/providers/scripted.ts) playing a prompt-injected one.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startScriptedModel, toolResults, type ScriptedModel } from '../fixtures/providers/scripted';
+import { describe, expect, it } from 'vitest';
+import { toolResults } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
-import { Follower, gitProject, startCli, type Cli } from './support';
-
-let model: ScriptedModel;
-let cli: Cli & { configDir: string };
-let repo: string;
-let base: string;
+import { agentCliSuite, Follower } from './support';
 
 const PACKAGE = JSON.stringify({ name: 'p', version: '1.0.0', scripts: { test: 'echo tests pass' } }, null, 2) + '\n';
 
-const post = (path: string, body: unknown) => send(cli.url, path, { method: 'POST', headers: { ...bearer(cli.token), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-const get = (path: string) => send(cli.url, path, { headers: bearer(cli.token) });
+const suite = agentCliSuite('deskrelay-approvals-', { 'package.json': PACKAGE, 'README.md': '# project\n' });
+
+const post = (path: string, body: unknown) => send(suite.cli.url, path, { method: 'POST', headers: { ...bearer(suite.cli.token), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+const get = (path: string) => send(suite.cli.url, path, { headers: bearer(suite.cli.token) });
 const decide = (id: string, callId: string, decision: string) => post(`/v1/agent/sessions/${id}/approvals/${callId}`, { decision });
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 async function session(prompt: string): Promise<{ id: string; events: Follower }> {
   const created = await post('/v1/agent/sessions', { prompt });
   expect(created.status, created.body).toBe(201);
-  return { id: created.json.id, events: new Follower(cli.url, cli.token, `/v1/agent/sessions/${created.json.id}/events`) };
+  return { id: created.json.id, events: new Follower(suite.cli.url, suite.cli.token, `/v1/agent/sessions/${created.json.id}/events`) };
 }
-
-beforeAll(async () => {
-  ({ base, repo } = gitProject('deskrelay-approvals-', { 'package.json': PACKAGE, 'README.md': '# project\n' }));
-  model = await startScriptedModel();
-  cli = await startCli(['--agent', repo], `${model.url}/v1`);
-});
-
-afterEach(async () => {
-  const list = await get('/v1/agent/sessions');
-  for (const s of list.json?.sessions ?? []) await send(cli.url, `/v1/agent/sessions/${s.id}`, { method: 'DELETE', headers: bearer(cli.token) });
-  model.script([]);
-  model.failures.length = 0;
-});
-
-afterAll(async () => {
-  cli?.child.kill('SIGKILL');
-  await model?.close();
-  rmSync(base, { recursive: true, force: true });
-  if (cli) rmSync(cli.configDir, { recursive: true, force: true });
-});
 
 describe('call ids (finding 4)', () => {
   it('two calls the model named alike get ids of their own: an Allow runs only its call, a repeated decision is 409', async () => {
-    model.script([
+    suite.model.script([
       {
         calls: [
           { id: 'dup', name: 'run_command', arguments: { command: 'echo harmless > harmless.txt' } },
@@ -86,20 +63,20 @@ describe('call ids (finding 4)', () => {
     const snapshot = (await get(`/v1/agent/sessions/${id}`)).json;
     expect(snapshot.pending.map((p: any) => p.callId)).toEqual([second.callId]);
     expect(snapshot.transcript[1].toolCalls.map((c: any) => c.callId)).toEqual([first.callId, second.callId]);
-    expect(existsSync(join(repo, 'harmless.txt'))).toBe(true);
-    expect(existsSync(join(repo, 'harmful.txt'))).toBe(false);
+    expect(existsSync(join(suite.repo, 'harmless.txt'))).toBe(true);
+    expect(existsSync(join(suite.repo, 'harmful.txt'))).toBe(false);
     expect((await decide(id, second.callId, 'deny')).status).toBe(204);
     await events.waitStatus('idle');
-    expect(existsSync(join(repo, 'harmful.txt'))).toBe(false);
+    expect(existsSync(join(suite.repo, 'harmful.txt'))).toBe(false);
     expect(events.of('tool_result').map((r) => [r.callId, r.ok])).toEqual([[first.callId, true], [second.callId, false]]);
-    expect(model.failures).toEqual([]);
+    expect(suite.model.failures).toEqual([]);
     events.close();
-    rmSync(join(repo, 'harmless.txt'));
-    rmSync(join(repo, 'harmful.txt'), { force: true });
+    rmSync(join(suite.repo, 'harmless.txt'));
+    rmSync(join(suite.repo, 'harmful.txt'), { force: true });
   });
 
   it('every approval and pending approval carries the SHA-256 of what the card shows', async () => {
-    model.script([
+    suite.model.script([
       { calls: [{ name: 'run_command', arguments: { command: 'echo é' } }] },
       { calls: [{ name: 'write_file', arguments: { path: 'new.txt', content: 'x\n' } }] },
       { text: ['ok'] },
@@ -142,7 +119,7 @@ describe('one-line commands (finding 1)', () => {
     ];
     const longest = 'echo ' + 'a'.repeat(1995);
     expect(longest).toHaveLength(2000);
-    model.script([
+    suite.model.script([
       { calls: bad.map((command) => ({ name: 'run_command', arguments: { command } })) },
       {
         check: (body) => {
@@ -161,8 +138,8 @@ describe('one-line commands (finding 1)', () => {
     expect(events.of('tool_result').every((r) => !r.ok && !r.denied)).toBe(true);
     await decide(id, events.of('approval')[0].callId, 'deny');
     await events.waitStatus('idle');
-    expect(model.failures).toEqual([]);
-    const spec = JSON.stringify(model.requests.at(-1)!.body.tools.find((t: any) => t.function.name === 'run_command'));
+    expect(suite.model.failures).toEqual([]);
+    const spec = JSON.stringify(suite.model.requests.at(-1)!.body.tools.find((t: any) => t.function.name === 'run_command'));
     expect(spec).toMatch(/one line/i);
     expect(spec).toContain('&&');
     events.close();
@@ -172,9 +149,9 @@ describe('one-line commands (finding 1)', () => {
 describe('command grants end when a file changes (finding 5)', () => {
   it('npm test allowed for the session, edits allowed for the session, the test script rewritten: npm test asks again and says why', async () => {
     const rewritten = PACKAGE.replace('echo tests pass', 'echo pwned > pwned.txt');
-    writeFileSync(join(repo, 'package.json'), PACKAGE);
-    for (const f of ['pwned.txt', 'notes.txt']) rmSync(join(repo, f), { force: true });
-    model.script([
+    writeFileSync(join(suite.repo, 'package.json'), PACKAGE);
+    for (const f of ['pwned.txt', 'notes.txt']) rmSync(join(suite.repo, f), { force: true });
+    suite.model.script([
       { calls: [{ name: 'run_command', arguments: { command: 'npm test' } }] },
       { calls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'hi\n' } }] },
       { calls: [{ name: 'edit_file', arguments: { path: 'package.json', old: 'echo tests pass', new: 'echo pwned > pwned.txt' } }] },
@@ -189,14 +166,14 @@ describe('command grants end when a file changes (finding 5)', () => {
     await decide(id, events.of('approval')[1].callId, 'allow_session');
     // The edit of package.json runs at once (edits are granted); the next npm test asks.
     await events.waitFor((f) => f.of('approval').length === 3 || f.of('status').some((s) => s.status === 'idle'), 'the second npm test approval');
-    expect(readFileSync(join(repo, 'package.json'), 'utf8')).toBe(rewritten);
+    expect(readFileSync(join(suite.repo, 'package.json'), 'utf8')).toBe(rewritten);
     const again = events.of('approval')[2];
     expect(again).toMatchObject({ tool: 'run_command', command: 'npm test', reason: 'A file changed since you allowed this command for the session.' });
     expect((await get(`/v1/agent/sessions/${id}`)).json.pending[0].reason).toBe(again.reason);
     await decide(id, again.callId, 'deny');
     await events.waitStatus('idle');
-    expect(existsSync(join(repo, 'pwned.txt'))).toBe(false);
-    expect(model.failures).toEqual([]);
+    expect(existsSync(join(suite.repo, 'pwned.txt'))).toBe(false);
+    expect(suite.model.failures).toEqual([]);
     events.close();
   });
 });

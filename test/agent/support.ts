@@ -1,12 +1,14 @@
 /** What the agent's tests share: the CLI in a child process, an SSE follower, a process check. */
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
 import { CLI, spawnCli } from '../helpers/cli';
-import { bearer } from '../helpers/http';
+import { bearer, send } from '../helpers/http';
 import { agentDevice, type TestDevice } from '../helpers/devices';
 
 export interface Cli {
@@ -133,4 +135,41 @@ export function gitProject(prefix: string, files: Record<string, string>, commit
   git('add', ...committed);
   git('commit', '-qm', 'init');
   return { base, repo };
+}
+
+export interface AgentCliSuite {
+  model: ScriptedModel;
+  cli: Cli & { configDir: string };
+  base: string;
+  repo: string;
+}
+
+/**
+ * A test file's agent CLI (`serve --agent <repo>`) on a gitProject() with the scripted model:
+ * started before the file's tests, each test's sessions deleted and script cleared after it,
+ * everything removed at the end. The fields are set once the file's tests run.
+ */
+export function agentCliSuite(prefix: string, files: Record<string, string>, committed?: string[], setup?: (s: AgentCliSuite) => void): AgentCliSuite {
+  const suite = {} as AgentCliSuite;
+  beforeAll(async () => {
+    Object.assign(suite, gitProject(prefix, files, committed));
+    setup?.(suite);
+    suite.model = await startScriptedModel();
+    suite.cli = await startCli(['--agent', suite.repo], `${suite.model.url}/v1`);
+  });
+  // Each test's sessions end with it: one that failed midway cannot take the next test's script steps.
+  afterEach(async () => {
+    const { cli, model } = suite;
+    const list = await send(cli.url, '/v1/agent/sessions', { headers: bearer(cli.token) });
+    for (const s of list.json?.sessions ?? []) await send(cli.url, `/v1/agent/sessions/${s.id}`, { method: 'DELETE', headers: bearer(cli.token) });
+    model.script([]);
+    model.failures.length = 0;
+  });
+  afterAll(async () => {
+    suite.cli?.child.kill('SIGKILL');
+    await suite.model?.close();
+    if (suite.base) rmSync(suite.base, { recursive: true, force: true });
+    if (suite.cli) rmSync(suite.cli.configDir, { recursive: true, force: true });
+  });
+  return suite;
 }

@@ -7,7 +7,6 @@ import { webcrypto } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request, type OutgoingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
-import type { RelayServer } from '../../server/src/session/relay';
 import { bearer, send } from './http';
 
 const { subtle } = webcrypto;
@@ -43,7 +42,7 @@ export async function registerDevice(relay: { url: string; token: string }, name
 }
 
 /** A relay as a test reaches it: in this process (its RelayServer), or a CLI child (its config folder, where the desk token is). */
-export type DeskOf = { url: string; token: string } & ({ relay: RelayServer } | { configDir: string });
+export type DeskOf = { url: string; token: string } & ({ relay: { allowAgent(id: string, allowed: boolean): Promise<boolean> } } | { configDir: string });
 
 /** The desk allows (or denies) a device the agent: in-process, or as `deskrelay devices allow` does, with the desk token. */
 export async function allowAgent(desk: DeskOf, id: string, allowed = true): Promise<void> {

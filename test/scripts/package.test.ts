@@ -94,7 +94,8 @@ describe('the package', () => {
     // conversations kept on the desktop (issue 30: store, door, Chats view and its webview) bring it to ~410 KB;
     // the agent's desk view (issue 25), devices (26), voice (29) and polka (27) to ~436 KB. The next
     // step is to load the agent's and the chats' desk code on first use, as undici and web-push are.
-    expect(statSync(join(out, 'extension.js')).size).toBeLessThan(450_000);
+    // Device keys, pairing codes and agent access per device (issue 36) bring it to ~456 KB.
+    expect(statSync(join(out, 'extension.js')).size).toBeLessThan(465_000);
     expect(ext).toContain('deskrelay.start');
     // undici stays out of what activation loads: one lazy require of the bundle beside it.
     expect(ext.match(/require\("\.\/undici\.js"\)/g)).toHaveLength(1);

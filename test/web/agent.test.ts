@@ -65,6 +65,14 @@ async function startSession(page: Page, prompt: string): Promise<void> {
   await page.getByRole('button', { name: 'Start' }).click();
 }
 
+/** A session started from the desk (the door, not the page), once its first approval waits. */
+async function pendingSession(prompt: string): Promise<{ id: string; callId: string }> {
+  const created = await send(cli.url, '/v1/agent/sessions', { method: 'POST', headers: { ...bearer(cli.token), 'Content-Type': 'application/json' }, body: JSON.stringify({ prompt }) });
+  const id = created.json.id as string;
+  await expect.poll(async () => (await send(cli.url, `/v1/agent/sessions/${id}`, { headers: bearer(cli.token) })).json.pending.length).toBe(1);
+  return { id, callId: (await send(cli.url, `/v1/agent/sessions/${id}`, { headers: bearer(cli.token) })).json.pending[0].callId as string };
+}
+
 const card = (page: Page) => page.locator('.approval:not(.decided)');
 const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `agent-${name}.png`) });
 
@@ -259,10 +267,7 @@ describe('the agent on the phone', () => {
   });
   it('a push agent_needs_you shows a notification; opening it brings the session up at its pending card', async () => {
     model.script([{ calls: [{ name: 'run_command', arguments: { command: 'echo pushed' } }] }, { text: ['ok'] }]);
-    const created = await send(cli.url, '/v1/agent/sessions', { method: 'POST', headers: { ...bearer(cli.token), 'Content-Type': 'application/json' }, body: '{"prompt":"From the desk"}' });
-    const id = created.json.id as string;
-    await expect.poll(async () => (await send(cli.url, `/v1/agent/sessions/${id}`, { headers: bearer(cli.token) })).json.pending.length).toBe(1);
-    const callId = (await send(cli.url, `/v1/agent/sessions/${id}`, { headers: bearer(cli.token) })).json.pending[0].callId as string;
+    const { id, callId } = await pendingSession('From the desk');
 
     const p = await phone(browser);
     cleanups.push(() => p.context.close());
@@ -306,10 +311,7 @@ describe('the agent on the phone', () => {
     const command = `${head} && echo `.padEnd(2000 - tail.length, 'x') + tail;
     expect(command).toHaveLength(2000);
     model.script([{ calls: [{ name: 'run_command', arguments: { command } }] }, { text: ['ok'] }]);
-    const created = await send(cli.url, '/v1/agent/sessions', { method: 'POST', headers: { ...bearer(cli.token), 'Content-Type': 'application/json' }, body: '{"prompt":"Long"}' });
-    const id = created.json.id as string;
-    await expect.poll(async () => (await send(cli.url, `/v1/agent/sessions/${id}`, { headers: bearer(cli.token) })).json.pending.length).toBe(1);
-    const callId = (await send(cli.url, `/v1/agent/sessions/${id}`, { headers: bearer(cli.token) })).json.pending[0].callId as string;
+    const { id, callId } = await pendingSession('Long');
     // Opened at its card, as a notification opens it: the card is taller than the screen.
     const p = await phone(browser);
     cleanups.push(() => p.context.close());

@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
 import type { OutputLog } from '../log';
-import type { DeviceChange, RemoteChat, Status } from '../remoteChat';
+import type { DeviceChange, DeviceInfo, RemoteChat, Status } from '../remoteChat';
 import { rememberDevicesOn } from '../settings';
-import { COPY_PAIRING, FORGET_DEVICES, KEEP_DEVICES, offerStart, REVOKE, SHOW_QR } from './ui';
+import { ALLOW, COPY_PAIRING, DENY, FORGET_DEVICES, KEEP_DEVICES, offerStart, REVOKE, SHOW_QR } from './ui';
 
 const t = vscode.l10n.t;
 
@@ -16,8 +16,24 @@ function lastSeen(iso: string, now = Date.now()): string {
   return t('seen {0} d ago', String(Math.round(hours / 24)));
 }
 
-/** The pairing token and the paired devices: rotate, revoke, forget, and a new phone's notice. */
+/** What Manage Devices can do to one device. */
+export type DeviceAction = 'revoke' | 'allow' | 'deny';
+
+/** A device's agent access as Manage Devices words it. */
+function agentLabel(agent: DeviceInfo['agent']): string {
+  if (agent === true) return t('agent allowed');
+  if (agent === 'pending') return t('asks for the agent');
+  return t('no agent');
+}
+
+/** The pairing token and the paired devices: rotate, revoke, forget, pairing codes, agent access, and a new phone's notice. */
 export class DeviceCommands {
+  /**
+   * Shows a notification with buttons and resolves to the one clicked. The extension's test API
+   * answers it in the real VS Code suite (a notification's buttons cannot be clicked from there).
+   */
+  notify: (message: string, ...items: string[]) => Thenable<string | undefined> = (message, ...items) => vscode.window.showWarningMessage(message, ...items);
+
   constructor(
     private readonly chat: RemoteChat,
     private readonly log: OutputLog,
@@ -38,10 +54,10 @@ export class DeviceCommands {
     let forget = (answered && forgetDevices) || !rememberDevicesOn();
     if (!answered && rememberDevicesOn() && this.chat.devices().length > 0) {
       const choice = await vscode.window.showWarningMessage(
-        t('Rotate the pairing token? Paired devices keep their own tokens unless you forget them too.'),
+        t('Rotate the pairing token? Paired phones keep their own tokens (and stay paired) unless you forget them too.'),
         { modal: true },
-        FORGET_DEVICES(),
         KEEP_DEVICES(),
+        FORGET_DEVICES(),
       );
       if (choice === undefined) return this.chat.status();
       forget = choice === FORGET_DEVICES();
@@ -58,15 +74,36 @@ export class DeviceCommands {
   }
 
   /**
-   * Manage Devices: a quick pick of the paired devices (name, last seen, connected); picking one
-   * offers Revoke. `revokeId` revokes without asking (tests, scripts). Returns the removed id.
+   * Pair a Phone with a Code: a one-time code (8 characters, 5 minutes, single use) the phone's
+   * installed app takes instead of the QR code. Returns it (tests).
    */
-  async manageDevices(revokeId?: string): Promise<string | undefined> {
+  async pairWithCode(): Promise<string | undefined> {
+    const issued = this.chat.pairingCode();
+    if (!issued) {
+      offerStart(t('DeskRelay is not running; start it to make a pairing code.'));
+      return undefined;
+    }
+    const shown = `${issued.code.slice(0, 4)} ${issued.code.slice(4)}`;
+    const until = new Date(issued.expiresAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    this.log.info('pairing code made');
+    void vscode.window.showInformationMessage(t('Pairing code: {0}. On the phone: Enter a pairing code. It works once, until {1}.', shown, until), { modal: true });
+    return issued.code;
+  }
+
+  /**
+   * Manage Devices: a quick pick of the paired devices (name, last seen, connected, agent access);
+   * picking one offers Allow or Deny agent access and Revoke. A device id revokes it without
+   * asking, `{id, action}` does that action without asking (tests, scripts). Returns the id acted on.
+   */
+  async manageDevices(what?: string | { id: string; action: DeviceAction }): Promise<string | undefined> {
     if (!this.chat.status().running) {
       offerStart(t('DeskRelay is not running; devices are listed while it runs.'));
       return undefined;
     }
-    let id = typeof revokeId === 'string' ? revokeId : undefined;
+    if (typeof what === 'object' && what !== null && typeof what.id === 'string' && what.action !== 'revoke') {
+      return this.setAgent(what.id, what.action === 'allow');
+    }
+    let id = typeof what === 'string' ? what : typeof what === 'object' && what !== null && typeof what.id === 'string' ? what.id : undefined;
     if (id === undefined) {
       const devices = this.chat.devices();
       if (devices.length === 0) {
@@ -77,11 +114,22 @@ export class DeviceCommands {
       const items: Item[] = devices.map((d) => ({
         id: d.id,
         label: `${d.connected ? '$(circle-filled)' : '$(circle-outline)'} ${d.name}`,
-        description: `${d.connected ? t('connected') : t('not connected')} · ${lastSeen(d.lastSeen)}`,
+        description: `${d.connected ? t('connected') : t('not connected')} · ${lastSeen(d.lastSeen)} · ${agentLabel(d.agent)}`,
         detail: d.id,
       }));
-      const pick = await vscode.window.showQuickPick(items, { title: t('DeskRelay: Manage Devices'), placeHolder: t('Pick a device to revoke') });
+      const pick = await vscode.window.showQuickPick(items, { title: t('DeskRelay: Manage Devices'), placeHolder: t('Pick a device') });
       if (!pick) return undefined;
+      type ActionItem = vscode.QuickPickItem & { action: DeviceAction };
+      const allowed = devices.find((d) => d.id === pick.id)?.agent === true;
+      const actions: ActionItem[] = [
+        allowed
+          ? { action: 'deny', label: `$(circle-slash) ${t('Deny agent access')}`, detail: t('The phone can no longer start or answer agent sessions.') }
+          : { action: 'allow', label: `$(check) ${t('Allow agent access')}`, detail: t('The phone may drive the workspace agent; every decision it sends is signed with its own key.') },
+        { action: 'revoke', label: `$(trash) ${t('Revoke')}`, detail: t('Its token stops working and everything it has open ends at once.') },
+      ];
+      const action = await vscode.window.showQuickPick(actions, { title: pick.label.replace(/^\$\([^)]*\) /, '') });
+      if (!action) return undefined;
+      if (action.action !== 'revoke') return this.setAgent(pick.id, action.action === 'allow');
       const confirm = await vscode.window.showWarningMessage(
         t('Revoke "{0}"? Its token stops working and its open chats end at once.', pick.label.replace(/^\$\([^)]*\) /, '')),
         { modal: true },
@@ -111,8 +159,24 @@ export class DeviceCommands {
     return count;
   }
 
-  /** A phone registered: say so, with Revoke for a device the user does not recognise. */
+  private async setAgent(id: string, allowed: boolean): Promise<string | undefined> {
+    if (!(await this.chat.allowAgent(id, allowed))) {
+      void vscode.window.showErrorMessage(t('DeskRelay: no device "{0}" is paired.', id));
+      return undefined;
+    }
+    this.log.info(`device ${id} ${allowed ? 'allowed' : 'denied'} the agent at the desk`);
+    return id;
+  }
+
+  /** A phone registered: say so, with Revoke for a device the user does not recognise. A phone asking for the agent: Allow / Deny. */
   deviceChanged(change: DeviceChange): void {
+    if (change.type === 'agent-requested') {
+      const { id, name } = change.device;
+      void this.notify(t('{0} wants to use the agent in {1}.', name, change.folders.join(', ')), ALLOW(), DENY()).then((choice) => {
+        if (choice === ALLOW() || choice === DENY()) void this.setAgent(id, choice === ALLOW());
+      });
+      return;
+    }
     if (change.type !== 'registered') return;
     const { id, name } = change.device;
     void vscode.window.showInformationMessage(t('DeskRelay: "{0}" paired.', name), REVOKE()).then((choice) => {

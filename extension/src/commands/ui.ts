@@ -12,8 +12,10 @@ export const RESTART_TUNNEL = () => t('Restart Tunnel');
 export const SHOW_LOG = () => t('Show Log');
 export const SET_TUNNEL_TOKEN = () => t('Set Tunnel Token');
 export const REVOKE = () => t('Revoke');
-export const FORGET_DEVICES = () => t('Forget Devices Too');
-export const KEEP_DEVICES = () => t('Keep Devices');
+export const FORGET_DEVICES = () => t('Rotate and forget phones');
+export const KEEP_DEVICES = () => t('Rotate and keep phones');
+export const ALLOW = () => t('Allow');
+export const DENY = () => t('Deny');
 
 export function offerStart(text: string): void {
   void vscode.window.showWarningMessage(text, t('Start Remote Chat')).then((choice) => {

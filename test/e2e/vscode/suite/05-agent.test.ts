@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { startScriptedModel, toolResults, type ScriptedModel } from '../../../fixtures/providers/scripted';
 import { alive } from '../../../helpers/process';
 import { api, freePort, readToken, rememberSecret, setSetting, waitFor, type Status, run } from './helpers';
+import { registerDevice } from '../../../helpers/devices';
 
 /**
  * The workspace agent inside a real VS Code (issue 23): off until the user's setting, then the
@@ -49,8 +50,12 @@ describe('The workspace agent in VS Code', function () {
     await setSetting('activeProvider', 'scripted');
     const s = await run<Status>('deskrelay.start');
     assert.equal(s.running, true);
-    token = readToken()!;
-    rememberSecret(token);
+    rememberSecret(readToken()!);
+    // Only a phone allowed at the desk drives the agent (issue 36).
+    const phone = await registerDevice({ url: base, token: readToken()! }, 'Agent phone');
+    rememberSecret(phone.token);
+    assert.equal(await run('deskrelay.manageDevices', { id: phone.id, action: 'allow' }), phone.id);
+    token = phone.token;
   });
 
   after(async () => {
@@ -72,6 +77,30 @@ describe('The workspace agent in VS Code', function () {
     const reply = await call('GET', '/v1/agent/folders');
     assert.equal(reply.status, 200);
     assert.deepEqual(reply.json.folders.map((f: any) => f.name), [vscode.workspace.workspaceFolders![0]!.name]);
+  });
+
+  it('a phone asking for the agent: the desk is asked "<name> wants to use the agent in <folder>", and Allow lets it in', async () => {
+    const asked: string[] = [];
+    (await api()).answerDeviceNotifications((message, buttons) => {
+      asked.push(message);
+      return buttons.find((b) => b === 'Allow');
+    });
+    const tablet = await registerDevice({ url: base, token: readToken()! }, 'iPad Safari');
+    rememberSecret(tablet.token);
+    const folders = () => fetch(`${base}/v1/agent/folders`, { headers: { authorization: `Bearer ${tablet.token}` } });
+    const first = await folders();
+    assert.equal(first.status, 403);
+    assert.equal(((await first.json()) as any).error.code, 'agent.device_not_allowed');
+    await waitFor('the desk to allow it', async () => ((await folders()).status === 200 ? true : undefined));
+    assert.deepEqual(asked, [`iPad Safari wants to use the agent in ${vscode.workspace.workspaceFolders![0]!.name}.`]);
+    // The pairing token never reaches the agent.
+    assert.equal((await fetch(`${base}/v1/agent/folders`, { headers: { authorization: `Bearer ${readToken()}` } })).status, 403);
+    // Manage Devices takes it back, and gives it again.
+    assert.equal(await run('deskrelay.manageDevices', { id: tablet.id, action: 'deny' }), tablet.id);
+    assert.equal((await folders()).status, 403);
+    assert.equal(await run('deskrelay.manageDevices', { id: tablet.id, action: 'allow' }), tablet.id);
+    assert.equal((await folders()).status, 200);
+    assert.equal(await run('deskrelay.manageDevices', tablet.id), tablet.id);
   });
 
   it('reads what the editor shows, unsaved text included', async () => {

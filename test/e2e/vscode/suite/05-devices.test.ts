@@ -64,8 +64,22 @@ describe('Paired devices in VS Code (issue 26)', function () {
     assert.equal(removed, tablet.id);
     const after = await getInfo(base, tablet.token);
     assert.equal(after.status, 401);
-    assert.equal(after.body.error.code, 'auth.invalid_token');
+    assert.equal(after.body.error.code, 'auth.device_removed');
     assert.equal(readFileSync(devicesFile(), 'utf8').includes(tablet.id), false);
+  });
+
+  it('Pair a Phone with a Code: the code pairs a phone once, with no token', async () => {
+    const code = await run<string>('deskrelay.pairWithCode');
+    assert.match(code, /^[2-9A-HJKMNP-Z]{8}$/);
+    const claim = () =>
+      fetch(`${base}/v1/devices/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code, name: 'Pixel Chrome' }) });
+    const first = await claim();
+    assert.equal(first.status, 201);
+    const phone = (await first.json()) as { id: string; token: string };
+    rememberSecret(phone.token);
+    assert.equal((await getInfo(base, phone.token)).status, 200);
+    assert.equal((await claim()).status, 401);
+    await run('deskrelay.manageDevices', phone.id);
   });
 
   it('Rotate Token keeping devices: remembered devices still work with the new relay; forgetting them: they are refused', async () => {

@@ -31,6 +31,8 @@ export interface DeskRelayApi {
   renderedChat(id: string): Promise<string> | undefined;
   /** A DeskRelay Chats row as VS Code shows it. */
   chatItem(id: string): Promise<vscode.TreeItem | undefined>;
+  /** Answers DeskRelay's device notifications (a phone asking for the agent) with the button returned. */
+  answerDeviceNotifications(answer: (message: string, buttons: string[]) => string | undefined): void;
 }
 
 export function extension(): vscode.Extension<DeskRelayApi> {

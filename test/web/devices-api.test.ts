@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { claimDevice, CODE_MESSAGES, normalizeCode } from '../../web/src/claim';
-import { defaultDeviceName } from '../../web/src/deviceName';
+import { defaultDeviceName } from '../../web/src/registration';
 import { authMessage, DEVICE_REMOVED_MESSAGE, listDevices, PHONE_FORGOTTEN_MESSAGE, PHONE_REMOVED_MESSAGE, registerDevice, renameDevice, unpairDevice } from '../../web/src/devices';
 import { AUTH_MESSAGE, fetchInfo } from '../../web/src/api';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DeviceInfo } from '../../server/src/protocol';
 import { webClientLink } from '../../server/src/session/pairing';
-import { defaultDeviceName } from '../../web/src/deviceName';
+import { defaultDeviceName } from '../../web/src/registration';
 import { PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
 import { type Desk, useWebKitSuite, sendMessage } from './harness';
 import type { TestProxy } from './proxy';

@@ -4,7 +4,8 @@
  * why it is not green, the settings sheet's desktop details and this phone's name there, and
  * forgetting the desktop ("Forget this desktop", "Unpair" after a confirmation).
  */
-import { ApiError, fetchInfo } from './api';
+import { ApiError, bearer, fetchInfo } from './api';
+import { PATHS } from '../../server/src/protocol';
 import { desktopKeeps, useDesktopChats } from './library';
 import { app } from './app';
 import { renewPushAfterConnect, hideBell } from './bell';
@@ -87,7 +88,15 @@ function showDevice(): void {
 }
 
 let registering: Promise<void> | null = null;
+/** The device this phone kept when a new pairing came (the link scanned again): still used if the desk takes it. */
+let keptBefore: Pairing | null = null;
 
+/** Whether the desk still takes a device token (one request; a failure to reach it counts as no). */
+const stillTaken = (token: string) =>
+  fetch(PATHS.info, { headers: bearer(token), cache: 'no-store' }).then(
+    (res) => res.ok,
+    () => false,
+  );
 
 /**
  * Trades the pairing token for a device token of this phone's own (once: connect() runs it while
@@ -99,7 +108,15 @@ function register(): Promise<void> {
   registering ??= (async () => {
     const p = app.pairing;
     if (!p || isDeviceToken(p.token)) return;
-    const [{ defaultDeviceName }, { myPublicKey }] = await Promise.all([import('./deviceName'), import('./deviceKey')]);
+    // Paired already and the desk still takes it: nothing to register (no new token, so no
+    // reply of this phone's is cut by its old token stopping). The pairing token is dropped.
+    const kept = keptBefore;
+    keptBefore = null;
+    if (kept && (await stillTaken(kept.token))) {
+      if (app.pairing === p) app.pairing = kept;
+      return;
+    }
+    const { defaultDeviceName, myPublicKey } = await import('./registration');
     const name = defaultDeviceName(navigator.userAgent);
     let device;
     try {
@@ -166,14 +183,18 @@ export async function connect(): Promise<boolean> {
 }
 
 /**
- * A new pairing (a link, the pasted JSON, a scanned QR code); connect() then registers this phone
- * with it, held in memory only. A phone with a key stays the same device at the desk (the key is
- * sent again and its token replaced); a device kept from before keys is removed, as a new one comes.
+ * A new pairing (a link, the pasted JSON, a scanned QR code), held in memory only; connect() then
+ * registers this phone with it, unless the device it keeps is still taken by the desk. A phone
+ * with a key registering again stays the same device (the key is sent again and the desk
+ * replaces its token); a device kept from before keys is removed, as a new one comes.
  */
 export async function pairWith(p: Pairing): Promise<void> {
   const before = app.pairing;
   app.pairing = p;
-  if (before?.deviceId && !(await readKeys())) void leaveDevice(before);
+  keptBefore = null;
+  if (!before?.deviceId || !isDeviceToken(before.token)) return;
+  if (await readKeys()) keptBefore = before;
+  else void leaveDevice(before);
 }
 
 

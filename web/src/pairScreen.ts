@@ -8,8 +8,6 @@ import { ApiError } from './api';
 import { app } from './app';
 import { claimDevice, CODE_MESSAGES, normalizeCode } from './claim';
 import { connect, pairWith } from './connection';
-import { myPublicKey } from './deviceKey';
-import { defaultDeviceName } from './deviceName';
 import { ui } from './dom';
 import { savePairing, type Pairing } from './pairing';
 import { pairingFromScan, parsePairing } from './pairingText';
@@ -59,6 +57,7 @@ async function scan(): Promise<void> {
  * connects. Throws ApiError worded for the user (wrong code, too many tries).
  */
 async function pairWithCode(code: string): Promise<boolean> {
+  const { defaultDeviceName, myPublicKey } = await import('./registration');
   const name = defaultDeviceName(navigator.userAgent);
   const device = await claimDevice(code, name, await myPublicKey());
   app.pairing = { url: location.origin, token: device.token, deviceId: device.id, deviceName: name };

@@ -11,7 +11,7 @@ export type ErrorCode =
   | 'auth.device_removed'
   /** 401: `POST /v1/devices/claim` with a code that is wrong, used or expired. */
   | 'auth.invalid_code'
-  /** 429: too many failed claims in the last minute, from anywhere; `Retry-After` says when to try again. */
+  /** 429: too many failed claims in the last minute, from anywhere (`Retry-After` says when to try again). */
   | 'auth.too_many_attempts'
   | 'route.not_found'
   | 'route.method_not_allowed'

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toolResults, type ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
+import { decideAs } from '../helpers/devices';
 import { agentCliSuite, alive, Follower, startCli, type Cli } from './support';
 
 let model: ScriptedModel;
@@ -28,7 +29,8 @@ async function session(prompt: string): Promise<{ id: string; events: Follower }
   return { id: created.json.id, events };
 }
 
-const decide = (id: string, callId: string, decision: string) => post(`/v1/agent/sessions/${id}/approvals/${callId}`, { decision });
+/** The phone's decision, signed with its key (issue 36). */
+const decide = (id: string, callId: string, decision: string) => decideAs(cli, cli.phone, id, callId, decision);
 const lastResult = (body: { messages: any[] }) => toolResults(body).at(-1)!.content;
 
 const suite = agentCliSuite(

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
 import { startPushStandIn, type PushStandIn } from '../fixtures/push/standin';
 import { bearer, send } from '../helpers/http';
+import { decideAs } from '../helpers/devices';
 import { Follower, startCli, waitUntil, type Cli } from './support';
 
 let model: ScriptedModel;
@@ -57,7 +58,7 @@ describe('agent pushes', () => {
     expect(needs!.payload).toEqual({ type: 'agent_needs_you', session: id, callId });
     expect(needs!.plaintext).not.toContain('words');
     expect(needs!.plaintext).not.toContain('a.txt');
-    expect((await post(`/v1/agent/sessions/${id}/approvals/${callId}`, { decision: 'allow' })).status).toBe(204);
+    expect((await decideAs(cli, cli.phone, id, callId, 'allow')).status).toBe(204);
     await waitUntil(() => push.received.length >= 2, () => 'the agent_idle push');
     expect(push.received[1]!.payload).toEqual({ type: 'agent_idle', session: id });
     expect(model.failures).toEqual([]);
@@ -69,7 +70,7 @@ describe('agent pushes', () => {
     const created = await post('/v1/agent/sessions', { prompt: 'run' });
     const events = new Follower(cli.url, cli.token, `/v1/agent/sessions/${created.json.id}/events`);
     await events.waitFor((f) => f.of('approval').length === 1, 'the approval');
-    await post(`/v1/agent/sessions/${created.json.id}/approvals/${events.of('approval')[0].callId}`, { decision: 'allow' });
+    await decideAs(cli, cli.phone, created.json.id, events.of('approval')[0].callId, 'allow');
     await events.waitStatus('idle');
     await new Promise((r) => setTimeout(r, 500));
     // The approval may have been pushed in the instant before the follower attached; the end of the turn was not.

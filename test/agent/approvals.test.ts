@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toolResults } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
+import { decideAs } from '../helpers/devices';
 import { agentCliSuite, Follower } from './support';
 
 const PACKAGE = JSON.stringify({ name: 'p', version: '1.0.0', scripts: { test: 'echo tests pass' } }, null, 2) + '\n';
@@ -19,7 +20,8 @@ const suite = agentCliSuite('deskrelay-approvals-', { 'package.json': PACKAGE, '
 
 const post = (path: string, body: unknown) => send(suite.cli.url, path, { method: 'POST', headers: { ...bearer(suite.cli.token), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 const get = (path: string) => send(suite.cli.url, path, { headers: bearer(suite.cli.token) });
-const decide = (id: string, callId: string, decision: string) => post(`/v1/agent/sessions/${id}/approvals/${callId}`, { decision });
+/** The phone's decision, signed with its key (issue 36). */
+const decide = (id: string, callId: string, decision: string) => decideAs(suite.cli, suite.cli.phone, id, callId, decision);
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 async function session(prompt: string): Promise<{ id: string; events: Follower }> {

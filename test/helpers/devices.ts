@@ -71,6 +71,28 @@ export async function signApproval(key: DeviceKey, sessionId: string, callId: st
   return Buffer.from(signature).toString('base64url');
 }
 
+/**
+ * A phone's decision as the web client sends it: the call's digest from the session's snapshot,
+ * signed with the device's key. `sign` overrides what is signed (tests of refusals).
+ */
+export async function decideAs(
+  relay: { url: string },
+  device: { token: string; key: DeviceKey },
+  sessionId: string,
+  callId: string,
+  decision: string,
+  sign: Partial<{ sessionId: string; callId: string; decision: string; digest: string; key: DeviceKey }> = {},
+) {
+  const snapshot = await send(relay.url, `/v1/agent/sessions/${sessionId}`, { headers: bearer(device.token) });
+  const digest = (snapshot.json?.pending as { callId: string; digest: string }[] | undefined)?.find((p) => p.callId === callId)?.digest ?? '';
+  const signature = await signApproval(sign.key ?? device.key, sign.sessionId ?? sessionId, sign.callId ?? callId, sign.decision ?? decision, sign.digest ?? digest);
+  return send(relay.url, `/v1/agent/sessions/${sessionId}/approvals/${callId}`, {
+    method: 'POST',
+    headers: { ...bearer(device.token), 'Content-Type': 'application/json' },
+    body: JSON.stringify({ decision, signature }),
+  });
+}
+
 /** A request held open: `opened` once its head arrived (with the status), `ended` once its body ended or it was cut. */
 export interface Held {
   opened: Promise<number>;

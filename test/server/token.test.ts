@@ -18,7 +18,12 @@ describe('the token file', () => {
       expect(statSync(path).mode & 0o777).toBe(0o600);
       expect(statSync(t.dir).mode & 0o777).toBe(0o700);
       // Written through a temp file and a rename: nothing else is left behind.
-      expect(readdirSync(t.dir)).toEqual(['token']);
+      // Beside it the desk token (issue 36), as private and as strong, and nothing else.
+      expect(readdirSync(t.dir).sort()).toEqual(['desk-token', 'token']);
+      const desk = readFileSync(join(t.dir, 'desk-token'), 'utf8');
+      expect(desk).toMatch(/^dr_[A-Za-z0-9_-]{43}\n$/);
+      expect(desk).not.toBe(`${t.token}\n`);
+      expect(statSync(join(t.dir, 'desk-token')).mode & 0o777).toBe(0o600);
     } finally {
       await t.close();
     }

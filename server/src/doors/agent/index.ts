@@ -11,6 +11,7 @@ import { sendJson, sendNoContent } from '../../http/json';
 import { requestParams, type Route } from '../../http/route';
 import { type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import { followLog } from '../logStream';
+import { verifyDecision } from './signature';
 
 /** The door's paths (docs/agent.md). */
 export const AGENT_FOLDERS_PATH = '/v1/agent/folders';
@@ -24,6 +25,8 @@ const APPROVAL = sub('approvals/{callId}');
 const DEFAULT_HOW_TO_ENABLE = 'Turn it on at the desk: `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).';
 
 const defaultHowToAllow = (id: string) => `VS Code: the notification, or DeskRelay: Manage Devices; CLI: deskrelay devices allow ${id}.`;
+
+const notPending = () => new HttpError(409, 'agent.not_pending', 'No approval is waiting for that call: it was already decided, the session was stopped, or the id is unknown.');
 
 const notFound = () => new HttpError(404, 'agent.not_found', 'No agent session by that id: it was deleted, dropped to make room, or the desktop relay restarted.');
 
@@ -169,13 +172,28 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   const decide = route('POST', APPROVAL, async (req, res, c) => {
     const s = session(req, APPROVAL);
     const callId = requestParams(APPROVAL, req).callId ?? '';
-    const shape = '{"decision": "allow" | "deny" | "allow_session"}';
+    const shape = '{"decision": "allow" | "deny" | "allow_session", "signature": "<base64url>"}';
     const body = jsonObject((await readJsonBody(req, c)).json, shape);
     if (!DECISIONS.includes(body.decision as Decision)) throw invalid(`"decision" must be "allow", "deny" or "allow_session": ${shape}.`);
+    if ((host?.approvals?.() ?? 'device') === 'device') {
+      const device = c.admission.devices?.get(c.state(req).device ?? '');
+      if (typeof body.signature !== 'string' || body.signature === '') {
+        throw new HttpError(403, 'agent.signature_required', 'A decision must be signed with this phone\'s key ("signature"); nothing was decided.');
+      }
+      if (!device?.publicKey) {
+        throw new HttpError(403, 'agent.signature_required', 'This phone registered no key, so its decisions cannot be verified: pair it again from the DeskRelay web app. Nothing was decided.');
+      }
+      const pending = s.gate.get(callId);
+      if (!pending) throw notPending();
+      if (!(await verifyDecision(device.publicKey, body.signature, { sessionId: s.id, callId, decision: body.decision as Decision, digest: pending.digest }))) {
+        logger.warn(`agent ${s.id.slice(0, 8)}: a decision for ${callId} from ${device.id} did not verify; nothing was decided`);
+        throw new HttpError(403, 'agent.bad_signature', 'The signature does not match this call, this decision and what its card shows, with this phone\'s key; nothing was decided.');
+      }
+    }
     try {
       s.decide(callId, body.decision as Decision);
     } catch (err) {
-      if (err instanceof NotPendingError) throw new HttpError(409, 'agent.not_pending', 'No approval is waiting for that call: it was already decided, the session was stopped, or the id is unknown.');
+      if (err instanceof NotPendingError) throw notPending();
       throw err;
     }
     sendNoContent(res);

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { startScriptedModel, toolResults, type ScriptedModel } from '../../../fixtures/providers/scripted';
 import { alive } from '../../../helpers/process';
 import { api, freePort, readToken, rememberSecret, setSetting, waitFor, type Status, run } from './helpers';
-import { registerDevice } from '../../../helpers/devices';
+import { decideAs, registerDevice, type TestDevice } from '../../../helpers/devices';
 
 /**
  * The workspace agent inside a real VS Code (issue 23): off until the user's setting, then the
@@ -18,6 +18,7 @@ describe('The workspace agent in VS Code', function () {
   let model: ScriptedModel;
   let base: string;
   let token: string;
+  let phone: TestDevice;
   let folder: string;
 
   const call = async (method: string, path: string, body?: unknown) => {
@@ -39,6 +40,11 @@ describe('The workspace agent in VS Code', function () {
   const idle = (id: string) => waitFor('the turn to end', async () => ((await snapshot(id)).status === 'idle' ? true : undefined), 30_000);
   const lastResult = (body: { messages: any[] }) => toolResults(body).at(-1)!.content;
   const failures = () => assert.deepEqual(model.failures, []);
+  /** The phone's decision, signed with its key (issue 36). */
+  const decide = async (id: string, callId: string, decision: string) => {
+    const reply = await decideAs({ url: base }, phone, id, callId, decision);
+    return { status: reply.status, json: reply.json };
+  };
 
   before(async () => {
     model = await startScriptedModel();
@@ -52,13 +58,15 @@ describe('The workspace agent in VS Code', function () {
     assert.equal(s.running, true);
     rememberSecret(readToken()!);
     // Only a phone allowed at the desk drives the agent (issue 36).
-    const phone = await registerDevice({ url: base, token: readToken()! }, 'Agent phone');
+    phone = await registerDevice({ url: base, token: readToken()! }, 'Agent phone');
     rememberSecret(phone.token);
     assert.equal(await run('deskrelay.manageDevices', { id: phone.id, action: 'allow' }), phone.id);
     token = phone.token;
   });
 
   after(async () => {
+    // Devices are remembered by default: the next suite starts with none.
+    await run('deskrelay.forgetDevices', true);
     await run('deskrelay.stop');
     for (const key of ['port', 'providers', 'activeProvider', 'agent.enabled', 'keepConversations']) await setSetting(key, undefined);
     await model?.close();
@@ -130,7 +138,7 @@ describe('The workspace agent in VS Code', function () {
     const approval = await pending(id);
     assert.match(approval.diff, /-export const add = \(a, b\) => a - b;\n\+export const add = \(a, b\) => a \+ b;/);
     assert.equal(readFileSync(join(folder, 'src', 'math.js'), 'utf8'), 'export const add = (a, b) => a - b;\n');
-    assert.equal((await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' })).status, 204);
+    assert.equal((await decide(id, approval.callId, 'allow')).status, 204);
     await idle(id);
     assert.equal(readFileSync(join(folder, 'src', 'math.js'), 'utf8'), 'export const add = (a, b) => a + b;\n');
     const doc = await vscode.workspace.openTextDocument(join(folder, 'src', 'math.js'));
@@ -151,7 +159,7 @@ describe('The workspace agent in VS Code', function () {
     const id = await start('run it');
     const approval = await pending(id);
     assert.equal(approval.command, `sh -c 'echo agent-was-here; exit 3'`);
-    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    await decide(id, approval.callId, 'allow');
     await idle(id);
     assert.ok(vscode.window.terminals.some((t) => t.name === 'DeskRelay Agent'), 'the terminal is open');
     assert.match(result, /^Exit code 3\./);
@@ -175,7 +183,7 @@ describe('The workspace agent in VS Code', function () {
     const id = await start('run six');
     for (let i = 0; i < 6; i++) {
       const approval = await waitFor(`approval ${i}`, async () => (await snapshot(id)).pending.find((p: any) => p.command === `echo quick-${i}`), 20_000);
-      await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+      await decide(id, approval.callId, 'allow');
     }
     await idle(id);
     assert.deepEqual(results.map((r) => r.replace(/\s+$/, '')), Array.from({ length: 6 }, (_, i) => `Exit code 0.\nquick-${i}`));
@@ -190,7 +198,7 @@ describe('The workspace agent in VS Code', function () {
     ]);
     const id = await start('wait');
     const approval = await pending(id);
-    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    await decide(id, approval.callId, 'allow');
     const terminal = vscode.window.terminals.find((t) => t.name === 'DeskRelay Agent');
     assert.ok(terminal, 'the terminal is open');
     await waitFor('the command to run', () => existsSync(join(folder, 'ctrl-c.started')) || undefined, 10_000);
@@ -210,7 +218,7 @@ describe('The workspace agent in VS Code', function () {
     ]);
     const id = await start('sleep');
     const approval = await pending(id);
-    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    await decide(id, approval.callId, 'allow');
     const pid = await waitFor('the background pid', () => {
       try {
         return Number(readFileSync(pidFile, 'utf8').trim()) || undefined;
@@ -265,7 +273,7 @@ describe('The workspace agent in VS Code', function () {
     const id = await start('time in Oslo?');
     const approval = await pending(id);
     assert.deepEqual([approval.tool, approval.input], ['standin_clock', { city: 'Oslo' }]);
-    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    await decide(id, approval.callId, 'allow');
     await idle(id);
     assert.equal(results.at(-1), 'It is 12:00 in Oslo.');
     await setSetting('agent.autoApproveTools', ['standin_clock']);
@@ -318,7 +326,7 @@ describe('The workspace agent in VS Code', function () {
     // The desk answers in the session's webview (its button's message), first; the phone's late answer is refused.
     const panel = desk.open(id);
     assert.equal(await panel.receive({ type: 'decide', callId: approval.callId, decision: 'allow' }), undefined);
-    const late = await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'deny' });
+    const late = await decide(id, approval.callId, 'deny');
     assert.equal(late.status, 409);
     await waitFor('the decision on the phone\'s stream', () => events.find((e) => e.type === 'decision' && e.callId === approval.callId));
     assert.equal(events.find((e) => e.type === 'decision').decision, 'allow');

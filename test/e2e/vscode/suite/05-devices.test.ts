@@ -37,6 +37,8 @@ describe('Paired devices in VS Code (issue 26)', function () {
     await setSetting('rememberDevices', true);
     await run('deskrelay.start');
     rememberSecret(readToken()!);
+    // Remembered devices from an earlier suite would be counted here.
+    await run('deskrelay.forgetDevices', true);
   });
 
   after(async () => {

@@ -14,7 +14,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import { bearer, send } from '../helpers/http';
 import { allowAgent } from '../helpers/devices';
-import { ensureVendor, launchBrowser, phone, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
+import { DIGEST_MISMATCH_MESSAGE } from '../../web/src/agent/sign';
+import { agentPhone, ensureVendor, launchBrowser, phone, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
 import { serviceWorkerPush } from './serviceWorkerPush';
 
 let browser: Browser;
@@ -153,5 +154,45 @@ describe('the agent on a phone the desk allowed', () => {
     expect(digest).toBe(createHash('sha256').update('echo from-the-lock-screen > pushed.txt', 'utf8').digest('hex'));
     expect(await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, Buffer.from(body.signature, 'base64url'), message)).toBe(true);
     await send(desk.cli.url, `/v1/agent/sessions/${id}`, { method: 'DELETE', headers: bearer(desk.cli.token) });
+  });
+
+  it('a card whose digest is not the digest of what it shows (changed on the way) says so, and nothing is signed or sent', async () => {
+    const p = await phone(browser);
+    cleanups.push(() => p.context.close());
+    // Something between the desk and the phone changes the command the card shows, keeping the
+    // relay's digest: the events the page reads have "rm -rf ~" where the desk sent "echo safe".
+    await p.page.addInitScript(() => {
+      const realFetch = window.fetch.bind(window);
+      window.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+        const res = await realFetch(input, init);
+        if (!String(input).endsWith('/events') || !res.body) return res;
+        const swap = new TransformStream<string, string>({ transform: (chunk, out) => out.enqueue(chunk.split('echo safe').join('rm -rf ~')) });
+        const body = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(swap).pipeThrough(new TextEncoderStream());
+        return new Response(body, { status: res.status, headers: res.headers });
+      };
+    });
+    await agentPhone(p.page, desk);
+    desk.model.script([{ calls: [{ name: 'run_command', arguments: { command: 'echo safe' } }] }, { text: ['ok'] }]);
+    const posts: string[] = [];
+    p.page.on('request', (r) => {
+      if (r.method() === 'POST' && r.url().includes('/approvals/')) posts.push(r.url());
+    });
+    await p.page.getByRole('tab', { name: 'Agent' }).click();
+    await p.page.getByRole('button', { name: 'New session' }).click();
+    await p.page.getByLabel('What should it do?').fill('Be safe');
+    await p.page.getByRole('button', { name: 'Start' }).click();
+    const card = p.page.locator('.approval').last();
+    await card.waitFor();
+    expect(await card.locator('pre.command').textContent()).toBe('rm -rf ~');
+    await expect.poll(() => card.locator('.approval-outcome').textContent()).toBe(DIGEST_MISMATCH_MESSAGE);
+    expect(await card.getAttribute('class')).toContain('tampered');
+    expect(await card.getByRole('button', { name: 'Allow', exact: true }).isDisabled()).toBe(true);
+    await card.getByRole('button', { name: 'Allow', exact: true }).click({ force: true });
+    await p.page.screenshot({ path: join(SCREENSHOTS, 'agent-digest-mismatch.png') });
+    expect(posts).toEqual([]);
+    const list = await send(desk.cli.url, '/v1/agent/sessions', { headers: bearer(desk.cli.token) });
+    const [session] = list.json.sessions as { id: string; pending: number }[];
+    expect(session!.pending).toBe(1);
+    await send(desk.cli.url, `/v1/agent/sessions/${session!.id}`, { method: 'DELETE', headers: bearer(desk.cli.token) });
   });
 });

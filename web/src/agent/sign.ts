@@ -20,7 +20,7 @@ export interface SignableApproval {
 }
 
 export const DIGEST_MISMATCH_MESSAGE =
-  'Not sent: what this card shows is not what the desktop asked about (its fingerprint differs). Deny it at the desk, or stop the session, and check the connection between this phone and the desktop.';
+  'This phone will not sign this: what the card shows is not what the desktop asked about (its fingerprint differs). Stop the session or deny it at the desk, and check the connection between this phone and the desktop.';
 
 export class DigestMismatchError extends Error {
   constructor() {

@@ -91,6 +91,14 @@ async function pairByLink(page: Page): Promise<{ body: { name: string; publicKey
   return { body, device: added[0]! };
 }
 
+/** A desk that does not keep devices (as after a rotation that forgot them), behind its own proxy; closed after the test. */
+async function forgetfulDesk(): Promise<{ forgetful: Desk; front: TestProxy }> {
+  const forgetful = await startDesk({ mode: 'normal' }, { rememberDevices: false });
+  const front = await startProxy(forgetful.relay.url);
+  cleanups.push(() => forgetful.close(), () => front.close());
+  return { forgetful, front };
+}
+
 async function revokeAtDesk(id: string): Promise<void> {
   const res = await fetch(`${desk.relay.relay.url}/v1/devices/${id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${desk.relay.token}` } });
   expect(res.status).toBe(204);
@@ -182,9 +190,7 @@ describe('a restart, a rotation and a removal, each worded as what it is', () =>
   });
 
   it('the desk forgot its devices (token rotated): the phone says so, not that it was removed', async () => {
-    const forgetful = await startDesk({ mode: 'normal' }, { rememberDevices: false });
-    const front = await startProxy(forgetful.relay.url);
-    cleanups.push(() => forgetful.close(), () => front.close());
+    const { forgetful, front } = await forgetfulDesk();
     const { page } = await openPhone();
     await page.goto(webClientLink(front.url, forgetful.relay.token));
     await connected(page);
@@ -243,9 +249,7 @@ describe('pairing again, and pairing in the installed app', () => {
   });
 
   it('pair again after the desk forgot its devices (token rotated): the phone registers with the key it kept, and is one device', async () => {
-    const forgetful = await startDesk({ mode: 'normal' }, { rememberDevices: false });
-    const front = await startProxy(forgetful.relay.url);
-    cleanups.push(() => forgetful.close(), () => front.close());
+    const { forgetful, front } = await forgetfulDesk();
     const { page } = await openPhone();
     const registered: Record<string, unknown>[] = [];
     page.on('request', (r) => {

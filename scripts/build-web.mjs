@@ -68,6 +68,9 @@ export async function buildWeb() {
   // highlight.js (core + a small language set) on its own: the page imports it at the first code block.
   const hl = await build({ ...browser, entryPoints: ['web/src/highlight.entry.ts'], outfile: join(WEB, 'vendor', 'highlight.js') });
   await writeAtomic(hl.outputFiles[0].path, hl.outputFiles[0].contents);
+  // jsQR on its own too: the pairing screen imports it to read a QR code where BarcodeDetector cannot.
+  const qr = await build({ ...browser, entryPoints: ['web/src/jsqr.entry.ts'], outfile: join(WEB, 'vendor', 'jsqr.js') });
+  await writeAtomic(qr.outputFiles[0].path, qr.outputFiles[0].contents);
   makeWebIcons(join(WEB, 'icons'));
   // The service worker caches exactly the shell, under a name that changes with its contents.
   const hash = createHash('sha256');
@@ -91,13 +94,14 @@ export async function buildWeb() {
     copyFile(join(ROOT, 'node_modules/marked/LICENSE'), join(WEB, 'vendor', 'marked.LICENSE')),
     copyFile(join(ROOT, 'node_modules/dompurify/LICENSE'), join(WEB, 'vendor', 'purify.LICENSE')),
     copyFile(join(ROOT, 'node_modules/highlight.js/LICENSE'), join(WEB, 'vendor', 'highlight.LICENSE')),
+    copyFile(join(ROOT, 'node_modules/jsqr/LICENSE'), join(WEB, 'vendor', 'jsqr.LICENSE')),
   ]);
   await precompress(chunks);
   return sizes();
 }
 
 /** What the relay serves compressed (sirv picks `.br`, then `.gz`, by the request's Accept-Encoding), with every chunk. */
-export const COMPRESSED = ['index.html', 'app.css', 'app.js', 'sw.js', 'manifest.webmanifest', 'vendor/highlight.js'];
+export const COMPRESSED = ['index.html', 'app.css', 'app.js', 'sw.js', 'manifest.webmanifest', 'vendor/highlight.js', 'vendor/jsqr.js'];
 
 /** The chunks of the last build, as paths under media/web. */
 export async function chunkFiles() {
@@ -133,7 +137,7 @@ async function precompress(chunks) {
 
 /** The page as a phone downloads it: every file the shell needs, raw and gzipped. */
 export async function sizes() {
-  const files = ['index.html', 'app.css', 'app.js', ...(await chunkFiles()), 'sw.js', 'manifest.webmanifest', 'vendor/highlight.js'];
+  const files = ['index.html', 'app.css', 'app.js', ...(await chunkFiles()), 'sw.js', 'manifest.webmanifest', 'vendor/highlight.js', 'vendor/jsqr.js'];
   const out = [];
   for (const f of files) {
     const buf = await readFile(join(WEB, f));

@@ -14,7 +14,8 @@ import { webClientLink } from '../../server/src/session/pairing';
 import { startCli, type Cli } from '../agent/support';
 import type { ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
-import { ensureVendor, launchBrowser, phone, SCREENSHOTS, setVisibility, axe, startAgentDesk, type AgentDesk } from './harness';
+import { agentPhone, ensureVendor, launchBrowser, phone, SCREENSHOTS, setVisibility, axe, startAgentDesk, type AgentDesk } from './harness';
+import { decideAs } from '../helpers/devices';
 import type { TestProxy } from './proxy';
 import { serviceWorkerPush } from './serviceWorkerPush';
 
@@ -53,7 +54,7 @@ async function openAgent(): Promise<{ page: Page; console: string[] }> {
   const p = await phone(browser);
   cleanups.push(() => p.context.close());
   await p.page.emulateMedia({ reducedMotion: 'reduce' });
-  await p.page.goto(webClientLink(proxy.url, cli.token));
+  await agentPhone(p.page, agent!);
   await p.page.getByRole('tab', { name: 'Agent' }).click();
   await p.page.getByRole('heading', { name: 'Agent sessions' }).waitFor();
   return p;
@@ -205,11 +206,7 @@ describe('the agent on the phone', () => {
     proxy.cut();
     const sessions = (await send(cli.url, '/v1/agent/sessions', { headers: bearer(cli.token) })).json.sessions;
     const snapshot = (await send(cli.url, `/v1/agent/sessions/${sessions[0].id}`, { headers: bearer(cli.token) })).json;
-    const decided = await send(cli.url, `/v1/agent/sessions/${sessions[0].id}/approvals/${snapshot.pending[0].callId}`, {
-      method: 'POST',
-      headers: { ...bearer(cli.token), 'Content-Type': 'application/json' },
-      body: '{"decision":"allow"}',
-    });
+    const decided = await decideAs(cli, cli.phone, sessions[0].id, snapshot.pending[0].callId, 'allow');
     expect(decided.status).toBe(204);
     await setVisibility(page, 'visible');
     await expect.poll(() => page.locator('.agent-meta').textContent(), { timeout: 15_000 }).toContain('Done: send more');
@@ -272,7 +269,7 @@ describe('the agent on the phone', () => {
     const p = await phone(browser);
     cleanups.push(() => p.context.close());
     await p.context.grantPermissions(['notifications'], { origin: new URL(proxy.url).origin });
-    await p.page.goto(webClientLink(proxy.url, cli.token));
+    await agentPhone(p.page, agent!);
     await p.page.waitForFunction(() => (globalThis as any).navigator.serviceWorker?.controller?.state === 'activated', undefined, { timeout: 10_000 });
     // The DevTools protocol delivers the push as the push service would (./serviceWorkerPush.ts).
     const push = await serviceWorkerPush(p.context, p.page, proxy.url);
@@ -292,11 +289,11 @@ describe('the agent on the phone', () => {
     expect(await p.page.getByRole('tab', { name: 'Agent' }).getAttribute('aria-selected')).toBe('true');
     expect(await pending.locator('pre.command').textContent()).toBe('echo pushed');
 
-    // With no page there, it opens ./?agent=<id>&call=<callId>: the same card, focused (a
-    // remembered pairing there; the token in the fragment here).
+    // With no page there, it opens ./?agent=<id>&call=<callId>: the same card, focused (the
+    // device the phone keeps).
     const q = new URLSearchParams({ agent: id, call: callId });
     const fresh = await p.context.newPage();
-    await fresh.goto(`${proxy.url}/?${q.toString()}#token=${cli.token}`);
+    await fresh.goto(`${proxy.url}/?${q.toString()}`);
     await fresh.locator(`.approval-item[data-call-id="${callId}"] .approval`).waitFor();
     await expect.poll(() => fresh.evaluate(() => document.activeElement?.textContent)).toBe('Allow');
     await fresh.getByRole('button', { name: 'Allow', exact: true }).click();
@@ -315,7 +312,7 @@ describe('the agent on the phone', () => {
     // Opened at its card, as a notification opens it: the card is taller than the screen.
     const p = await phone(browser);
     cleanups.push(() => p.context.close());
-    await p.page.goto(`${proxy.url}/?${new URLSearchParams({ agent: id, call: callId }).toString()}#token=${cli.token}`);
+    await agentPhone(p.page, agent!, `/?${new URLSearchParams({ agent: id, call: callId }).toString()}`);
     const pending = p.page.locator(`.approval-item[data-call-id="${callId}"] .approval`);
     await pending.waitFor();
     expect(await pending.locator('pre.command').textContent()).toBe(command);
@@ -383,7 +380,7 @@ describe('the agent on the phone', () => {
     try {
       proxy.cut();
       const sessions = (await send(cli.url, '/v1/agent/sessions', { headers: bearer(cli.token) })).json.sessions;
-      const answered = await send(cli.url, `/v1/agent/sessions/${sessions[0].id}/approvals/${first}`, { method: 'POST', headers: { ...bearer(cli.token), 'Content-Type': 'application/json' }, body: '{"decision":"allow"}' });
+      const answered = await decideAs(cli, cli.phone, sessions[0].id, first, 'allow');
       expect(answered.status).toBe(204);
       await expect.poll(async () => (await send(cli.url, `/v1/agent/sessions/${sessions[0].id}`, { headers: bearer(cli.token) })).json.pending.length).toBe(1);
       await page.locator(`.approval-item[data-call-id="${first}"]`).getByRole('button', { name: 'Allow', exact: true }).click();
@@ -409,7 +406,7 @@ describe('the agent on the phone', () => {
     const p = await phone(browser, 'dark');
     cleanups.push(() => p.context.close());
     await p.page.emulateMedia({ reducedMotion: 'reduce', colorScheme: 'dark' });
-    await p.page.goto(webClientLink(proxy.url, cli.token));
+    await agentPhone(p.page, agent!);
     await p.page.getByRole('tab', { name: 'Agent' }).click();
     await startSession(p.page, 'Dark edit');
     await card(p.page).locator('.dl.add').waitFor();

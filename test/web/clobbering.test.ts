@@ -19,7 +19,9 @@ const MODEL_TEXT = 'model-chosen';
 const PAGE_IDS = [
   'conn', 'unpair', 'pair', 'pair-title', 'pair-form', 'pair-json', 'pair-error', 'pair-submit', 'info', 'info-title',
   'info-host', 'info-version', 'info-warning', 'test-conn', 'chat', 'chat-title', 'log', 'chat-status', 'compose',
-  'message', 'new-chat', 'stop', 'send', 'chats-open', 'pair-remember', 'settings', 'keep-chats', 'remember', 'forget',
+  'message', 'new-chat', 'stop', 'send', 'chats-open', 'settings', 'keep-chats', 'forget',
+  'scan-open', 'scan', 'scan-video', 'scan-stop', 'scan-note', 'code-form', 'pair-code', 'code-error', 'code-submit',
+  'devices', 'devices-title', 'device-list', 'devices-note',
   'history', 'history-title', 'history-new', 'history-empty', 'chat-list', 'delete-all', 'store-error',
   'system', 'system-prompt', 'editing', 'edit-cancel', 'push-bell', 'push-note',
   'model-bar', 'model-name', 'model-change', 'picker', 'pick-provider', 'pick-model', 'picker-error', 'picker-cancel',

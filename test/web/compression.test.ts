@@ -49,7 +49,9 @@ async function servedCompressed(path: string, file: string): Promise<void> {
   expect(String(br.headers.vary)).toMatch(/Accept-Encoding/i);
   expect(br.headers['content-security-policy']).toContain("default-src 'none'");
   expect(brotliDecompressSync(br.body).equals(raw)).toBe(true);
-  expect(br.body.length).toBeLessThan(raw.length / 2);
+  // Halved, unless the file is too small for that (a chunk of esbuild's helpers is ~430 bytes).
+  if (raw.length > 1024) expect(br.body.length).toBeLessThan(raw.length / 2);
+  else expect(br.body.length).toBeLessThan(raw.length);
 
   const gz = await get(path, { 'Accept-Encoding': 'gzip' });
   expect(gz.headers['content-encoding']).toBe('gzip');

@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRelay, type TestRelay } from '../helpers/relay';
-import { authMessage, defaultDeviceName, DEVICE_REMOVED_MESSAGE, listDevices, PHONE_REMOVED_MESSAGE, registerDevice, renameDevice, unpairDevice } from '../../web/src/devices';
+import { claimDevice, CODE_MESSAGES, normalizeCode } from '../../web/src/claim';
+import { defaultDeviceName } from '../../web/src/registration';
+import { authMessage, DEVICE_REMOVED_MESSAGE, listDevices, PHONE_FORGOTTEN_MESSAGE, PHONE_REMOVED_MESSAGE, registerDevice, renameDevice, unpairDevice } from '../../web/src/devices';
 import { AUTH_MESSAGE, fetchInfo } from '../../web/src/api';
 
 let t: TestRelay;
@@ -32,7 +34,7 @@ describe('web client devices', () => {
     // Unpairing again (the desktop already removed it) is not an error.
     await unpairDevice(device!.token, device!.id);
     await expect(listDevices(device!.token)).rejects.toMatchObject({ status: 401, message: PHONE_REMOVED_MESSAGE });
-    expect(PHONE_REMOVED_MESSAGE).toBe('This phone was removed from the desktop; scan the pairing code again.');
+    expect(PHONE_REMOVED_MESSAGE).toBe('This phone was removed at the desk. To use it again, pair it again.');
     expect(DEVICE_REMOVED_MESSAGE).toBe('The desktop removed this device; scan the pairing code again.');
   });
 
@@ -63,9 +65,25 @@ describe('web client devices', () => {
     await expect(registerDevice('dr_stale_token_from_before', 'x')).rejects.toMatchObject({ status: 401 });
   });
 
-  it('words a 401 by the token: removed device, or stale pairing token', () => {
-    expect(authMessage('drd_abc')).toBe(PHONE_REMOVED_MESSAGE);
-    expect(authMessage('dr_abc')).toBe(AUTH_MESSAGE);
+  it('words a 401 by its code and the token: removed at the desk, forgotten by a rotation, or a stale pairing link', () => {
+    expect(authMessage('drd_abc', 'auth.device_removed')).toBe(PHONE_REMOVED_MESSAGE);
+    expect(authMessage('drd_abc', 'auth.invalid_token')).toBe(PHONE_FORGOTTEN_MESSAGE);
+    expect(authMessage('dr_abc', 'auth.invalid_token')).toBe(AUTH_MESSAGE);
+    expect(AUTH_MESSAGE).toMatch(/restarted or its token was rotated/);
+  });
+
+  it('takes a pairing code in any case, with spaces or dashes; anything but 8 letters and digits is not sent', () => {
+    expect(normalizeCode(' abcd-23ef ')).toBe('ABCD23EF');
+    expect(normalizeCode('ab cd 23 ef')).toBe('ABCD23EF');
+    expect(normalizeCode('ABCD23E')).toBeNull();
+    expect(normalizeCode('ABCD23EF9')).toBeNull();
+    expect(normalizeCode('ABCD*3EF')).toBeNull();
+  });
+
+  it('a wrong pairing code and too many tries are said in plain words (Retry-After in minutes or seconds)', async () => {
+    await expect(claimDevice('WRONG234', 'Pixel Chrome')).rejects.toMatchObject({ status: 401, code: 'auth.invalid_code', message: CODE_MESSAGES.invalid });
+    expect(CODE_MESSAGES.tooMany(42)).toBe('Too many wrong codes were tried. Wait 42 seconds, then try again.');
+    expect(CODE_MESSAGES.tooMany(300)).toBe('Too many wrong codes were tried. Wait 5 minutes, then try again.');
   });
 
   it('names the phone from its user agent', () => {

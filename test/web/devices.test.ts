@@ -55,7 +55,25 @@ async function pairedPhone(): Promise<{ page: Page; device: DeviceInfo; seen: Re
   return { page, device: added[0]!, seen };
 }
 
-const storedPairing = (page: Page) => page.evaluate(() => `${JSON.stringify({ ...(globalThis as any).sessionStorage })}${JSON.stringify({ ...(globalThis as any).localStorage })}`);
+/** What the phone keeps: web storage and the device record in IndexedDB (issue 36), as one string. */
+const storedPairing = (page: Page) =>
+  page.evaluate(async () => {
+    const g = globalThis as any;
+    const db: any = await new Promise((resolve) => {
+      const r = g.indexedDB.open('deskrelay-device');
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => resolve(null);
+    });
+    const device = db?.objectStoreNames.contains('kept')
+      ? await new Promise((resolve) => {
+          const r = db.transaction('kept').objectStore('kept').get('device');
+          r.onsuccess = () => resolve(r.result);
+          r.onerror = () => resolve(null);
+        })
+      : null;
+    db?.close();
+    return `${JSON.stringify({ ...g.sessionStorage })}${JSON.stringify({ ...g.localStorage })}${JSON.stringify(device ?? null)}`;
+  });
 
 describe('pairing registers this phone', () => {
   it('registers under the browser\'s name with the pairing token, then sends only its drd_ token, and keeps no pairing token', async () => {
@@ -221,8 +239,6 @@ describe('a phone the desk removed', () => {
 
     // Remembered on the phone, removed at the desk while the page was away: it says so at load.
     const second = await pairedPhone();
-    await openSettings(second.page);
-    await second.page.locator('#remember').check();
     await revokeAtDesk(second.device.id);
     await second.page.reload();
     await second.page.locator('#pair').waitFor();

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startRelay, type TestRelay } from '../helpers/relay';
+import { allowAgent } from '../helpers/devices';
+import { webClientLink } from '../../server/src/session/pairing';
 import { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions } from '../fixtures/providers/ollama';
 import { gitProject, startCli, type Cli } from '../agent/support';
 import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
@@ -191,6 +193,20 @@ export async function startAgentDesk(prefix: string, files: Record<string, strin
       rmSync(cli.configDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A phone of the agent's desk, as a person makes one (issue 36): paired by the desk's link (the
+ * pairing token; the phone registers with its own key), its device allowed the agent at the
+ * desk, then the app opened at `path` (default `/`). Resolves with the device's id.
+ */
+export async function agentPhone(page: Page, agent: AgentDesk, path = '/'): Promise<string> {
+  const registered = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/v1/devices');
+  await page.goto(webClientLink(agent.proxy.url, agent.cli.pairingToken));
+  const { id } = (await (await registered).json()) as { id: string };
+  await allowAgent({ url: agent.cli.url, token: agent.cli.pairingToken, configDir: agent.cli.configDir }, id);
+  await page.goto(`${agent.proxy.url}${path}`);
+  return id;
 }
 
 export interface WebKitSuite {

@@ -215,9 +215,8 @@ describe('the service worker and the notification', () => {
   it('a page opened after the old one was gone brings the chat back and resumes its reply (one provider call)', async () => {
     const { context, page } = await openPhone();
     await pairAndWait(page);
-    // An app opened from a notification finds the pairing only if it was remembered.
+    // An app opened from a notification finds the device the phone keeps.
     await openSettings(page);
-    await page.locator('#remember').check();
     await bell(page).click();
     await expect.poll(() => bell(page).getAttribute('aria-pressed')).toBe('true');
     await closeSettings(page);

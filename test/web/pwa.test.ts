@@ -110,16 +110,21 @@ describe('weight', () => {
   // Voice, devices and the desk's kept chats then took it to 66.8 KiB (68,418 bytes); the agent's
   // screens and voice became chunks of their own, fetched after the page is up (and kept by the
   // service worker), which brought the shell back to 59.2 KiB (60,622 bytes; 52.3 KiB brotli): the budget stays 60.
-  it('the shell stays under 60 KiB gzip; the agent and voice are not in it; highlight.js under 28 KiB', async () => {
+  // 60 → 61 KiB (issue 36): the device kept in IndexedDB, 401s worded by their code, the pairing
+  // screen's scan and code controls and the devices list's styles took it from 59.4 to 60.5 KiB
+  // (61,905 bytes); the pairing screen, the devices list, key making, the device's default name
+  // and jsQR (vendor/jsqr.js, 46 KiB) load only when needed. The service worker signs a
+  // notification's Allow / Deny (IndexedDB, WebCrypto): 1.3 → 2.9 KiB, budget 3.
+  it('the shell stays under 61 KiB gzip; the agent, voice, the pairing screen and jsQR are not in it; highlight.js under 28 KiB', async () => {
     const { gzipSync } = await import('node:zlib');
     const web = join(__dirname, '..', '..', 'media', 'web');
     const gz = (f: string) => gzipSync(readFileSync(join(web, f)), { level: 9 }).length;
     const scripts = pageScripts(web);
-    expect(scripts.some((f) => /^chunks\/(screen|voiceChat)-/.test(f))).toBe(false);
+    expect(scripts.some((f) => /^chunks\/(screen|voiceChat|pairScreen|deviceList|qrScan)-/.test(f) || f.includes('jsqr'))).toBe(false);
     const shell = gz('index.html') + gz('app.css') + scripts.reduce((sum, f) => sum + gz(f), 0);
-    expect(shell).toBeLessThan(60 * 1024);
+    expect(shell).toBeLessThan(61 * 1024);
     expect(gz('vendor/highlight.js')).toBeLessThan(28 * 1024);
-    expect(gz('sw.js')).toBeLessThan(2 * 1024);
+    expect(gz('sw.js')).toBeLessThan(3 * 1024);
   });
 });
 

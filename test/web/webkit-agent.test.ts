@@ -12,6 +12,7 @@ import { webClientLink } from '../../server/src/session/pairing';
 import type { Cli } from '../agent/support';
 import type { ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
+import { allowAgent } from '../helpers/devices';
 import { ensureVendor, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
 import type { TestProxy } from './proxy';
 import { clickWhenReady, startWebKit, type Session, type WebKit } from './webdriver';
@@ -41,6 +42,20 @@ afterAll(async () => {
 
 const click = clickWhenReady;
 
+/** The desk's devices, as the pairing token lists them. */
+const deviceIds = async () => ((await send(cli.url, '/v1/devices', { headers: bearer(cli.pairingToken) })).json as { id: string }[]).map((d) => d.id);
+
+/** Pairs the WebKit phone by the desk's link (it registers with its own key), allows its device the agent at the desk, and opens the app at `/` (issue 36). */
+async function agentPhone(s: Session): Promise<void> {
+  const before = new Set(await deviceIds());
+  await s.go(webClientLink(proxy.url, cli.pairingToken));
+  await s.waitFor('#chat');
+  let added: string[] = [];
+  await expect.poll(async () => (added = (await deviceIds()).filter((id) => !before.has(id))).length).toBe(1);
+  await allowAgent({ url: cli.url, token: cli.pairingToken, configDir: cli.configDir }, added[0]!);
+  await s.go(`${proxy.url}/`);
+}
+
 /** Clicks the button with exactly this text inside `scope`. */
 const clickText = (s: Session, scope: string, text: string) =>
   s.exec(`const b = [...document.querySelectorAll(arguments[0] + ' button')].find((x) => x.textContent.trim() === arguments[1]); if (!b) throw new Error('no button ' + arguments[1]); b.click();`, scope, text);
@@ -59,7 +74,7 @@ describe('the agent in WebKit', () => {
     const s = await webkit.session();
     try {
       await s.setWindowRect({ width: 375, height: 812 });
-      await s.go(webClientLink(proxy.url, cli.token));
+      await agentPhone(s);
       await click(s, '.modes .mode:nth-child(2)');
       await click(s, '.agent-new');
       await s.type(await s.waitFor('#agent-prompt'), 'Fix add');

@@ -5,10 +5,13 @@
  * carries its drd_ token; Settings rename it; Unpair removes it; a phone the desk removed says so
  * on the next send and mid-reply.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DeviceInfo } from '../../server/src/protocol';
 import { webClientLink } from '../../server/src/session/pairing';
-import { defaultDeviceName, PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
+import { defaultDeviceName } from '../../web/src/registration';
+import { PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
 import { type Desk, useWebKitSuite, sendMessage } from './harness';
 import type { TestProxy } from './proxy';
 import { clickWhenReady, whenInteractable, type Session, type WebKit } from './webdriver';
@@ -113,5 +116,56 @@ describe('WebKit: the phone as a device', () => {
         desk.ollama.set({ mode: 'normal' });
       }
     });
+  });
+});
+
+/** What the page keeps in IndexedDB (issue 36): the device's id and token, and whether its private key can be read out. */
+const KEPT = `return (async () => {
+  const db = await new Promise((resolve, reject) => { const r = indexedDB.open('deskrelay-device'); r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error); });
+  const get = (k) => new Promise((resolve) => { if (!db.objectStoreNames.contains('kept')) return resolve(null); const r = db.transaction('kept').objectStore('kept').get(k); r.onsuccess = () => resolve(r.result ?? null); r.onerror = () => resolve(null); });
+  const device = await get('device');
+  const keys = await get('keys');
+  const exported = keys ? await crypto.subtle.exportKey('jwk', keys.privateKey).then(() => 'exported', (e) => e.name) : 'no key';
+  db.close();
+  return JSON.stringify({ id: device && device.id, token: device && device.token, extractable: keys && keys.privateKey.extractable, exported, web: JSON.stringify(localStorage) + JSON.stringify(sessionStorage) });
+})();`;
+
+describe('WebKit: the phone keeps its device (issue 36)', () => {
+  it('paired by the link, opened again at /: still paired, the device and a non-extractable key in IndexedDB, nothing in web storage', async () => {
+    await paired(async (s, device) => {
+      await s.go(`${proxy.url}/`);
+      await s.waitFor('#chat');
+      await expect.poll(() => s.textOf('#conn')).toContain('v9.8.7');
+      const kept = JSON.parse(await s.exec<string>(KEPT)) as { id: string; token: string; extractable: boolean; exported: string; web: string };
+      expect(kept).toMatchObject({ id: device.id, extractable: false });
+      expect(kept.exported).not.toBe('exported');
+      expect(kept.token).toMatch(/^drd_/);
+      expect(kept.web).not.toMatch(/dr_|drd_/);
+      expect((await devices()).find((d) => d.id === device.id)).toMatchObject({ hasKey: true });
+      await revokeAtDesk(device.id);
+    });
+  });
+
+  it('an installed-app start at / pairs with a pairing code', async () => {
+    const deskToken = readFileSync(join(desk.relay.dir, 'desk-token'), 'utf8').trim();
+    const issued = await fetch(`${desk.relay.url}/v1/devices/codes`, { method: 'POST', headers: { Authorization: `Bearer ${deskToken}` } });
+    expect(issued.status).toBe(201);
+    const { code } = (await issued.json()) as { code: string };
+    const s = await webkit.session();
+    try {
+      await s.setWindowRect({ width: 375, height: 812 });
+      await s.go(`${proxy.url}/`);
+      await s.waitFor('#pair');
+      const field = await s.waitFor('#pair-code');
+      await interact(() => s.type(field, code.toLowerCase()));
+      await click(s, '#code-submit');
+      await s.waitFor('#chat');
+      await expect.poll(() => s.textOf('#conn')).toContain('v9.8.7');
+      const kept = JSON.parse(await s.exec<string>(KEPT)) as { id: string };
+      expect((await devices()).find((d) => d.id === kept.id)).toMatchObject({ hasKey: true });
+      await revokeAtDesk(kept.id);
+    } finally {
+      await s.close();
+    }
   });
 });

@@ -11,8 +11,10 @@ export class ApiError extends Error {
   }
 }
 
-export const AUTH_MESSAGE = 'The token is no longer valid (the desktop relay was restarted or the token rotated). Pair again with the new pairing JSON.';
-export const UNREACHABLE_MESSAGE = 'The desktop is unreachable. Check that the desktop and its tunnel are running; your saved chats are still here.';
+/** A pairing token refused: pairing links last until the relay restarts or its token is rotated. */
+export const AUTH_MESSAGE = 'This pairing link is no longer valid: DeskRelay on the desktop restarted or its token was rotated. Scan the new QR code or enter a pairing code.';
+/** No answer at all: a restart (devices stay paired through it), the desktop off, its tunnel down, the phone offline. */
+export const UNREACHABLE_MESSAGE = 'The desktop is unreachable: DeskRelay on it may be restarting, or the desktop or its tunnel is off. This phone stays paired; your saved chats are still here.';
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
@@ -42,6 +44,9 @@ export async function apiError(res: Response): Promise<ApiError> {
     /* not the relay's error body */
   }
   if (res.status === 401) return new ApiError(AUTH_MESSAGE, 401, code || 'auth.invalid_token');
+  // A tunnel (cloudflared: 502, 530) or proxy answering for a relay that is down or restarting:
+  // the desktop is unreachable, which keeps this phone paired; it is not another service.
+  if (!code && (res.status === 502 || res.status === 503 || res.status === 504 || res.status === 530)) return new ApiError(UNREACHABLE_MESSAGE, res.status, 'network');
   if (!code) return new ApiError(`The server at this address answered HTTP ${res.status}; it does not look like a DeskRelay relay.`, res.status, 'wrong_service');
   return new ApiError(message || `The relay refused the request (${code}).`, res.status, code);
 }

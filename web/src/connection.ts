@@ -4,16 +4,19 @@
  * why it is not green, the settings sheet's desktop details and this phone's name there, and
  * forgetting the desktop ("Forget this desktop", "Unpair" after a confirmation).
  */
-import { ApiError, fetchInfo } from './api';
+import { ApiError, bearer, fetchInfo } from './api';
+import { PATHS } from '../../server/src/protocol';
 import { desktopKeeps, useDesktopChats } from './library';
 import { app } from './app';
 import { renewPushAfterConnect, hideBell } from './bell';
 import { newChat } from './chats';
 import { showChat, stop, updateEmpty } from './conversation';
 import { ui } from './dom';
-import { authMessage, defaultDeviceName, isDeviceToken, registerDevice, renameDevice, unpairDevice } from './devices';
+import { authMessage, DEVICE_REMOVED_CODE, isDeviceToken, PHONE_REMOVED_CODE, registerDevice, renameDevice, unpairDevice } from './devices';
+import { forgetAll, readKeys } from './keep';
 import { clearPending } from './pending';
-import { remembered, savePairing, type Pairing } from './pairing';
+import { savePairing, type Pairing } from './pairing';
+import type { FailureCode } from './failure';
 import { hideProviders, loadProviders } from './providers';
 import { fitComposer } from './ui/composer';
 import { closeLayer } from './ui/layer';
@@ -40,8 +43,14 @@ export function replyReach(state: 'ok' | 'reconnecting' | 'unreachable', why: st
   else setHealth('down', 'Desktop unreachable', why);
 }
 
-export function onUnauthorized(message = authMessage(app.pairing?.token ?? '')): void {
+/**
+ * A request was refused (401): say why. A phone the desk removed forgets its device and key at
+ * once (its "Pair again" starts afresh); one the desk forgot (rotation) forgets its device token.
+ */
+export function onUnauthorized(message = authMessage(app.pairing?.token ?? ''), code: FailureCode = ''): void {
   setHealth('down', 'Not connected', message);
+  if (code === PHONE_REMOVED_CODE || code === DEVICE_REMOVED_CODE) void forgetAll();
+  else if (app.pairing && isDeviceToken(app.pairing.token)) void savePairing(null);
 }
 
 export function showPairing(message = ''): void {
@@ -79,6 +88,15 @@ function showDevice(): void {
 }
 
 let registering: Promise<void> | null = null;
+/** The device this phone kept when a new pairing came (the link scanned again): still used if the desk takes it. */
+let keptBefore: Pairing | null = null;
+
+/** Whether the desk still takes a device token (one request; a failure to reach it counts as no). */
+const stillTaken = (token: string) =>
+  fetch(PATHS.info, { headers: bearer(token), cache: 'no-store' }).then(
+    (res) => res.ok,
+    () => false,
+  );
 
 /**
  * Trades the pairing token for a device token of this phone's own (once: connect() runs it while
@@ -90,10 +108,19 @@ function register(): Promise<void> {
   registering ??= (async () => {
     const p = app.pairing;
     if (!p || isDeviceToken(p.token)) return;
+    // Paired already and the desk still takes it: nothing to register (no new token, so no
+    // reply of this phone's is cut by its old token stopping). The pairing token is dropped.
+    const kept = keptBefore;
+    keptBefore = null;
+    if (kept && (await stillTaken(kept.token))) {
+      if (app.pairing === p) app.pairing = kept;
+      return;
+    }
+    const { defaultDeviceName, myPublicKey } = await import('./registration');
     const name = defaultDeviceName(navigator.userAgent);
     let device;
     try {
-      device = await registerDevice(p.token, name);
+      device = await registerDevice(p.token, name, await myPublicKey());
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) throw err;
       return;
@@ -103,9 +130,9 @@ function register(): Promise<void> {
       if (device) void unpairDevice(device.token, device.id).catch(() => {});
       return;
     }
-    const remember = remembered();
+    // The pairing token is done with: from here on only the device's own token is used (and kept).
     app.pairing = { url: p.url, token: device.token, deviceId: device.id, deviceName: name };
-    savePairing(app.pairing, remember);
+    await savePairing(app.pairing);
   })().finally(() => (registering = null));
   return registering;
 }
@@ -113,7 +140,6 @@ function register(): Promise<void> {
 export async function connect(): Promise<boolean> {
   if (!app.pairing) return false;
   ui.pair.hidden = true;
-  ui.remember.checked = remembered();
   setHealth('connecting', 'Connecting…');
   ui.testConn.disabled = true;
   try {
@@ -140,10 +166,11 @@ export async function connect(): Promise<boolean> {
     return true;
   } catch (err) {
     let message = err instanceof Error ? err.message : 'Could not connect.';
-    if (err instanceof ApiError && err.status === 401 && app.pairing) message = authMessage(app.pairing.token);
+    if (err instanceof ApiError && err.status === 401 && app.pairing) message = authMessage(app.pairing.token, err.code);
     if (err instanceof ApiError && (err.status === 401 || err.code === 'wrong_service')) {
       app.pairing = null;
-      savePairing(null);
+      if (err.code === DEVICE_REMOVED_CODE) await forgetAll();
+      else await savePairing(null);
       showPairing(message);
     } else {
       setHealth('down', err instanceof ApiError && err.code === 'network' ? 'Desktop unreachable' : 'Not connected', message);
@@ -155,20 +182,29 @@ export async function connect(): Promise<boolean> {
   }
 }
 
-/** A new pairing (a link, the pasted JSON); connect() then registers this phone with it. */
-export function pairWith(p: Pairing, remember = false): void {
-  leaveDevice();
+/**
+ * A new pairing (a link, the pasted JSON, a scanned QR code), held in memory only; connect() then
+ * registers this phone with it, unless the device it keeps is still taken by the desk. A phone
+ * with a key registering again stays the same device (the key is sent again and the desk
+ * replaces its token); a device kept from before keys is removed, as a new one comes.
+ */
+export async function pairWith(p: Pairing): Promise<void> {
+  const before = app.pairing;
   app.pairing = p;
-  savePairing(p, remember);
+  keptBefore = null;
+  if (!before?.deviceId || !isDeviceToken(before.token)) return;
+  if (await readKeys()) keptBefore = before;
+  else void leaveDevice(before);
 }
+
+
 
 /**
  * This phone stops being a device of the desktop: removed there, best effort. Once the phone
  * forgets its device token nobody holds it, so a failure here (the desktop unreachable, already
  * removed) leaves nothing usable behind; the desk's device list shows it until revoked there.
  */
-function leaveDevice(): Promise<boolean> {
-  const p = app.pairing;
+function leaveDevice(p = app.pairing): Promise<boolean> {
   if (!p?.deviceId || !isDeviceToken(p.token)) return Promise.resolve(true);
   return unpairDevice(p.token, p.deviceId).then(
     () => true,
@@ -176,12 +212,12 @@ function leaveDevice(): Promise<boolean> {
   );
 }
 
-/** Forgets the pairing on this tab and this phone and shows the pairing screen; chats stay. */
+/** Forgets the device and its key on this phone and shows the pairing screen; chats stay. */
 function forgetPairing(message = ''): void {
   stop();
   clearPending();
   app.pairing = null;
-  savePairing(null);
+  void forgetAll();
   showDevice();
   showChat(newChat());
   showPairing(message);
@@ -228,14 +264,14 @@ async function saveDeviceName(): Promise<void> {
       return;
     }
     app.pairing = { ...p, deviceName: renamed.name };
-    savePairing(app.pairing, remembered());
+    await savePairing(app.pairing);
     ui.deviceName.value = renamed.name;
     ui.deviceNote.textContent = 'Saved: the desktop lists this phone under this name.';
   } catch (err) {
     if (app.pairing !== p) return;
     ui.deviceName.value = p.deviceName ?? '';
     ui.deviceNote.textContent = err instanceof Error ? err.message : 'The name could not be saved.';
-    if (err instanceof ApiError && err.status === 401) onUnauthorized(err.message);
+    if (err instanceof ApiError && err.status === 401) onUnauthorized(err.message, err.code);
   }
 }
 
@@ -265,7 +301,4 @@ export function initConnection(): void {
     }
   });
   ui.forget.addEventListener('click', forgetDesktop);
-  ui.remember.addEventListener('change', () => {
-    if (app.pairing) savePairing(app.pairing, ui.remember.checked);
-  });
 }

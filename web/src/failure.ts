@@ -4,7 +4,7 @@
  * (ECONNREFUSED)` (server/src/providers/wording.ts): a phone user needs "Start Ollama".
  */
 import { AUTH_MESSAGE } from './api';
-import { isRemovalMessage, PHONE_REMOVED_CODE, PHONE_REMOVED_MESSAGE } from './devices';
+import { isRemovalMessage, PHONE_FORGOTTEN_MESSAGE, PHONE_REMOVED_CODE, PHONE_REMOVED_MESSAGE } from './devices';
 
 export interface Failure {
   /** What the user reads. */
@@ -30,9 +30,10 @@ export function describeFailure(raw: string, code: FailureCode = ''): Failure {
   const f = (plain: string, retry = true): Failure => ({ plain, raw, retry, code });
   // The desk removed this phone (a 401 with its device token, or its stream ended for it).
   if (code === PHONE_REMOVED_CODE || isRemovalMessage(raw)) return { plain: PHONE_REMOVED_MESSAGE, raw, retry: false, code: PHONE_REMOVED_CODE };
-  if (code.startsWith('auth.')) return f(AUTH_MESSAGE, false);
+  // A device token the desk forgot (rotation) is worded apart from a stale pairing link.
+  if (code.startsWith('auth.')) return f(raw === PHONE_FORGOTTEN_MESSAGE ? raw : AUTH_MESSAGE, false);
   if (code === 'request.body_too_large') return f('This message is too large to send. Remove a photo or two, then send it again.', false);
-  if (code === 'network') return f("Your phone can't reach your computer. Check that DeskRelay (and its tunnel) is running on it and that the phone is online, then tap Retry.");
+  if (code === 'network') return f("Your phone can't reach your computer: DeskRelay on it may be restarting, or it (or its tunnel) is off, or the phone is offline. This phone stays paired: tap Retry once it is back.");
   if (code === 'server.stopping') return f('DeskRelay on your computer stopped. Start it again, then tap Retry.');
   if (code === 'chat.too_many_streams') return f('Your computer is already writing other replies. Wait for one to finish, then tap Retry.');
   if (/relay is stopping/.test(raw)) return f('DeskRelay on your computer stopped. Start it again, then tap Retry.');

@@ -10,7 +10,7 @@ import { endEdit, keepReplyNow, maybeResume, resumePending, sendComposed, showCh
 import { ui } from './dom';
 import { registerServiceWorker } from './install';
 import { initLibrary, refreshList, save, startNewChat } from './library';
-import { loadPairing, parsePairing, readFragment, remembered, TOKEN_RE } from './pairing';
+import { loadPairing, readFragment, TOKEN_RE } from './pairing';
 import { initPhotos, pending, setPending } from './photos';
 import { initProviders, onProvidersChanged } from './providers';
 import { fitComposer, initComposer } from './ui/composer';
@@ -45,6 +45,14 @@ function loadAgent(): Promise<AgentModule> {
 function refreshAgent(): void {
   if (!agentModule && !app.pairing) return; // nothing of the agent to show or hide yet
   loadAgent().then((m) => m.refreshAgent(), () => undefined);
+}
+
+let pairScreenLoading: Promise<unknown> | undefined;
+function loadPairScreen(): void {
+  pairScreenLoading ??= import('./pairScreen').then(
+    (m) => m.initPairScreen(),
+    () => (pairScreenLoading = undefined),
+  );
 }
 
 let voiceLoading = false;
@@ -93,7 +101,10 @@ function initCompose(): void {
 
 /** The settings sheet: the desktop, this chat's system prompt, this phone's choices, pairing. */
 function initSettings(): void {
-  ui.menuOpen.addEventListener('click', () => openLayer(ui.settingsSheet, ui.menuOpen));
+  ui.menuOpen.addEventListener('click', () => {
+    openLayer(ui.settingsSheet, ui.menuOpen);
+    import('./deviceList').then((m) => m.showDevices(), () => undefined);
+  });
   ui.settingsClose.addEventListener('click', closeLayer);
   let systemTimer: ReturnType<typeof setTimeout> | undefined;
   const saveSystem = () => {
@@ -111,39 +122,14 @@ function initSettings(): void {
   ui.systemPrompt.addEventListener('change', saveSystem);
 }
 
-function initPairForm(): void {
-  ui.pairForm.addEventListener('submit', (e) => {
-    e.preventDefault();
-    try {
-      const p = parsePairing(ui.pairJson.value);
-      ui.pairJson.value = '';
-      // The page always talks to the relay that served it (CSP: connect-src 'self').
-      pairWith({ url: location.origin, token: p.token }, ui.pairRemember.checked);
-      ui.pairError.textContent = '';
-      void connect().then((ok) => {
-        if (ok && p.url !== location.origin && ui.infoWarning.hidden) {
-          ui.infoWarning.textContent = `The pairing URL (${p.url}) is not this page's address; this page talks to ${location.origin}.`;
-          ui.infoWarning.hidden = false;
-        }
-      });
-    } catch (err) {
-      ui.pairError.textContent = err instanceof Error ? err.message : String(err);
-      ui.pairJson.focus();
-    }
-  });
-}
-
-function init(): void {
+async function init(): Promise<void> {
   const fragmentToken = readFragment();
+  // The device this phone keeps (IndexedDB): the installed app, opened at `/`, is paired at once.
+  app.pairing = await loadPairing();
   if (fragmentToken) {
-    // The device this phone was (scanned again): pairWith removes it, as the new pairing registers anew.
-    if (TOKEN_RE.test(fragmentToken)) {
-      app.pairing = loadPairing();
-      pairWith({ url: location.origin, token: fragmentToken }, remembered());
-    }
-    else showPairing('The link did not carry a valid token. Paste the pairing JSON instead.');
-  } else {
-    app.pairing = loadPairing();
+    // A pairing link (scanned again): registering with it keeps this phone the same device (same key).
+    if (TOKEN_RE.test(fragmentToken)) await pairWith({ url: location.origin, token: fragmentToken });
+    else showPairing('The link did not carry a valid token. Scan the QR code again or enter a pairing code.');
   }
   ui.keepChats.checked = app.store.persistent;
   initLayers();
@@ -160,7 +146,12 @@ function init(): void {
   initConnection();
   initBell();
   initSettings();
-  initPairForm();
+  // Never a native submit: it would put the pasted token in the address. The pairing screen's own
+  // handlers (a chunk, loaded when the screen shows) do the rest.
+  for (const form of [ui.pairForm, ui.codeForm]) form.addEventListener('submit', (e) => e.preventDefault());
+  app.onConnection.push(() => {
+    if (!ui.pair.hidden) loadPairScreen();
+  });
   initCompose();
   loadVoice();
   app.onConnection.push(refreshAgent);
@@ -198,14 +189,14 @@ function init(): void {
   window.addEventListener('hashchange', () => {
     const token = readFragment();
     if (!token) return;
-    if (!TOKEN_RE.test(token)) return showPairing('The link did not carry a valid token. Paste the pairing JSON instead.');
+    if (!TOKEN_RE.test(token)) return showPairing('The link did not carry a valid token. Scan the QR code again or enter a pairing code.');
     stop();
-    pairWith({ url: location.origin, token }, remembered());
-    void connect();
+    void pairWith({ url: location.origin, token }).then(() => connect());
   });
 
   if (app.pairing) void connect();
-  else if (!fragmentToken) showPairing();
+  else if (!fragmentToken || !TOKEN_RE.test(fragmentToken)) showPairing(ui.pairError.textContent ?? '');
+  if (!app.pairing) loadPairScreen();
   // The most recent chat comes back on screen (unless a message was sent meanwhile).
   void refreshList().then(() => {
     resumePending();
@@ -216,4 +207,4 @@ function init(): void {
   registerServiceWorker();
 }
 
-init();
+void init();

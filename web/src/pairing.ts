@@ -1,11 +1,13 @@
 /**
- * Pairing: the token arrives in the link's fragment (`#token=…`, never sent to a server) or in the
- * pasted pairing JSON. The token is a secret: it is kept in memory and this tab's sessionStorage
- * (on this phone's localStorage only with "Remember this desktop"), sent only in the Authorization
- * header or the WebSocket subprotocol, never in a URL query, the console or the service worker.
- * Once the phone registered as a device, its own device token is kept instead: the pairing token
- * is not kept at all.
+ * Pairing: the pairing token arrives in the link's fragment (`#token=…`, never sent to a server),
+ * in the pasted pairing JSON or a scanned QR code; or a one-time pairing code is typed. Either is
+ * used once, to register this phone as a device of the desktop (connection.ts), and never kept:
+ * what the phone keeps, by default and across restarts, is its device (id, name, `drd_` token) and
+ * its key, in IndexedDB (keep.ts). Tokens go only in the Authorization header or the WebSocket
+ * subprotocol, never in a URL query or the console.
  */
+import { isDeviceToken } from './devices';
+import { readDevice, writeDevice } from './keep';
 import { settings } from './settings';
 import { localStore, sessionStore } from './storage';
 
@@ -19,7 +21,8 @@ export interface Pairing {
 }
 
 export const TOKEN_RE = /^[A-Za-z0-9._~+/=-]{8,512}$/;
-const SESSION_KEY = 'deskrelay.pairing';
+/** Where pairings were kept before issue 36 (read once, to move them). */
+const LEGACY_KEY = 'deskrelay.pairing';
 
 /** The token in the address's fragment, if any; the fragment is taken out of the address bar. */
 export function readFragment(): string | null {
@@ -38,36 +41,11 @@ export function readFragment(): string | null {
   return token;
 }
 
-/** Parses the pasted pairing JSON: `{"url": "...", "token": "..."}`. Throws a user-facing message. */
-export function parsePairing(text: string): Pairing {
-  const trimmed = text.trim();
-  if (!trimmed) throw new Error('Paste the pairing JSON shown on your desktop.');
-  let value: unknown;
-  try {
-    value = JSON.parse(trimmed);
-  } catch {
-    throw new Error('That is not valid JSON. Copy the whole pairing JSON, from { to }.');
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error('The pairing JSON must be an object with "url" and "token".');
-  const { url: rawUrl, token } = value as Record<string, unknown>;
-  if (typeof rawUrl !== 'string' || !rawUrl) throw new Error('The pairing JSON has no "url".');
-  if (typeof token !== 'string' || !token) throw new Error('The pairing JSON has no "token".');
-  let url: URL;
-  try {
-    url = new URL(rawUrl);
-  } catch {
-    throw new Error('The "url" in the pairing JSON is not a URL.');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('The "url" must start with https:// or http://.');
-  if (!TOKEN_RE.test(token)) throw new Error('The "token" in the pairing JSON does not look like a DeskRelay token.');
-  return { url: url.origin, token };
-}
-
 function valid(p: unknown): Pairing | null {
   if (!p || typeof p !== 'object') return null;
-  const { url, token, deviceId, deviceName } = p as Record<string, unknown>;
+  const { token, deviceId, deviceName } = p as Record<string, unknown>;
   if (typeof token !== 'string' || !TOKEN_RE.test(token)) return null;
-  const pairing: Pairing = { url: typeof url === 'string' && url ? url : location.origin, token };
+  const pairing: Pairing = { url: location.origin, token };
   if (typeof deviceId === 'string' && deviceId) {
     pairing.deviceId = deviceId;
     pairing.deviceName = typeof deviceName === 'string' ? deviceName : '';
@@ -75,23 +53,32 @@ function valid(p: unknown): Pairing | null {
   return pairing;
 }
 
-/** The pairing kept for this tab, or remembered on this phone, if any. */
-export function loadPairing(): Pairing | null {
-  return valid(sessionStore.read(SESSION_KEY)) ?? valid(localStore.read(SESSION_KEY));
+/**
+ * Before issue 36 the pairing lived in sessionStorage (and localStorage with "Remember this
+ * desktop"). A device kept there moves to IndexedDB (it has no key: it chats, and pairing again
+ * gives it one); a pairing token kept there is used once more, to register, and never written back.
+ */
+async function migrated(): Promise<Pairing | null> {
+  const old = valid(sessionStore.read(LEGACY_KEY)) ?? valid(localStore.read(LEGACY_KEY));
+  sessionStore.remove(LEGACY_KEY);
+  localStore.remove(LEGACY_KEY);
+  if (old?.deviceId && isDeviceToken(old.token)) await writeDevice({ id: old.deviceId, name: old.deviceName ?? '', token: old.token });
+  return old;
 }
 
-/** Whether this phone remembers a desktop ("Remember this desktop"). */
-export function remembered(): boolean {
-  return valid(localStore.read(SESSION_KEY)) !== null;
+/** The device this phone keeps (IndexedDB), if any: the installed app opens paired. */
+export async function loadPairing(): Promise<Pairing | null> {
+  const legacy = await migrated();
+  const d = await readDevice();
+  if (d) return { url: location.origin, token: d.token, deviceId: d.id, deviceName: d.name };
+  return legacy;
 }
 
 /**
- * Keeps the pairing for this tab (sessionStorage: gone with the tab), and on this phone
- * (localStorage) only when `remember` is set; null forgets it everywhere.
+ * Keeps this phone's device (its id, name and token) in IndexedDB; a pairing that is not a device
+ * yet (a pairing token) is kept in memory only. Null forgets the device (not its key: see forgetAll).
  */
-export function savePairing(p: Pairing | null, remember = false): void {
-  if (p) sessionStore.write(SESSION_KEY, p);
-  else sessionStore.remove(SESSION_KEY);
-  if (p && remember) localStore.write(SESSION_KEY, p);
-  else localStore.remove(SESSION_KEY);
+export async function savePairing(p: Pairing | null): Promise<void> {
+  if (p?.deviceId && isDeviceToken(p.token)) await writeDevice({ id: p.deviceId, name: p.deviceName ?? '', token: p.token });
+  else if (!p) await writeDevice(null);
 }

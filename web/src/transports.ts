@@ -50,7 +50,7 @@ export async function runSse(turn: Turn): Promise<void> {
     if (!res.ok || !res.body) {
       clearTimeout(wsTimer);
       const err = await apiError(res);
-      return err.status === 401 ? turn.unauthorized() : turn.finish('error', err.message, err.code);
+      return err.status === 401 ? turn.unauthorized(err.code) : turn.finish('error', err.message, err.code);
     }
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     const parse = sseParser((data, id) => {
@@ -132,7 +132,7 @@ export function runWs(turn: Turn): void {
     // The relay refused the request itself (the reason is its error code); it sends an error
     // event first, which has normally ended the turn already.
     if (e.code === SOCKET_CLOSE.policy) {
-      if (e.reason.startsWith('auth.')) return turn.unauthorized();
+      if (e.reason.startsWith('auth.')) return turn.unauthorized(e.reason);
       return turn.finish('error', `The relay refused the request (${e.reason || 'policy'}).`, e.reason);
     }
     turn.lost();
@@ -159,7 +159,7 @@ export async function runConversation(turn: Turn): Promise<void> {
       const started = await fetch(`${base}/reply`, { method: 'POST', headers: bearer(turn.token), signal: controller.signal, cache: 'no-store' });
       if (!started.ok) {
         const err = await apiError(started);
-        return err.status === 401 ? turn.unauthorized() : turn.finish('error', err.message, err.code);
+        return err.status === 401 ? turn.unauthorized(err.code) : turn.finish('error', err.message, err.code);
       }
       turn.lastId = ((await started.json()) as { lastEventId: number }).lastEventId;
     }
@@ -172,7 +172,7 @@ export async function runConversation(turn: Turn): Promise<void> {
     });
     if (!res.ok || !res.body) {
       const err = await apiError(res);
-      return err.status === 401 ? turn.unauthorized() : turn.finish('error', err.message, err.code);
+      return err.status === 401 ? turn.unauthorized(err.code) : turn.finish('error', err.message, err.code);
     }
     setStatus('');
     turn.reached();

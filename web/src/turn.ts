@@ -13,7 +13,7 @@
  */
 import type { ChatEvent, Role } from '../../server/src/protocol';
 import { cancelKeyed, newKey, stopConversation } from './api';
-import { authMessage, isDeviceToken, isRemovalMessage, PHONE_REMOVED_CODE, PHONE_REMOVED_MESSAGE } from './devices';
+import { authMessage, DEVICE_REMOVED_CODE, isRemovalMessage, PHONE_REMOVED_CODE, PHONE_REMOVED_MESSAGE } from './devices';
 import { describeFailure, type Failure, type FailureCode } from './failure';
 import { assistantMessage, markFinished, renderReply, setCursor, setNote, setStatus, setStreaming, type AssistantView } from './render';
 import { settings } from './settings';
@@ -33,7 +33,7 @@ export interface TurnHooks {
   /** The turn reached a terminal state; `raw` is what was received. */
   finished(turn: Turn): void;
   /** The relay said the token is not (or no longer) valid; `message` says why, for this token. */
-  unauthorized(message: string): void;
+  unauthorized(message: string, code: FailureCode): void;
   /** The way back after the desk removed this phone: the pairing screen. */
   pairAgain(): void;
   /** Retry after a failure that could not be resumed. */
@@ -121,7 +121,7 @@ export class Turn {
     } else if (event.type === 'error') {
       const message = typeof event.message === 'string' ? event.message : 'The desktop reported an error.';
       // The desk removed this phone mid-reply: its token is gone, as after a 401.
-      if (isRemovalMessage(message)) this.unauthorized(PHONE_REMOVED_MESSAGE, PHONE_REMOVED_CODE);
+      if (isRemovalMessage(message)) this.refused(PHONE_REMOVED_MESSAGE, PHONE_REMOVED_CODE);
       else this.finish('error', message);
     }
   }
@@ -151,8 +151,14 @@ export class Turn {
     runWs(this);
   }
 
-  unauthorized(message = authMessage(this.token), code: FailureCode = isDeviceToken(this.token) ? PHONE_REMOVED_CODE : ''): void {
-    this.hooks.unauthorized(message);
+  /** A 401 (its code, e.g. `auth.device_removed`): worded for what happened to this phone. */
+  unauthorized(authCode = ''): void {
+    const removed = authCode === DEVICE_REMOVED_CODE;
+    this.refused(authMessage(this.token, authCode), removed ? PHONE_REMOVED_CODE : authCode || 'auth.invalid_token');
+  }
+
+  private refused(message: string, code: FailureCode): void {
+    this.hooks.unauthorized(message, code);
     this.finish('error', message, code);
   }
 

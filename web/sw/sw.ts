@@ -8,8 +8,8 @@
  * The shell is fetched from the network first (the relay serves it with `no-cache`, so an update
  * shows on the next load) and from the cache only when the network fails.
  */
-// A module, so this `self` (the worker scope) shadows the lib's global one.
-export {};
+import { decideNotified } from '../src/agent/notifiedDecision';
+
 declare const self: ServiceWorkerGlobalScope;
 /** Filled in by scripts/build-web.mjs: the shell's paths and a hash of their contents. */
 declare const __SHELL__: string[];
@@ -104,20 +104,43 @@ interface AgentPushData {
   callId?: unknown;
 }
 
-/** The agent waits for a decision, or finished a turn, and no page follows it: a notification that opens the session at its card. */
+/** Whether this platform shows notification buttons (Chromium on Android and desktop; not iOS). */
+function notificationActions(): boolean {
+  return ((Notification as unknown as { maxActions?: number }).maxActions ?? 0) >= 2;
+}
+
+/**
+ * The agent waits for a decision, or finished a turn, and no page follows it: a notification that
+ * opens the session at its card; where the platform has buttons, a decision also offers Allow and
+ * Deny, signed here with the phone's key (notifiedDecision.ts) after checking what it allows.
+ */
 function agentPush(event: PushEvent, data: AgentPushData): void {
   if (typeof data.session !== 'string') return;
   const session = data.session;
   const callId = typeof data.callId === 'string' ? data.callId : undefined;
   const needs = data.type === 'agent_needs_you';
+  const actions = needs && callId && notificationActions() ? [{ action: 'allow', title: 'Allow' }, { action: 'deny', title: 'Deny' }] : undefined;
   event.waitUntil(
     self.registration.showNotification(needs ? 'The agent needs you' : 'The agent finished', {
       body: needs ? 'An edit or a command waits for your answer. Tap to see it.' : 'Tap to see what it did.',
       tag: `agent-${session}`,
       icon: 'icons/icon-192.png',
       data: { agentSession: session, ...(callId ? { callId } : {}), agentType: data.type },
-    }),
+      ...(actions ? { actions } : {}),
+    } as NotificationOptions),
   );
+}
+
+/** Allow / Deny tapped on the notification: signed and sent; if it did not go through, a notification that says why and opens the card. */
+async function decideFromNotification(session: string, callId: string, decision: 'allow' | 'deny'): Promise<void> {
+  const outcome = await decideNotified(session, callId, decision);
+  if (outcome.ok) return;
+  await self.registration.showNotification('Your answer was not sent', {
+    body: `${outcome.message} Tap to open the request.`,
+    tag: `agent-${session}`,
+    icon: 'icons/icon-192.png',
+    data: { agentSession: session, callId, agentType: 'agent_needs_you' },
+  });
 }
 
 /** Opening the notification brings the chat back: the open page (told which reply), or a new one, which resumes the reply it was streaming. */
@@ -126,6 +149,10 @@ self.addEventListener('notificationclick', (event) => {
   const data = event.notification.data as { agentSession?: string; callId?: string; agentType?: string; idempotencyKey?: string } | null;
   if (data?.agentSession) {
     const { agentSession, callId, agentType } = data;
+    if (callId && (event.action === 'allow' || event.action === 'deny')) {
+      event.waitUntil(decideFromNotification(agentSession, callId, event.action));
+      return;
+    }
     const q = new URLSearchParams({ agent: agentSession, ...(callId ? { call: callId } : {}) });
     event.waitUntil(bringBack({ type: agentType, session: agentSession, callId }, `./?${q.toString()}`));
     return;

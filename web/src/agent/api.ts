@@ -2,6 +2,8 @@
 import type { AgentStatus } from '../../../server/src/protocol';
 import { ApiError, apiError, bearer, UNREACHABLE_MESSAGE } from '../api';
 import { app } from '../app';
+import { readKeys } from '../keep';
+import { decisionBody, type SignableApproval } from './sign';
 
 export interface AgentFolder {
   name: string;
@@ -17,7 +19,8 @@ export interface AgentSessionSummary {
   updatedAt: string;
 }
 
-export type Decision = 'allow' | 'deny' | 'allow_session';
+export type { Decision } from './sign';
+import type { Decision } from './sign';
 
 async function call(path: string, init: RequestInit = {}): Promise<Response> {
   const token = app.pairing?.token;
@@ -45,7 +48,9 @@ export const agentApi = {
   sessions: () => json<{ sessions: AgentSessionSummary[] }>('/v1/agent/sessions').then((r) => r.sessions),
   create: (prompt: string, folder: string) => post('/v1/agent/sessions', { prompt, folder }).then((r) => r.json() as Promise<{ id: string; folder: string }>),
   message: (id: string, text: string) => post(`${session(id)}/messages`, { text }),
-  decide: (id: string, callId: string, decision: Decision) => post(`${session(id)}/approvals/${encodeURIComponent(callId)}`, { decision }),
+  /** Signed by this phone's key over the card's digest (sign.ts); refuses, sending nothing, when the card is not what the digest covers. */
+  decide: async (id: string, approval: SignableApproval, decision: Decision) =>
+    post(`${session(id)}/approvals/${encodeURIComponent(approval.callId)}`, await decisionBody((await readKeys())?.privateKey, id, approval, decision)),
   stop: (id: string) => call(`${session(id)}/stop`, { method: 'POST' }),
   files: (folder: string, q: string) =>
     json<{ files: string[]; truncated: boolean }>(`/v1/agent/files?${new URLSearchParams({ folder, q }).toString()}`),
@@ -58,6 +63,8 @@ export async function agentAvailable(): Promise<{ on: boolean; message: string }
     return { on: true, message: '' };
   } catch (err) {
     if (err instanceof ApiError && err.code === 'agent.disabled') return { on: false, message: err.message };
+    // The desk has the agent but has not allowed this phone: the agent's screen shows the desk's words on how to.
+    if (err instanceof ApiError && err.code === 'agent.device_not_allowed') return { on: true, message: err.message };
     // A relay older than the agent door answers 404 with no error body of ours: off as well.
     if (err instanceof ApiError && (err.status === 404 || err.code === 'wrong_service')) return { on: false, message: '' };
     throw err;

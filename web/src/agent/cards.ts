@@ -9,6 +9,7 @@ import { el } from '../dom';
 import { icon, type IconName } from '../ui/icons';
 import type { Decision } from './api';
 import { diffPath, diffView } from './diff';
+import { DigestMismatchError, digestMatches, DIGEST_MISMATCH_MESSAGE } from './sign';
 
 const FOLD_LINES = 12;
 
@@ -101,6 +102,8 @@ export interface ApprovalData {
   input: Record<string, unknown>;
   diff?: string;
   command?: string;
+  /** SHA-256 (hex) of what the card shows, as the relay computed it (issue 36). */
+  digest?: string;
   /** Why this asks although something like it was allowed before. */
   reason?: string;
 }
@@ -173,7 +176,9 @@ export function approvalCard(a: ApprovalData, folder: string, decide: (d: Decisi
           outcome.textContent = 'Already decided';
         }
       }, (err: unknown) => {
-        for (const x of buttons.querySelectorAll('button')) x.disabled = false;
+        // A card whose digest is not what it shows stays unanswerable here; other failures may be tried again.
+        if (err instanceof DigestMismatchError) box.classList.add('tampered');
+        else for (const x of buttons.querySelectorAll('button')) x.disabled = false;
         outcome.hidden = false;
         outcome.className = 'approval-outcome error';
         outcome.textContent = err instanceof Error ? err.message : String(err);
@@ -183,6 +188,18 @@ export function approvalCard(a: ApprovalData, folder: string, decide: (d: Decisi
   };
   buttons.append(make('allow', 'Allow', 'primary'), make('deny', 'Deny', 'danger'), make('allow_session', sessionLabel(a), 'ghost'));
   box.append(buttons, outcome);
+  // Checked as the card appears too, so a card whose digest is not what it shows says so before
+  // anyone taps (signing checks again and refuses).
+  if (a.digest !== undefined) {
+    void digestMatches(a).then((ok) => {
+      if (ok || !open) return;
+      for (const x of buttons.querySelectorAll('button')) x.disabled = true;
+      box.classList.add('tampered');
+      outcome.hidden = false;
+      outcome.className = 'approval-outcome error';
+      outcome.textContent = DIGEST_MISMATCH_MESSAGE;
+    });
+  }
   return {
     li,
     get open() {

@@ -250,6 +250,7 @@ async function loadList(): Promise<void> {
     listEmpty.hidden = sessions.length > 0;
   } catch (err) {
     listError.textContent = err instanceof Error ? err.message : String(err);
+    listEmpty.hidden = true; // "No sessions yet" would contradict the refusal (e.g. agent.device_not_allowed)
     if (err instanceof ApiError && err.code === 'agent.disabled') void refreshAgent();
   }
 }
@@ -289,7 +290,7 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
   history.replaceState(null, '', `?agent=${encodeURIComponent(id)}`);
   // A decision names its own card's call only; a retry after a lost response is the same call
   // again, and 409 means it was decided already (elsewhere, or by the lost request).
-  const transcript = new Transcript(folder, (callId, d) => agentApi.decide(id, callId, d).then((): Answered => 'done', (err: unknown): Answered => {
+  const transcript = new Transcript(folder, (approval, d) => agentApi.decide(id, approval, d).then((): Answered => 'done', (err: unknown): Answered => {
     if (err instanceof ApiError && err.code === 'agent.not_pending') return 'already';
     throw err;
   }));

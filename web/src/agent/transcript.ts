@@ -8,7 +8,7 @@ import { decorateCode } from '../code';
 import { el } from '../dom';
 import { closeOpenSpans, renderMarkdown } from '../render';
 import type { Decision } from './api';
-import { approvalCard, toolCard, type Answered, type ApprovalCard, type ToolCard } from './cards';
+import { approvalCard, toolCard, type Answered, type ApprovalCard, type ApprovalData, type ToolCard } from './cards';
 
 export const STATUS_WORDS: Record<AgentStatus, string> = {
   running: 'Working…',
@@ -27,7 +27,7 @@ export class Transcript {
 
   constructor(
     private readonly folder: string,
-    private readonly decide: (callId: string, d: Decision) => Promise<Answered>,
+    private readonly decide: (approval: ApprovalData, d: Decision) => Promise<Answered>,
   ) {
     this.log.setAttribute('aria-label', 'Agent session');
   }
@@ -75,7 +75,7 @@ export class Transcript {
         break;
       }
       case 'approval': {
-        const card = approvalCard(e, this.folder, (d) => this.decide(e.callId, d));
+        const card = approvalCard(e, this.folder, (d) => this.decide(e, d));
         this.approvals.set(e.callId, card);
         this.log.append(card.li);
         break;

@@ -1,0 +1,74 @@
+/**
+ * Signed approval decisions (issue 36, CONTRACT §9). Before the phone signs, it recomputes the
+ * digest of exactly what the card shows (the command, or the diff, or the JSON of the input) and
+ * refuses to sign when the relay's `digest` differs: a signature then always means "I saw this".
+ * The signature is ECDSA P-256 / SHA-256 by the device's non-extractable key over
+ * `deskrelay-approval:v1\n<sessionId>\n<callId>\n<decision>\n<digest>`; WebCrypto gives it in
+ * IEEE P1363 form (r‖s, 64 bytes), sent base64url. The page and the service worker (a
+ * notification's Allow / Deny) both sign through here, so it uses nothing a worker lacks.
+ */
+export type Decision = 'allow' | 'deny' | 'allow_session';
+
+/** An approval as the events stream (and the session's `pending`) carries it. */
+export interface SignableApproval {
+  callId: string;
+  tool?: string;
+  input: Record<string, unknown>;
+  diff?: string;
+  command?: string;
+  digest?: string;
+}
+
+export const DIGEST_MISMATCH_MESSAGE =
+  'This phone will not sign this: what the card shows is not what the desktop asked about (its fingerprint differs). Stop the session or deny it at the desk, and check the connection between this phone and the desktop.';
+
+export class DigestMismatchError extends Error {
+  constructor() {
+    super(DIGEST_MISMATCH_MESSAGE);
+  }
+}
+
+/** What the card shows, as its digest covers it: the command, or the diff, or the JSON of the input. */
+export function shownText(a: SignableApproval): string {
+  if (typeof a.command === 'string') return a.command;
+  if (typeof a.diff === 'string') return a.diff;
+  return JSON.stringify(a.input);
+}
+
+export async function sha256Hex(text: string): Promise<string> {
+  const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+  return Array.from(hash, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Whether the relay's digest is the digest of what the card shows. */
+export async function digestMatches(a: SignableApproval): Promise<boolean> {
+  return typeof a.digest === 'string' && a.digest === (await sha256Hex(shownText(a)));
+}
+
+export const approvalMessage = (sessionId: string, callId: string, decision: Decision, digest: string) =>
+  `deskrelay-approval:v1\n${sessionId}\n${callId}\n${decision}\n${digest}`;
+
+export function base64url(bytes: Uint8Array): string {
+  let s = '';
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/**
+ * The body of `POST …/approvals/<callId>`. Without a digest (a relay from before signed
+ * decisions) or without a key (a device kept from before keys) it is the bare decision, which a
+ * relay that wants signatures refuses with its own message. Throws DigestMismatchError, sending
+ * nothing, when the digest is not that of what the card shows.
+ */
+export async function decisionBody(
+  privateKey: CryptoKey | null | undefined,
+  sessionId: string,
+  a: SignableApproval,
+  decision: Decision,
+): Promise<{ decision: Decision; signature?: string }> {
+  if (a.digest === undefined || !privateKey) return { decision };
+  if (!(await digestMatches(a))) throw new DigestMismatchError();
+  const data = new TextEncoder().encode(approvalMessage(sessionId, a.callId, decision, a.digest));
+  const signature = await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, data);
+  return { decision, signature: base64url(new Uint8Array(signature)) };
+}

@@ -1,0 +1,72 @@
+/**
+ * What a phone registers with (issue 36): its name and its public key. Used at pairing only, so
+ * a chunk of its own. The key pair is ECDSA P-256, its private half non-extractable, kept in
+ * IndexedDB by keep.ts.
+ */
+import { put, readKeys, type DeviceKeys, type PublicJwk } from './keep';
+
+/**
+ * This phone's key pair: the kept one (so pairing again is the same device at the desk), or a new
+ * one, kept. Null where WebCrypto cannot make one (an insecure context: plain http off loopback).
+ */
+export async function deviceKeys(): Promise<DeviceKeys | null> {
+  const kept = await readKeys();
+  if (kept) return kept;
+  if (!globalThis.crypto?.subtle) return null;
+  let pair: CryptoKeyPair;
+  try {
+    // extractable false: applies to the private key; a public key is always exportable.
+    pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
+  } catch {
+    return null;
+  }
+  const keys = { privateKey: pair.privateKey, publicKey: pair.publicKey };
+  await put('keys', keys);
+  return keys;
+}
+
+export async function publicJwk(publicKey: CryptoKey): Promise<PublicJwk> {
+  const jwk = await crypto.subtle.exportKey('jwk', publicKey);
+  return { kty: 'EC', crv: 'P-256', x: jwk.x ?? '', y: jwk.y ?? '' };
+}
+
+/** This phone's public key as the desk takes it; undefined where WebCrypto cannot make a key (insecure context). */
+export async function myPublicKey(): Promise<PublicJwk | undefined> {
+  const keys = await deviceKeys();
+  return keys ? publicJwk(keys.publicKey) : undefined;
+}
+
+/** A name the user can change: the device and the browser, e.g. "iPhone Safari", "Android Chrome". */
+export function defaultDeviceName(userAgent: string): string {
+  const ua = userAgent;
+  const device = /iPhone/.test(ua)
+    ? 'iPhone'
+    : /iPad/.test(ua) || (/Macintosh/.test(ua) && /Mobile\//.test(ua))
+      ? 'iPad'
+      : /Android/.test(ua)
+        ? 'Android'
+        : /Windows/.test(ua)
+          ? 'Windows'
+          : /Macintosh|Mac OS X/.test(ua)
+            ? 'Mac'
+            : /CrOS/.test(ua)
+              ? 'Chromebook'
+              : /Linux/.test(ua)
+                ? 'Linux'
+                : 'Phone';
+  // Order matters: Edge and Opera say Chrome too, Chrome says Safari, iOS browsers say Safari.
+  const browser = /Edg(A|iOS)?\//.test(ua)
+    ? 'Edge'
+    : /OPR\/|Opera/.test(ua)
+      ? 'Opera'
+      : /Firefox\/|FxiOS\//.test(ua)
+        ? 'Firefox'
+        : /SamsungBrowser\//.test(ua)
+          ? 'Samsung Internet'
+          : /Chrome\/|CriOS\//.test(ua)
+            ? 'Chrome'
+            : /Safari\//.test(ua)
+              ? 'Safari'
+              : 'Browser';
+  return `${device} ${browser}`;
+}

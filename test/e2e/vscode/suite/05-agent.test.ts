@@ -42,8 +42,8 @@ describe('The workspace agent in VS Code', function () {
   const lastResult = (body: { messages: any[] }) => toolResults(body).at(-1)!.content;
   const failures = () => assert.deepEqual(model.failures, []);
   /** The phone's decision, signed with its key (issue 36). */
-  const decide = async (id: string, callId: string, decision: string) => {
-    const reply = await decideAs({ url: base }, phone, id, callId, decision);
+  const decide = async (id: string, callId: string, decision: string, extra: Record<string, unknown> = {}) => {
+    const reply = await decideAs({ url: base }, phone, id, callId, decision, {}, extra);
     return { status: reply.status, json: reply.json };
   };
   const desk = async () => (await api() as unknown as { agentDesk: any }).agentDesk;
@@ -276,7 +276,7 @@ describe('The workspace agent in VS Code', function () {
     try {
       const id = await start('env');
       const approval = await pending(id);
-      await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+      await decide(id, approval.callId, 'allow');
       await idle(id);
     } finally {
       for (const key of ['agent.env.pass', 'agent.env.drop']) await setSetting(key, undefined);
@@ -514,7 +514,7 @@ describe('The workspace agent in VS Code', function () {
     ]);
     const id = await start('edit the dirty file');
     const approval = await pending(id);
-    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    await decide(id, approval.callId, 'allow');
     await idle(id);
     assert.equal(readFileSync(file, 'utf8'), 'line one\n', 'nothing the user typed (nor the edit) was saved');
     assert.equal(doc.isDirty, true);
@@ -593,7 +593,7 @@ describe('The workspace agent in VS Code', function () {
     const id = await start('revert me');
     const phone = await follow(id);
     const first = await pending(id);
-    await call('POST', `/v1/agent/sessions/${id}/approvals/${first.callId}`, { decision: 'allow' });
+    await decide(id, first.callId, 'allow');
     await idle(id);
     const d = await desk();
     const panel = d.open(id);
@@ -604,7 +604,7 @@ describe('The workspace agent in VS Code', function () {
     await shown(panel, 'the revert as a line of its own', (h) => h.includes('<li class="line reverted">Reverted: src/rev.js</li>'));
     await call('POST', `/v1/agent/sessions/${id}/messages`, { text: 'go on' });
     const second = await pending(id);
-    await call('POST', `/v1/agent/sessions/${id}/approvals/${second.callId}`, { decision: 'allow' });
+    await decide(id, second.callId, 'allow');
     await idle(id);
     assert.equal(readFileSync(file, 'utf8'), 'r = 5;\n');
     // Undo in the editor, where DeskRelay sees it.
@@ -636,7 +636,7 @@ describe('The workspace agent in VS Code', function () {
     assert.equal(await panel.receive({ type: 'decide', callId: first.callId, decision: 'deny', note: 'use the test script instead' }), undefined);
     await shown(panel, 'the note on the card', (h) => h.includes('Your note: use the test script instead'));
     const second = await waitFor('the second card', async () => (await snapshot(id)).pending.find((p: any) => p.command === 'echo again'));
-    assert.equal((await call('POST', `/v1/agent/sessions/${id}/approvals/${second.callId}`, { decision: 'deny', note: 'not now' })).status, 204);
+    assert.equal((await decide(id, second.callId, 'deny', { note: 'not now' })).status, 204);
     await idle(id);
     panel.dispose();
     failures();

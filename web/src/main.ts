@@ -16,6 +16,7 @@ import { initProviders, onProvidersChanged } from './providers';
 import { fitComposer, initComposer } from './ui/composer';
 import { closeLayer, initLayers, openLayer } from './ui/layer';
 import { initToast } from './ui/toast';
+import { initViewport } from './ui/viewport';
 
 // The agent's screens and voice are chunks of their own (scripts/build-web.mjs), fetched after the
 // page is up rather than with it: most people use neither at first paint. The service worker keeps
@@ -146,6 +147,7 @@ function init(): void {
     app.pairing = loadPairing();
   }
   ui.keepChats.checked = app.store.persistent;
+  initViewport();
   initLayers();
   initToast();
   initComposer();

@@ -1,0 +1,94 @@
+/**
+ * A day with the phone app (issue 38), in Chromium at 375×812 with touch: the header stays while a
+ * long reply scrolls and the reply's end can be read above the composer; a stalled or reset
+ * connection says so and resumes by itself; ↓ brings a reader who scrolled up back to the end;
+ * wide content says it scrolls; words a person uses; thought time kept across a reload.
+ * The relay sits behind the test proxy, which can go silent (stall) or refuse connections.
+ */
+import { join } from 'node:path';
+import type { Page, Request } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { webClientLink } from '../../server/src/session/pairing';
+import { axe, lastReply, phone, replyFinished, SCREENSHOTS, send, sleep, type Desk, useProxiedPhoneSuite } from './harness';
+import type { Browser } from 'playwright-core';
+import type { TestProxy } from './proxy';
+
+let browser: Browser;
+let desk: Desk;
+let proxy: TestProxy;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+useProxiedPhoneSuite(
+  (s) => ({ browser, desk, proxy } = s),
+  cleanups,
+  () => {
+    proxy.stall(false);
+    proxy.refuse = false;
+  },
+);
+
+async function openChat(colorScheme: 'light' | 'dark' = 'light', init?: string): Promise<{ page: Page; posts: Request[]; console: string[] }> {
+  const p = await phone(browser, colorScheme);
+  cleanups.push(async () => {
+    await p.context.close();
+    expect(p.console.filter((l) => l.startsWith('pageerror'))).toEqual([]);
+  });
+  if (init) await p.page.addInitScript(init);
+  const posts: Request[] = [];
+  p.page.on('request', (r) => {
+    if (r.method() === 'POST' && r.url().endsWith('/v1/chat/stream')) posts.push(r);
+  });
+  await p.page.goto(webClientLink(proxy.url, desk.relay.token));
+  await p.page.locator('#chat').waitFor();
+  await expect.poll(() => p.page.locator('#status-dot').getAttribute('class')).toContain('ok');
+  return { page: p.page, posts, console: p.console };
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `daily-${name}.png`) });
+const replyText = async (page: Page) => ((await lastReply(page).textContent()) ?? '').trim();
+const LONG = Array.from({ length: 40 }, (_, i) => `Line ${i} of a long answer that wraps on a phone.\n\n`);
+
+describe('the header never leaves', () => {
+  it('keeps the header at the top after a long reply, and the last reply\'s actions above the composer at the end', async () => {
+    const { page } = await openChat();
+    desk.ollama.set({ mode: 'normal', reply: LONG });
+    await send(page, 'Something long');
+    await replyFinished(page);
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    await sleep(100);
+    const header = await page.locator('header.bar').boundingBox();
+    expect(header!.y).toBe(0);
+    for (const name of ['Chats', 'New chat', 'Settings']) {
+      const b = (await page.getByRole('button', { name, exact: true }).boundingBox())!;
+      expect(b.y).toBeGreaterThanOrEqual(0);
+      expect(b.y + b.height).toBeLessThanOrEqual(header!.height + 1);
+    }
+    const actions = (await page.locator('.msg.assistant').last().locator('.msg-actions').boundingBox())!;
+    const composer = (await page.locator('#compose .composer').boundingBox())!;
+    expect(actions.height).toBeGreaterThan(0);
+    expect(actions.y + actions.height).toBeLessThanOrEqual(composer.y);
+    expect(actions.y).toBeGreaterThanOrEqual(header!.height);
+    await shot(page, 'header-after-long-reply');
+  });
+
+  it('moves the composer above the keyboard when the visual viewport shrinks', async () => {
+    // Chromium headless has no on-screen keyboard: the page's visualViewport reports one 300 px high.
+    const { page } = await openChat('light', `
+      (() => {
+        const vv = window.visualViewport;
+        let kb = 0;
+        Object.defineProperty(vv, 'height', { configurable: true, get: () => window.innerHeight - kb });
+        window.__keyboard = (h) => { kb = h; vv.dispatchEvent(new Event('resize')); };
+      })();`);
+    const before = (await page.locator('#compose .composer').boundingBox())!;
+    expect(before.y + before.height).toBeGreaterThan(812 - 300);
+    await page.evaluate(() => (window as any).__keyboard(300));
+    await expect.poll(async () => {
+      const b = (await page.locator('#compose .composer').boundingBox())!;
+      return b.y + b.height <= 812 - 300;
+    }).toBe(true);
+    expect((await page.locator('header.bar').boundingBox())!.y).toBe(0);
+    await page.evaluate(() => (window as any).__keyboard(0));
+    await expect.poll(async () => ((await page.locator('#compose .composer').boundingBox())!).y).toBe(before.y);
+  });
+});

@@ -1,0 +1,20 @@
+/**
+ * The on-screen keyboard: iOS (and Android with the default `resizes-visual`) shrink only the
+ * visual viewport, so a composer stuck to the layout viewport's bottom would sit under the
+ * keyboard. `--kb` on the root is how much of the layout viewport the keyboard covers; the CSS
+ * lifts the composers by it.
+ */
+export function initViewport(): void {
+  const vv = window.visualViewport;
+  if (!vv) return;
+  let last = -1;
+  const update = () => {
+    const covered = Math.max(0, Math.round(window.innerHeight - vv.height - vv.offsetTop));
+    if (covered === last) return;
+    last = covered;
+    document.documentElement.style.setProperty('--kb', `${covered}px`);
+  };
+  vv.addEventListener('resize', update);
+  vv.addEventListener('scroll', update);
+  update();
+}

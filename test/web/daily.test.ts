@@ -92,3 +92,70 @@ describe('the header never leaves', () => {
     await expect.poll(async () => ((await page.locator('#compose .composer').boundingBox())!).y).toBe(before.y);
   });
 });
+
+describe('a stalled connection never looks healthy', () => {
+  const PIECES = Array.from({ length: 40 }, (_, i) => `p${i} `);
+  const FULL = PIECES.join('').trim();
+  const chatCalls = () => desk.ollama.requests.filter((r) => r.path === '/api/chat').length;
+
+  it('says "Reconnecting…" when no byte came for 20 s, then finishes the reply by itself once bytes flow, nothing twice', async () => {
+    desk.ollama.set({ mode: 'normal', chunkDelayMs: 150, reply: PIECES });
+    const { page, posts } = await openChat();
+    const calls = chatCalls();
+    await send(page, 'Through a tunnel');
+    await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('p2');
+    // The network goes silent: the socket stays open, nothing arrives (keep-alives included).
+    proxy.stall(true);
+    await expect.poll(() => page.locator('#conn').textContent(), { timeout: 25_000, interval: 250 }).toBe('Reconnecting…');
+    expect(await page.locator('#status-dot').getAttribute('class')).toBe('dot connecting');
+    await shot(page, 'stalled');
+    proxy.stall(false);
+    await replyFinished(page, 20_000);
+    expect(await replyText(page)).toBe(FULL);
+    expect(await page.locator('.msg.assistant.failed').count()).toBe(0);
+    expect(await page.locator('#status-dot').getAttribute('class')).toBe('dot ok');
+    const [first, second] = await Promise.all(posts.map((r) => r.allHeaders()));
+    expect(posts.length).toBe(2);
+    expect(second!['idempotency-key']).toBe(first!['idempotency-key']);
+    expect(Number(second!['last-event-id'])).toBeGreaterThanOrEqual(3);
+    expect(chatCalls()).toBe(calls + 1);
+  });
+
+  it('a reset connection with the desktop out of reach for 10 s resumes by itself: no Retry to tap', async () => {
+    desk.ollama.set({ mode: 'normal', chunkDelayMs: 150, reply: PIECES });
+    const { page } = await openChat();
+    const calls = chatCalls();
+    await send(page, 'Between two cells');
+    await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('p2');
+    proxy.refuse = true;
+    proxy.cut();
+    const retries: number[] = [];
+    const watching = setInterval(() => void page.locator('.msg.assistant .retry').count().then((n) => retries.push(n), () => {}), 200);
+    try {
+      await sleep(10_000);
+      proxy.refuse = false;
+      await replyFinished(page, 30_000);
+    } finally {
+      clearInterval(watching);
+    }
+    expect(retries.filter((n) => n > 0)).toEqual([]);
+    expect(await replyText(page)).toBe(FULL);
+    expect(await page.locator('.msg.assistant.failed').count()).toBe(0);
+    expect(chatCalls()).toBe(calls + 1);
+  });
+
+  it('going offline says "Reconnecting…" at once and resumes when the phone is online again', async () => {
+    desk.ollama.set({ mode: 'normal', chunkDelayMs: 150, reply: PIECES });
+    const { page } = await openChat();
+    await send(page, 'On a train');
+    await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('p2');
+    const context = page.context();
+    await context.setOffline(true);
+    await expect.poll(() => page.locator('#conn').textContent()).toBe('Reconnecting…');
+    await sleep(1000);
+    await context.setOffline(false);
+    await replyFinished(page, 20_000);
+    expect(await replyText(page)).toBe(FULL);
+    expect(await page.locator('.msg.assistant.failed').count()).toBe(0);
+  });
+});

@@ -5,7 +5,7 @@
  */
 import { app } from './app';
 import { initBell } from './bell';
-import { connect, initConnection, pairWith, showPairing } from './connection';
+import { connect, initConnection, pairWith, replyReach, showPairing } from './connection';
 import { endEdit, keepReplyNow, maybeResume, resumePending, sendComposed, showChat, stop, updateEmpty } from './conversation';
 import { ui } from './dom';
 import { registerServiceWorker } from './install';
@@ -190,9 +190,15 @@ function init(): void {
   window.addEventListener('online', maybeResume);
   window.addEventListener('pageshow', maybeResume);
   window.addEventListener('focus', maybeResume);
+  // Offline: no stream can be alive, whatever the socket says; the header says so at once.
+  window.addEventListener('offline', () => {
+    if (!app.pairing) return;
+    replyReach('reconnecting', '');
+    app.current?.offline();
+  });
   // Back online: say so at once rather than at the next message.
   window.addEventListener('online', () => {
-    if (app.pairing && !app.current && ui.conn.textContent === 'Desktop unreachable') void connect();
+    if (app.pairing && !app.current && /^(Desktop unreachable|Reconnecting…)$/.test(ui.conn.textContent ?? '')) void connect();
   });
 
   // The pairing link opened again while the page is open (a rotated token): only the fragment

@@ -159,3 +159,30 @@ describe('a stalled connection never looks healthy', () => {
     expect(await page.locator('.msg.assistant.failed').count()).toBe(0);
   });
 });
+
+describe('jump to the latest', () => {
+  it('shows ↓ when the reader scrolled up while a reply streams; ↓ returns to the end and follows again', async () => {
+    const { page } = await openChat();
+    const lines = Array.from({ length: 80 }, (_, i) => `Line ${i} of a long answer.\n\n`);
+    desk.ollama.set({ mode: 'normal', chunkDelayMs: 60, reply: lines });
+    await send(page, 'Something long');
+    await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('Line 25');
+    const jump = page.getByRole('button', { name: 'Jump to the latest' });
+    expect(await jump.isVisible()).toBe(false);
+    await page.mouse.wheel(0, -1200);
+    await expect.poll(() => jump.isVisible()).toBe(true);
+    const box = (await jump.boundingBox())!;
+    const composer = (await page.locator('#compose .composer').boundingBox())!;
+    expect(box.y + box.height).toBeLessThanOrEqual(composer.y);
+    await shot(page, 'jump');
+    await jump.click();
+    const gap = () => page.evaluate(() => {
+      const s = document.scrollingElement!;
+      return s.scrollHeight - s.scrollTop - s.clientHeight;
+    });
+    await expect.poll(gap).toBeLessThan(60);
+    expect(await jump.isVisible()).toBe(false);
+    await replyFinished(page, 20_000);
+    expect(await gap()).toBeLessThan(60);
+  });
+});

@@ -186,3 +186,31 @@ describe('jump to the latest', () => {
     expect(await gap()).toBeLessThan(60);
   });
 });
+
+describe('wide content says it scrolls', () => {
+  it('a code block and a table wider than the screen get a shadow at the cut edge and open full width; narrow ones do not', async () => {
+    const { page } = await openChat();
+    const longLine = `const message = ${JSON.stringify('x'.repeat(160))};`;
+    const table = `| ${Array.from({ length: 9 }, (_, i) => `Column${i}`).join(' | ')} |\n|${' --- |'.repeat(9)}\n| ${Array.from({ length: 9 }, (_, i) => `value-${i}-long`).join(' | ')} |\n`;
+    desk.ollama.set({ mode: 'normal', reply: [`Wide:\n\n\`\`\`js\n${longLine}\n\`\`\`\n\nNarrow:\n\n\`\`\`js\nok();\n\`\`\`\n\n${table}`] });
+    await send(page, 'Wide things');
+    await replyFinished(page);
+    const reply = lastReply(page);
+    await expect.poll(() => reply.locator('pre.wide').count()).toBe(1);
+    expect(await reply.locator('table.wide').count()).toBe(1);
+    expect(await reply.locator('pre:not(.wide)').textContent()).toBe('ok();\n');
+    expect(await reply.locator('pre.wide').evaluate((e) => getComputedStyle(e).backgroundImage)).toContain('radial-gradient');
+    expect(await reply.getByRole('button', { name: 'Open the code full width' }).count()).toBe(1);
+    await shot(page, 'wide');
+    await reply.getByRole('button', { name: 'Open the table full width' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Full width' });
+    await dialog.waitFor();
+    expect(await dialog.locator('table').textContent()).toContain('value-8-long');
+    const box = (await dialog.boundingBox())!;
+    expect(box.x).toBe(0);
+    expect(box.width).toBe(375);
+    expect(await axe(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Close full width' }).click();
+    await expect.poll(() => dialog.isHidden()).toBe(true);
+  });
+});

@@ -214,3 +214,30 @@ describe('wide content says it scrolls', () => {
     await expect.poll(() => dialog.isHidden()).toBe(true);
   });
 });
+
+describe('thought time survives a reload', () => {
+  const summary = (page: Page) => page.locator('.msg.assistant').last().locator('details.thinking summary');
+
+  it('"Thought for N s" reads the same after a reload', async () => {
+    desk.ollama.set({ mode: 'thinking', thinking: ['Let', ' me', ' think', ' about', ' it', ' for', ' a', ' while'], chunkDelayMs: 300, reply: ['The', ' answer.'] });
+    const { page } = await openChat();
+    await send(page, 'Think first');
+    await replyFinished(page, 20_000);
+    const before = await summary(page).textContent();
+    expect(before).toMatch(/^Thought for [2-9] s$/);
+    await page.reload();
+    await expect.poll(() => summary(page).textContent().catch(() => '')).toMatch(/^Thought/);
+    expect(await summary(page).textContent()).toBe(before);
+  });
+
+  it('a reload in the middle of the thinking keeps counting from when it began', async () => {
+    desk.ollama.set({ mode: 'thinking', thinking: Array.from({ length: 14 }, (_, i) => ` step${i}`), chunkDelayMs: 250, reply: ['Done', ' thinking.'] });
+    const { page } = await openChat();
+    await send(page, 'Think long');
+    await expect.poll(() => summary(page).textContent(), { timeout: 10_000 }).toMatch(/^Thinking… [2-9] s$/);
+    await page.reload();
+    await replyFinished(page, 20_000);
+    // About 3.5 s of thinking in all, 2 s or more of it before the reload: not counted from the reload.
+    expect(await summary(page).textContent()).toMatch(/^Thought for [3-9] s$/);
+  });
+});

@@ -226,7 +226,7 @@ export function runTurn(c: Chat, resume?: PendingTurn, following?: string): void
   const keep = (turn: Turn) => {
     keptAt = Date.now();
     // A reply the desktop keeps is picked up from there after a reload, not replayed from this phone.
-    if (app.store.persistent && !desktop) writePending({ key: turn.key, chatId: c.id, body: turn.body, lastId: turn.lastId, raw: turn.raw });
+    if (app.store.persistent && !desktop) writePending({ key: turn.key, chatId: c.id, body: turn.body, lastId: turn.lastId, raw: turn.raw, thinkStarted: turn.view.thinkStarted, thinkMs: turn.view.thinkMs });
   };
   const turn = new Turn(app.pairing.token, history(c), {
     finished(t) {

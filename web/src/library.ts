@@ -7,7 +7,7 @@ import { deleteAllClicked, renderChatList, type ChatListActions } from './chatli
 import { IdbStore, MemoryStore, newChat, QuotaError, type Chat, type ChatStore } from './chats';
 import { newKey } from './api';
 import { runTurn, showChat } from './conversation';
-import { desktopChat, DesktopStore, desktopKeepsChats, followChanges } from './desktopChats';
+import { desktopChat, DesktopStore, desktopKeepsChats, followChanges, keepOwn } from './desktopChats';
 import { ui } from './dom';
 import { chatMarkdown, shareMarkdown } from './export';
 import { clearPending } from './pending';
@@ -42,7 +42,7 @@ async function openFromDesktop(token: string, opened: Chat): Promise<void> {
   const now = await desktopChat(token, opened.id);
   // Left, or something started here meanwhile: what the user did since wins.
   if (!now || app.current || app.editing !== null || app.chat !== opened) return;
-  if (now.running || now.chat.updated !== opened.updated || now.chat.messages.length !== opened.messages.length) showChat(now.chat);
+  if (now.running || now.chat.updated !== opened.updated || now.chat.messages.length !== opened.messages.length) showChat(keepOwn(now.chat, opened));
   if (now.running) runTurn(app.chat, { key: newKey(), chatId: opened.id, body: '', lastId: now.running.lastEventId, raw: now.running.text }, opened.id);
 }
 

@@ -50,6 +50,9 @@ export interface ResumeFrom {
   body: string;
   lastId: number | null;
   raw: string;
+  /** When its thinking began (epoch ms), as the earlier page saw it. */
+  thinkStarted?: number;
+  thinkMs?: number;
 }
 
 /** A reply the desktop runs in a conversation it keeps (issue 30): `prepare` writes the chat there and gives its id. */
@@ -97,6 +100,8 @@ export class Turn {
       // Show what the earlier page had, and ask the relay only for what came after it.
       this.lastId = resume.lastId;
       this.raw = resume.raw;
+      this.view.thinkStarted = resume.thinkStarted;
+      this.view.thinkMs = resume.thinkMs;
       this.render();
     }
     setStreaming(true);

@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import { bearer, send as http } from '../helpers/http';
-import { axe, launchBrowser, phone, replyFinished, send, startDesk, type Desk } from './harness';
+import { axe, launchBrowser, phone, replyFinished, SCREENSHOTS, send, startDesk, type Desk } from './harness';
 
 let browser: Browser;
 let desk: Desk;
@@ -56,5 +56,37 @@ describe('thought time on the desktop\'s chats', () => {
     await page.reload();
     await expect.poll(() => summary.textContent().catch(() => '')).toMatch(/^Thought/);
     expect(await summary.textContent()).toBe(before);
+  });
+});
+
+describe('chats kept on the desktop are labelled truthfully', () => {
+  it('the drawer shows the desktop\'s chats and this phone\'s own apart, moves the phone\'s own there, and Settings says where new chats go', async () => {
+    desk.ollama.set({ mode: 'normal', reply: ['Fine.'] });
+    // A chat made while the desktop did not keep chats: on this phone only.
+    keep = false;
+    const page = await open();
+    await send(page, 'Phone only chat');
+    await replyFinished(page);
+    keep = true;
+    await page.reload();
+    await page.locator('#chat').waitFor();
+    await expect.poll(() => page.locator('#history-kept').getAttribute('hidden')).toBeNull();
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await send(page, 'Desktop chat');
+    await replyFinished(page);
+    await page.getByRole('button', { name: 'Chats', exact: true }).click();
+    const list = page.locator('#chat-list');
+    await expect.poll(() => list.locator('h3').allTextContents()).toEqual(['On the desktop', 'Only on this phone']);
+    const order = await list.locator('h3, .chat-title').allTextContents();
+    expect(order).toEqual(['On the desktop', 'Desktop chat', 'Only on this phone', 'Phone only chat']);
+    expect(await axe(page)).toEqual([]);
+    await page.screenshot({ path: `${SCREENSHOTS}/daily-desktop-drawer.png` });
+    await list.getByRole('button', { name: 'Move it to the desktop' }).click();
+    await expect.poll(() => list.locator('h3').allTextContents()).toEqual(['On the desktop']);
+    const kept = await http(desk.relay.url, '/v1/conversations', { headers: bearer(desk.relay.token) });
+    expect(kept.json.conversations.map((c: { title: string }) => c.title).sort()).toEqual(['Desktop chat', 'Phone only chat']);
+    await page.keyboard.press('Escape');
+    await page.getByRole('button', { name: 'Settings', exact: true }).click();
+    expect(await page.locator('#chats-where').textContent()).toMatch(/^New chats are kept on the desktop \(deskrelay-desktop\): every phone paired with it sees them\./);
   });
 });

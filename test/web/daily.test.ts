@@ -241,3 +241,45 @@ describe('thought time survives a reload', () => {
     expect(await summary(page).textContent()).toMatch(/^Thought for [3-9] s$/);
   });
 });
+
+describe('words a person uses', () => {
+  const PNG_1PX = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+
+  it('the model bar names the model, the header says "Connected" and the computer, the photo budget has no needless decimals', async () => {
+    const { page } = await openChat();
+    await expect.poll(() => page.locator('#model-name').textContent()).toBe('qwen3');
+    expect(await page.locator('#conn').textContent()).toBe('Connected · deskrelay-desktop');
+    await page.locator('#photo-input').setInputFiles([{ name: 'dot.png', mimeType: 'image/png', buffer: PNG_1PX }]);
+    await expect.poll(() => page.locator('#photo-budget').textContent()).toBe('1 photo · 0.1 of 9.5 MB');
+  });
+
+  it('the chats drawer: Today groups, a search box, one menu per row, titles on at most two lines', async () => {
+    const { page } = await openChat();
+    const long = 'A very long question about the weather in Lisbon and Porto and Faro over the next three weeks, with the tides too';
+    for (const text of ['Groceries for the week', long]) {
+      desk.ollama.set({ mode: 'normal', reply: ['Fine.'] });
+      await send(page, text);
+      await replyFinished(page);
+      await page.getByRole('button', { name: 'New chat' }).click();
+    }
+    await page.getByRole('button', { name: 'Chats', exact: true }).click();
+    const list = page.locator('#chat-list');
+    await expect.poll(() => list.locator('.chat-title').count()).toBe(2);
+    expect(await list.getByRole('heading').allTextContents()).toEqual(['Today']);
+    // One menu per row: no Rename or Delete on show until it is opened.
+    expect(await list.getByRole('button', { name: /^(Rename|Delete|Export) / }).count()).toBe(0);
+    expect(await list.getByRole('button', { name: /^More for / }).count()).toBe(2);
+    const lines = await list.locator('.chat-title').first().evaluate((e) => Math.round(e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight)));
+    expect(lines).toBe(2);
+    await list.getByRole('button', { name: 'More for “Groceries for the week”' }).click();
+    expect(await list.getByRole('menuitem').allTextContents()).toEqual(['Rename', 'System prompt', 'Export', 'Delete']);
+    await shot(page, 'drawer-menu');
+    expect(await axe(page)).toEqual([]);
+    await page.keyboard.press('Escape');
+    await page.getByLabel('Search chats').fill('grocer');
+    expect(await list.locator('.chat-title').allTextContents()).toEqual(['Groceries for the week']);
+    await page.getByLabel('Search chats').fill('nothing like it');
+    expect(await list.locator('.chat-title').count()).toBe(0);
+    expect(await page.locator('#history-empty').textContent()).toBe('No chat matches.');
+  });
+});

@@ -15,6 +15,9 @@ import type { ContentPart } from './turn';
 const PATH = '/v1/conversations';
 const DESKTOP_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** Whether a chat is on the desktop (it took the desktop's id when it was written there). */
+export const onDesktop = (id: string): boolean => DESKTOP_ID.test(id);
+
 interface Summary {
   id: string;
   title: string;

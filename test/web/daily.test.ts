@@ -283,3 +283,22 @@ describe('words a person uses', () => {
     expect(await page.locator('#history-empty').textContent()).toBe('No chat matches.');
   });
 });
+
+describe('axe-core on the chat screen', () => {
+  it('finds nothing serious in light or dark: a reply with wide code streaming (↓ on show) and finished', async () => {
+    for (const scheme of ['light', 'dark'] as const) {
+      const { page } = await openChat(scheme);
+      await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
+      const lines = Array.from({ length: 50 }, (_, i) => `Line ${i}.\n\n`);
+      desk.ollama.set({ mode: 'normal', chunkDelayMs: 40, reply: [`\`\`\`js\nconst x = ${JSON.stringify('y'.repeat(120))};\n\`\`\`\n\n`, ...lines] });
+      await send(page, `Colours (${scheme})`);
+      await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('Line 20');
+      await page.mouse.wheel(0, -1500);
+      await expect.poll(() => page.getByRole('button', { name: 'Jump to the latest' }).isVisible()).toBe(true);
+      expect(await axe(page), `${scheme} streaming`).toEqual([]);
+      await replyFinished(page, 20_000);
+      expect(await axe(page), `${scheme} finished`).toEqual([]);
+      await shot(page, `chat-${scheme}`);
+    }
+  });
+});

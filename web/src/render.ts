@@ -5,6 +5,7 @@
 import { decorateCode } from './code';
 import { el, scroller, ui } from './dom';
 import { renderMarkdown } from './markdown';
+import { focusableScrollers } from './wide';
 import { photoUrl, type Photo } from './photos';
 
 export { renderMarkdown };
@@ -205,6 +206,7 @@ export function renderReply(v: AssistantView, raw: string, streaming = false): v
     v.thinkingText.textContent = thinking.trim();
   }
   v.reply.innerHTML = renderMarkdown(streaming ? closeOpenSpans(answer) : answer);
+  focusableScrollers(v.reply);
   scrollToEnd();
 }
 

@@ -44,8 +44,14 @@ function openWide(box: HTMLElement, opener: HTMLElement): void {
   openLayer(v.layer, opener, () => v.body.replaceChildren());
 }
 
+/** Code and tables scroll sideways, so a keyboard must be able to reach them (axe: scrollable-region-focusable). */
+export function focusableScrollers(root: HTMLElement): void {
+  for (const box of root.querySelectorAll<HTMLElement>('pre, table')) box.tabIndex = 0;
+}
+
 /** Marks each code block and table in `root` that is wider than its column, and gives it "Full width". */
 export function markWide(root: HTMLElement): void {
+  focusableScrollers(root);
   for (const box of root.querySelectorAll<HTMLElement>('pre, table')) {
     if (box.classList.contains('wide') || box.scrollWidth <= box.clientWidth + 1) continue;
     box.classList.add('wide');

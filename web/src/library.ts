@@ -3,7 +3,7 @@
  * delete all), "Keep chats on this phone", and New chat.
  */
 import { app, KEEP_CHATS_KEY } from './app';
-import { deleteAllClicked, renderChatList, type ChatListActions, type Place } from './chatlist';
+import type { ChatListActions, Place } from './chatlist';
 import { IdbStore, MemoryStore, newChat, QuotaError, type Chat, type ChatStore } from './chats';
 import { newKey } from './api';
 import { runTurn, showChat } from './conversation';
@@ -55,10 +55,20 @@ export async function refreshList(): Promise<void> {
   drawList();
 }
 
+// The drawer's list is not on screen at first paint: its code comes just after (a chunk of its own).
+let chatListModule: Promise<typeof import('./chatlist')> | undefined;
+const chatList = () =>
+  (chatListModule ??= import('./chatlist').catch((err: unknown) => {
+    chatListModule = undefined;
+    throw err;
+  }));
+
 /** The list as it is now (a search typed, the chats read again). */
 function drawList(): void {
   const placeOf = app.store instanceof DesktopStore ? (c: Chat): Place => (onDesktop(c.id) ? 'desktop' : 'phone') : undefined;
-  renderChatList(app.chats, app.chat.messages.length ? app.chat.id : null, listActions, placeOf);
+  const chats = app.chats;
+  const current = app.chat.messages.length ? app.chat.id : null;
+  void chatList().then((m) => m.renderChatList(chats, current, listActions, placeOf), () => undefined);
 }
 
 /** This chat's own instructions, in a sheet of their own (the chat's menu, or the new chat's screen). */
@@ -225,7 +235,7 @@ export function initLibrary(): void {
     showHistory(false);
   });
   ui.historyClose.addEventListener('click', () => showHistory(false));
-  ui.deleteAll.addEventListener('click', () => deleteAllClicked(listActions));
+  ui.deleteAll.addEventListener('click', () => void chatList().then((m) => m.deleteAllClicked(listActions), () => undefined));
   ui.keepChats.addEventListener('change', () => void setKeepChats(ui.keepChats.checked));
   ui.chatSearch.addEventListener('input', drawList);
   ui.systemOpen.addEventListener('click', () => openSystemPrompt(ui.systemOpen));

@@ -28,9 +28,21 @@ let voiceModule: VoiceModule | undefined;
 /** Read as the page loads: taking the pairing token out of the address bar also drops the query. */
 const launchSearch = location.search;
 
+/** A stylesheet beside the page, added once; settled either way (unstyled beats absent). */
+function stylesheet(href: string): Promise<void> {
+  return new Promise((resolve) => {
+    const link = document.createElement('link');
+    link.rel = 'stylesheet';
+    link.href = href;
+    link.onload = link.onerror = () => resolve();
+    document.head.append(link);
+  });
+}
+
 function loadAgent(): Promise<AgentModule> {
-  agentModule ??= import('./agent/screen').then(
-    (m) => {
+  // The agent's styles come with its code (agent.css), not with the page's first paint.
+  agentModule ??= Promise.all([import('./agent/screen'), stylesheet('agent.css')]).then(
+    ([m]) => {
       m.initAgent(launchSearch);
       return m;
     },
@@ -52,8 +64,9 @@ let voiceLoading = false;
 function loadVoice(): void {
   if (voiceModule || voiceLoading) return;
   voiceLoading = true;
-  import('./voiceChat').then(
-    (m) => {
+  // Its styles come with it (voice.css), like the agent's.
+  Promise.all([import('./voiceChat'), stylesheet('voice.css')]).then(
+    ([m]) => {
       voiceModule = m;
       m.initVoice();
     },

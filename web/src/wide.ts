@@ -6,43 +6,6 @@
  * model's becomes markup.
  */
 import { el, ui } from './dom';
-import { icon } from './ui/icons';
-import { closeLayer, openLayer } from './ui/layer';
-
-let view: { layer: HTMLElement; body: HTMLElement } | undefined;
-
-function wideView(): NonNullable<typeof view> {
-  if (view) return view;
-  const layer = el('section', 'sheet wide-view');
-  layer.hidden = true;
-  layer.setAttribute('role', 'dialog');
-  layer.setAttribute('aria-modal', 'true');
-  layer.setAttribute('aria-label', 'Full width');
-  const head = el('div', 'sheet-head');
-  const close = el('button', 'icon');
-  close.type = 'button';
-  close.setAttribute('aria-label', 'Close full width');
-  const x = icon('back');
-  x.firstElementChild!.setAttribute('d', 'M6 6l12 12M18 6 6 18');
-  close.append(x);
-  close.addEventListener('click', closeLayer);
-  head.append(el('h2', '', 'Full width'), close);
-  const body = el('div', 'wide-body reply');
-  // It scrolls both ways: reachable by keyboard too.
-  body.tabIndex = 0;
-  body.setAttribute('role', 'region');
-  body.setAttribute('aria-label', 'Content, full width');
-  layer.append(head, body);
-  document.body.append(layer);
-  view = { layer, body };
-  return view;
-}
-
-function openWide(box: HTMLElement, opener: HTMLElement): void {
-  const v = wideView();
-  v.body.replaceChildren(box.cloneNode(true));
-  openLayer(v.layer, opener, () => v.body.replaceChildren());
-}
 
 /** Code and tables scroll sideways, so a keyboard must be able to reach them (axe: scrollable-region-focusable). */
 export function focusableScrollers(root: HTMLElement): void {
@@ -58,7 +21,8 @@ export function markWide(root: HTMLElement): void {
     const open = el('button', 'wide-open', 'Full width');
     open.type = 'button';
     open.setAttribute('aria-label', box.tagName === 'TABLE' ? 'Open the table full width' : 'Open the code full width');
-    open.addEventListener('click', () => openWide(box, open));
+    // The full-width view is its own chunk: most replies never need it.
+    open.addEventListener('click', () => void import('./wideView').then((m) => m.openWide(box, open), () => undefined));
     const bar = box.parentElement?.classList.contains('code-block') ? box.parentElement.querySelector('.code-bar') : null;
     if (bar) bar.lastElementChild?.before(open);
     else {

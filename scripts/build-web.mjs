@@ -26,6 +26,9 @@ export const SHELL = [
   '/',
   '/app.js',
   '/app.css',
+  // The agent's styles, loaded with its chunk (main.ts), kept so the agent opens offline.
+  '/agent.css',
+  '/voice.css',
   '/manifest.webmanifest',
   '/icons/icon-192.png',
   '/icons/icon-512.png',
@@ -101,7 +104,7 @@ export async function buildWeb() {
 }
 
 /** What the relay serves compressed (sirv picks `.br`, then `.gz`, by the request's Accept-Encoding), with every chunk. */
-export const COMPRESSED = ['index.html', 'app.css', 'app.js', 'sw.js', 'manifest.webmanifest', 'vendor/highlight.js', 'vendor/jsqr.js'];
+export const COMPRESSED = ['index.html', 'app.css', 'agent.css', 'voice.css', 'app.js', 'sw.js', 'manifest.webmanifest', 'vendor/highlight.js', 'vendor/jsqr.js'];
 
 /** The chunks of the last build, as paths under media/web. */
 export async function chunkFiles() {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { lastReply, phone, replyFinished, SCREENSHOTS, send, usePhoneSuite, openSettings, closeSettings } from './harness';
+import { lastReply, phone, replyFinished, SCREENSHOTS, send, usePhoneSuite } from './harness';
 
 const suite = usePhoneSuite({ mode: 'normal' });
 const { desk, cleanups } = suite;
@@ -117,9 +117,10 @@ describe('chat actions', () => {
 
   it('a per-chat system prompt reaches the provider as the first message, and stays with its chat', async () => {
     const { page } = await openChat('dark');
-    await openSettings(page);
+    // The chat's own instructions: from the new chat's screen (issue 38: no longer in Settings).
+    await page.getByRole('button', { name: 'Give this chat instructions (system prompt)' }).click();
     await page.getByLabel('System prompt for this chat').fill('You are a pirate. Answer in one line.');
-    await closeSettings(page);
+    await page.getByRole('button', { name: 'Close instructions' }).click();
     await turn(page, 'Hello', ['Arr.']);
     expect(lastSent()).toEqual([
       { role: 'system', content: 'You are a pirate. Answer in one line.' },
@@ -136,6 +137,12 @@ describe('chat actions', () => {
     expect(lastSent()).toEqual([{ role: 'user', content: 'Plain' }]);
     await page.getByRole('button', { name: 'Chats', exact: true }).click();
     await page.getByRole('button', { name: /^Hello/ }).click();
+    expect(await page.getByLabel('System prompt for this chat').inputValue()).toBe('You are a pirate. Answer in one line.');
+    // And from the chat's own menu in the list.
+    await page.getByRole('button', { name: 'Chats', exact: true }).click();
+    await page.getByRole('button', { name: 'More for “Hello”' }).click();
+    await page.getByRole('menuitem', { name: 'System prompt of “Hello”' }).click();
+    expect(await page.getByLabel('System prompt for this chat').isVisible()).toBe(true);
     expect(await page.getByLabel('System prompt for this chat').inputValue()).toBe('You are a pirate. Answer in one line.');
   });
 

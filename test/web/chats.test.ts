@@ -110,7 +110,8 @@ describe('chats kept on this phone', () => {
     await page.getByRole('button', { name: 'New chat' }).click();
     await chatTurn(page, 'gamma question', 'c');
     await openList(page);
-    await page.getByRole('button', { name: 'Rename “beta question”' }).click();
+    await page.getByRole('button', { name: 'More for “beta question”' }).click();
+    await page.getByRole('menuitem', { name: 'Rename “beta question”' }).click();
     await page.getByLabel('Chat title').fill('Renamed beta');
     await page.getByLabel('Chat title').press('Enter');
     await expect.poll(() => titles(page)).toContain('Renamed beta');
@@ -119,7 +120,8 @@ describe('chats kept on this phone', () => {
     await openList(page);
     expect(await titles(page)).toContain('Renamed beta');
 
-    await page.getByRole('button', { name: 'Delete “alpha question”' }).click();
+    await page.getByRole('button', { name: 'More for “alpha question”' }).click();
+    await page.getByRole('menuitem', { name: 'Delete “alpha question”' }).click();
     await expect.poll(async () => (await titles(page)).sort()).toEqual(['Renamed beta', 'gamma question']);
     expect((await storedChats(page)).chats.map((c) => c.title).sort()).toEqual(['Renamed beta', 'gamma question']);
     await page.reload();
@@ -196,7 +198,7 @@ describe('pairing kept on the phone', () => {
     expect(await page.evaluate(() => JSON.stringify((globalThis as any).localStorage) + JSON.stringify((globalThis as any).sessionStorage))).not.toMatch(/dr_|drd_/);
     const again = await newTab(context);
     await again.locator('#chat').waitFor();
-    await expect.poll(() => again.locator('#conn').textContent()).toContain('v9.8.7');
+    await expect.poll(() => again.locator('#conn').textContent()).toContain('Connected · ');
     await openSettings(again);
     await again.screenshot({ path: join(SCREENSHOTS, 'settings.png') });
 

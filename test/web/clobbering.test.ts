@@ -30,6 +30,7 @@ const PAGE_IDS = [
   'settings-sheet', 'settings-title', 'settings-close', 'unpair-confirm', 'unpair-cancel', 'unpair-yes',
   'device', 'device-name', 'device-note',
   'toast', 'toast-text', 'toast-undo', 'history-close',
+  'system-open', 'chat-search', 'chats-where', 'system-sheet', 'system-title', 'system-close',
 ];
 
 async function openChat(): Promise<{ page: Page }> {

@@ -172,14 +172,14 @@ describe('at 320 px', () => {
 });
 
 describe('the layers', () => {
-  it('settings live in a sheet: desktop, Test connection, system prompt, phone choices; Unpair asks first', async () => {
+  it('settings live in a sheet: desktop, Test connection, phone choices (the system prompt is the chat\'s own); Unpair asks first', async () => {
     const page = await openChat();
     expect(await page.getByRole('button', { name: 'Test connection' }).isVisible()).toBe(false);
     await page.getByRole('button', { name: 'Settings' }).click();
     expect(await page.locator('#settings-sheet').isVisible()).toBe(true);
     expect(await page.locator('#info-version').textContent()).toBe('9.8.7');
     for (const name of ['Test connection', 'Forget this desktop', 'Unpair']) expect(await page.getByRole('button', { name, exact: true }).first().isVisible()).toBe(true);
-    expect(await page.getByLabel('System prompt for this chat').isVisible()).toBe(true);
+    expect(await page.getByLabel('System prompt for this chat').isVisible()).toBe(false);
     expect(await page.getByLabel('Keep chats on this phone').isVisible()).toBe(true);
     await shot(page, 'settings');
     await page.locator('#unpair').click();
@@ -215,7 +215,8 @@ describe('the layers', () => {
     expect(title.lines).toBeGreaterThanOrEqual(2);
     await shot(page, 'drawer');
     // Delete the open chat: a new one opens, and Undo brings the deleted one back.
-    await page.getByRole('button', { name: 'Delete “Second one”' }).click();
+    await page.getByRole('button', { name: 'More for “Second one”' }).click();
+    await page.getByRole('menuitem', { name: 'Delete “Second one”' }).click();
     await expect.poll(() => page.locator('#chat-list .chat-title').allTextContents()).toEqual([long]);
     expect(await page.locator('#chat-heading').textContent()).toBe('New chat');
     expect(await page.locator('#toast').isVisible()).toBe(true);

@@ -107,7 +107,8 @@ describe('chats kept on the desktop, in the web client', () => {
 
     // Delete on B: gone on the desktop and from A's drawer, without reopening it.
     await openList(b);
-    await b.getByRole('button', { name: 'Delete “Paris facts”' }).click();
+    await b.getByRole('button', { name: 'More for “Paris facts”' }).click();
+    await b.getByRole('menuitem', { name: 'Delete “Paris facts”' }).click();
     await expect.poll(() => titles(a), { timeout: 10_000 }).toEqual([]);
     expect((await http(relay.url, '/v1/conversations', { headers: bearer(relay.token) })).json.conversations).toEqual([]);
   });
@@ -126,7 +127,8 @@ describe('chats kept on the desktop, in the web client', () => {
     await openList(a);
     await expect.poll(() => titles(a)).toEqual(['Trip', 'Groceries']);
 
-    await a.getByRole('button', { name: 'Rename “Groceries”' }).click();
+    await a.getByRole('button', { name: 'More for “Groceries”' }).click();
+    await a.getByRole('menuitem', { name: 'Rename “Groceries”' }).click();
     const input = a.locator('#chat-list .chat-title-input');
     await input.fill('Groceries for Sat');
     // Another phone renames the other chat: this drawer hears it through the feed and redraws.
@@ -346,7 +348,8 @@ describe('chats kept on the desktop, in the web client', () => {
     const id = (await idOf())!;
     const desktops = await http(relay.url, `/v1/conversations/${id}/export`, { headers: bearer(relay.token) });
     await openList(a);
-    await a.getByRole('button', { name: 'Export “Capital of France?” as Markdown' }).click();
+    await a.getByRole('button', { name: 'More for “Capital of France?”' }).click();
+    await a.getByRole('menuitem', { name: 'Export “Capital of France?” as Markdown' }).click();
     const shared = await a.waitForFunction(() => (window as any).__shared).then((h) => h.jsonValue());
     expect(shared.title).toBe('Capital of France?');
     expect(shared.files).toHaveLength(1);
@@ -366,7 +369,8 @@ describe('chats kept on the desktop, in the web client', () => {
     await replyFinished(b);
     await openList(b);
     const exportsBefore = relay.logLines.filter((l) => l.includes('/export')).length;
-    const [download] = await Promise.all([b.waitForEvent('download'), b.getByRole('button', { name: 'Export “Capital of Italy?” as Markdown' }).click()]);
+    await b.getByRole('button', { name: 'More for “Capital of Italy?”' }).click();
+    const [download] = await Promise.all([b.waitForEvent('download'), b.getByRole('menuitem', { name: 'Export “Capital of Italy?” as Markdown' }).click()]);
     expect(download.suggestedFilename()).toBe('Capital-of-Italy.md');
     const text = readFileSync((await download.path())!, 'utf8');
     expect(text).toMatch(/^# Capital of Italy\?\n\n_Exported from DeskRelay, last updated \d{4}-\d\d-\d\dT[\d:.]+Z\._\n\n## You\n\nCapital of Italy\?\n\n## Assistant\n\nRome\.\n$/);

@@ -49,7 +49,7 @@ async function pairedPhone(): Promise<{ page: Page; device: DeviceInfo; seen: Re
   const seen = recordAuth(page);
   await page.goto(webClientLink(desk.relay.url, desk.relay.token));
   await page.locator('#chat').waitFor();
-  await expect.poll(() => page.locator('#conn').textContent()).toContain('v9.8.7');
+  await expect.poll(() => page.locator('#conn').textContent()).toContain('Connected · ');
   const added = (await devices()).filter((d) => !before.has(d.id));
   expect(added).toHaveLength(1);
   return { page, device: added[0]!, seen };
@@ -109,9 +109,9 @@ describe('pairing registers this phone', () => {
     const { page } = await openPhone();
     const seen = recordAuth(page);
     await pairByPaste(page, desk.relay.url, pairingJson(desk.relay.url, desk.relay.token));
-    await expect.poll(() => page.locator('#conn').textContent()).toContain('v9.8.7');
+    await expect.poll(() => page.locator('#conn').textContent()).toContain('Connected · ');
     await page.reload();
-    await expect.poll(() => page.locator('#conn').textContent()).toContain('v9.8.7');
+    await expect.poll(() => page.locator('#conn').textContent()).toContain('Connected · ');
     const mine = (await devices()).slice(before);
     expect(mine.map((d) => d.name)).toEqual([BROWSER_NAME]);
     expect(seen.filter((r) => r.path === '/v1/devices' && r.method === 'POST')).toHaveLength(1);
@@ -206,7 +206,7 @@ describe('a phone the desk removed', () => {
       });
       await page.goto(webClientLink(proxy.url, desk.relay.token));
       await page.locator('#chat').waitFor();
-      await expect.poll(() => page.locator('#conn').textContent()).toContain('v9.8.7');
+      await expect.poll(() => page.locator('#conn').textContent()).toContain('Connected · ');
       const device = (await devices()).find((d) => !before.has(d.id))!;
       await send(page, 'count slowly');
       await expect.poll(() => lastReply(page).textContent()).toContain('two');

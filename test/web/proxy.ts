@@ -8,6 +8,9 @@
  *   proxy.url                        // load the page from here
  *   proxy.cut()                      // destroy every open connection, both sides
  *   proxy.holdStreams = true         // text/event-stream responses are buffered until they end
+ *   proxy.stall(true)                // the network goes silent: no byte of any response gets through
+ *                                    // (nor a new connection's answer) until stall(false)
+ *   proxy.refuse = true              // new connections are reset at once (the desktop is unreachable)
  */
 import { createServer, request, type IncomingMessage } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
@@ -15,6 +18,10 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 export interface TestProxy {
   url: string;
   holdStreams: boolean;
+  /** New connections are reset as soon as they open. */
+  refuse: boolean;
+  /** true: every response (open and new) is held back, connections stay open; false: what was held flows on. */
+  stall(on: boolean): void;
   /** Requests seen, as `METHOD path` (no query, no headers). */
   seen: string[];
   /** Requests that carried a bearer token, as `METHOD path token` (which token a client sends where). */
@@ -28,6 +35,8 @@ export interface TestProxy {
 export async function startProxy(target: string): Promise<TestProxy> {
   let upstream = new URL(target);
   const sockets = new Set<Socket>();
+  let stalled = false;
+  const held = new Set<() => void>();
   const track = (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
@@ -35,6 +44,13 @@ export async function startProxy(target: string): Promise<TestProxy> {
   const state: TestProxy = {
     url: '',
     holdStreams: false,
+    refuse: false,
+    stall(on) {
+      stalled = on;
+      if (on) return;
+      for (const go of [...held]) go();
+      held.clear();
+    },
     seen: [],
     bearers: [],
     cut() {
@@ -69,9 +85,26 @@ export async function startProxy(target: string): Promise<TestProxy> {
           });
           return;
         }
-        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-        res.flushHeaders();
-        upRes.pipe(res);
+        const pass = () => {
+          if (res.destroyed) return;
+          res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+          res.flushHeaders();
+          upRes.on('data', (c: Buffer) => {
+            if (!stalled) return void res.write(c);
+            // Silence: the bytes wait (in order) until the stall ends.
+            upRes.pause();
+            held.add(() => {
+              if (!res.destroyed) res.write(c);
+              upRes.resume();
+            });
+          });
+          upRes.on('end', () => {
+            if (!stalled) return void res.end();
+            held.add(() => void (res.destroyed || res.end()));
+          });
+        };
+        if (stalled) held.add(pass);
+        else pass();
       },
     );
     up.on('error', () => res.destroy());
@@ -81,7 +114,10 @@ export async function startProxy(target: string): Promise<TestProxy> {
     });
     req.pipe(up);
   });
-  server.on('connection', track);
+  server.on('connection', (s: Socket) => {
+    if (state.refuse) return void s.resetAndDestroy();
+    track(s);
+  });
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     state.seen.push(`${req.method} ${(req.url ?? '').split('?')[0]} (upgrade)`);
     track(socket);

@@ -110,6 +110,9 @@ describe('weight', () => {
   // Voice, devices and the desk's kept chats then took it to 66.8 KiB (68,418 bytes); the agent's
   // screens and voice became chunks of their own, fetched after the page is up (and kept by the
   // service worker), which brought the shell back to 59.2 KiB (60,622 bytes; 52.3 KiB brotli): the budget stays 60.
+  // Issue 38 (a day with the app: the drawer's groups and menus, wide blocks, ↓, the layout) took
+  // it to 63.0 KiB; the agent's and voice's styles then went with their chunks (agent.css,
+  // voice.css), the drawer's list and the full-width view became chunks: 59.8 KiB (61,265 bytes).
   // 60 → 61 KiB (issue 36): the device kept in IndexedDB, 401s worded by their code, the pairing
   // screen's scan and code controls and the devices list's styles took it from 59.4 to 60.5 KiB
   // (61,905 bytes); the pairing screen, the devices list, key making, the device's default name
@@ -146,7 +149,8 @@ describe('service worker', () => {
     const chunks = readdirSync(join(__dirname, '..', '..', 'media', 'web', 'chunks')).filter((f) => f.endsWith('.js')).map((f) => `/chunks/${f}`);
     expect(chunks.some((f) => f.startsWith('/chunks/screen-'))).toBe(true);
     expect(chunks.some((f) => f.startsWith('/chunks/voiceChat-'))).toBe(true);
-    expect(paths).toEqual(['/', '/app.css', '/app.js', '/icons/apple-touch-icon.png', '/icons/icon-192.png', '/icons/icon-512.png', '/manifest.webmanifest', '/vendor/highlight.js', ...chunks].sort());
+    // agent.css and voice.css come with their chunks (issue 38), and are kept too.
+    expect(paths).toEqual(['/', '/agent.css', '/app.css', '/app.js', '/voice.css', '/icons/apple-touch-icon.png', '/icons/icon-192.png', '/icons/icon-512.png', '/manifest.webmanifest', '/vendor/highlight.js', ...chunks].sort());
     for (const c of cached) {
       expect(c.url).not.toContain('/v1');
       expect(c.url).not.toContain(desk.relay.token);

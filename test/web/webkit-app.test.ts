@@ -94,6 +94,7 @@ describe('WebKit: the installed app', () => {
       await expect.poll(() => titles(s)).toEqual(['second webkit chat', 'first webkit chat']);
       writeFileSync(join(SCREENSHOTS, 'webkit-chats.png'), await s.screenshot());
       // Delete one, then all (a second tap confirms).
+      await click(s, '#chat-list li:last-child .chat-more');
       await click(s, '#chat-list li:last-child .chat-delete');
       await expect.poll(() => titles(s)).toEqual(['second webkit chat']);
       expect((await stored(s)).titles).toEqual(['second webkit chat']);
@@ -124,14 +125,14 @@ describe('WebKit: chat actions', () => {
     await withSession(desk.relay.url, async (s) => {
       // The page's clipboard call, captured (WebKit asks the user before a page may read it back).
       await s.exec(`window.__copied = []; Object.defineProperty(navigator, 'clipboard', { configurable: true, value: { writeText: (t) => { window.__copied.push(t); return Promise.resolve(); } } });`);
-      await click(s, '#menu-open');
+      await click(s, '#system-open');
       const prompt = await s.waitFor('#system-prompt');
       await whenInteractable(async () => {
         await s.clear(prompt);
         await s.type(prompt, 'Answer like a poet.');
       });
-      // The system prompt lives in the settings sheet; it is saved as typed.
-      await click(s, '#settings-close');
+      // The system prompt lives in the chat's own sheet; it is saved as typed.
+      await click(s, '#system-close');
       await turn(s, 'Show code', 'Here:\n\n```js\nconst x = 1;\n```\n');
       expect(lastSent()[0]).toEqual({ role: 'system', content: 'Answer like a poet.' });
       await click(s, '.reply .copy-code');

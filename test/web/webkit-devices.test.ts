@@ -45,7 +45,7 @@ async function paired(run: (s: Session, device: DeviceInfo) => Promise<void>): P
     const before = new Set((await devices()).map((d) => d.id));
     await s.go(webClientLink(proxy.url, desk.relay.token));
     await s.waitFor('#chat');
-    await expect.poll(() => s.textOf('#conn')).toContain('v9.8.7');
+    await expect.poll(() => s.textOf('#conn')).toContain('Connected · ');
     const added = (await devices()).filter((d) => !before.has(d.id));
     expect(added).toHaveLength(1);
     await run(s, added[0]!);

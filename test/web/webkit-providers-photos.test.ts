@@ -31,7 +31,7 @@ describe('WebKit: provider header and photos', () => {
       await s.setWindowRect({ width: 375, height: 812 });
       await s.go(webClientLink(desk.relay.url, desk.relay.token));
       await s.waitFor('#chat');
-      await expect.poll(() => s.textOf('#model-name'), { timeout: 10_000 }).toBe('local · qwen3');
+      await expect.poll(() => s.textOf('#model-name'), { timeout: 10_000 }).toBe('qwen3');
       expect(await s.exec<boolean>('return document.querySelector("#model-change").hidden;')).toBe(true);
 
       // What the file picker hands the page: a File on the input, then its change event.

@@ -6,6 +6,7 @@
  */
 import type { HLJSApi } from 'highlight.js';
 import { el } from './dom';
+import { markWide } from './wide';
 
 /** Copies text to the clipboard; the older execCommand path for browsers without the API. */
 export async function copyText(text: string): Promise<boolean> {
@@ -64,7 +65,7 @@ function loadHighlighter(): Promise<HLJSApi | null> {
 /** Adds the copy buttons and highlighting to the code blocks of a rendered (sanitised) reply. */
 export function decorateCode(reply: HTMLElement): void {
   const blocks = [...reply.querySelectorAll('pre > code')] as HTMLElement[];
-  if (!blocks.length) return;
+  if (!blocks.length) return markWide(reply);
   for (const code of blocks) {
     const pre = code.parentElement!;
     const wrap = el('div', 'code-block');
@@ -74,6 +75,7 @@ export function decorateCode(reply: HTMLElement): void {
     bar.append(el('span', 'code-lang', lang), copyButton('Copy code', 'copy-code', () => code.textContent ?? ''));
     wrap.append(bar, pre);
   }
+  markWide(reply);
   void loadHighlighter().then((hljs) => {
     if (!hljs) return;
     for (const code of blocks) {

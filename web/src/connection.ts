@@ -24,6 +24,9 @@ import { showHistory } from './library';
 
 export type Health = 'ok' | 'connecting' | 'down';
 
+/** The header's second line when all is well: the state and the computer, in a person's words (the version is in Settings). */
+const connectedTo = (info: { hostname?: string }) => (info.hostname ? `Connected · ${info.hostname}` : 'Connected');
+
 /** The header's dot (green, amber, red) and its words; red comes with the banner saying why. */
 export function setHealth(health: Health, text: string, why = ''): void {
   ui.statusDot.className = `dot ${health}`;
@@ -37,7 +40,7 @@ export function setHealth(health: Health, text: string, why = ''): void {
 export function replyReach(state: 'ok' | 'reconnecting' | 'unreachable', why: string): void {
   if (state === 'ok') {
     if (ui.statusDot.classList.contains('ok')) return;
-    if (app.info) setHealth('ok', `${app.info.hostname} · v${app.info.version}`);
+    if (app.info) setHealth('ok', connectedTo(app.info));
     else void connect();
   } else if (state === 'reconnecting') setHealth('connecting', 'Reconnecting…');
   else setHealth('down', 'Desktop unreachable', why);
@@ -155,7 +158,7 @@ export async function connect(): Promise<boolean> {
     ui.infoVersion.textContent = String(info.version ?? '');
     setHealth(
       'ok',
-      `${info.hostname} · v${info.version}`,
+      connectedTo(info),
       info.providerConfigured === false ? 'The desktop has no usable provider selected: switch to a local provider on the desktop before chatting.' : '',
     );
     showChatScreen();

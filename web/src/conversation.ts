@@ -11,7 +11,7 @@ import { forgetDesktop, onUnauthorized, replyReach } from './connection';
 import { DesktopStore } from './desktopChats';
 import { refreshList, save } from './library';
 import { clearPending, readPending, writePending, type PendingTurn } from './pending';
-import { MAX_PHOTOS, MAX_REQUEST_BYTES, MAX_REQUEST_PHOTO_BYTES, sentBytes, setPending, type Photo } from './photos';
+import { formatMb, MAX_PHOTOS, MAX_REQUEST_BYTES, MAX_REQUEST_PHOTO_BYTES, sentBytes, setPending, type Photo } from './photos';
 import { answeringModel } from './providers';
 import { assistantMessage, followScroll, markFinished, renderReply, setStatus, userMessage, withoutThinking, type AssistantView, type MessageView } from './render';
 import { Turn, type WireMessage } from './turn';
@@ -61,7 +61,7 @@ export function requestTooLarge(text: string, images: Photo[]): string {
   const photos = messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type === 'image'));
   const limit = photos ? MAX_REQUEST_BYTES : MAX_TEXT_REQUEST_BYTES;
   if (size <= limit) return '';
-  const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+  const mb = formatMb;
   return `This message is too large to send: ${mb(size)} MB of the ${mb(limit)} MB the desktop takes${photos ? '. Remove a photo, then send it.' : '. Shorten it or start a new chat.'}`;
 }
 
@@ -226,7 +226,7 @@ export function runTurn(c: Chat, resume?: PendingTurn, following?: string): void
   const keep = (turn: Turn) => {
     keptAt = Date.now();
     // A reply the desktop keeps is picked up from there after a reload, not replayed from this phone.
-    if (app.store.persistent && !desktop) writePending({ key: turn.key, chatId: c.id, body: turn.body, lastId: turn.lastId, raw: turn.raw });
+    if (app.store.persistent && !desktop) writePending({ key: turn.key, chatId: c.id, body: turn.body, lastId: turn.lastId, raw: turn.raw, thinkStarted: turn.view.thinkStarted, thinkMs: turn.view.thinkMs });
   };
   const turn = new Turn(app.pairing.token, history(c), {
     finished(t) {

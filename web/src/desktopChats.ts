@@ -15,6 +15,9 @@ import type { ContentPart } from './turn';
 const PATH = '/v1/conversations';
 const DESKTOP_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** Whether a chat is on the desktop (it took the desktop's id when it was written there). */
+export const onDesktop = (id: string): boolean => DESKTOP_ID.test(id);
+
 interface Summary {
   id: string;
   title: string;
@@ -51,6 +54,20 @@ function fromWire(c: WireConversation): Chat {
       return images.length ? { role: m.role, content: text, images } : { role: m.role, content: text };
     });
   return { id: c.id, title: c.title, created: Date.parse(c.createdAt), updated: Date.parse(c.updatedAt), systemPrompt: c.system, messages };
+}
+
+/**
+ * What this phone measured and the desktop does not keep (a reply's thinking time, the model that
+ * wrote it) stays on the messages the desktop's copy still has as they were.
+ */
+export function keepOwn(chat: Chat, before: Chat | undefined): Chat {
+  chat.messages.forEach((m, i) => {
+    const old = before?.messages[i];
+    if (!old || old.role !== m.role || old.content !== m.content) return;
+    if (old.thoughtMs !== undefined) m.thoughtMs = old.thoughtMs;
+    if (old.model !== undefined) m.model = old.model;
+  });
+  return chat;
 }
 
 function toWire(m: Message): { role: Message['role']; content: string | ContentPart[] } {
@@ -93,7 +110,7 @@ export class DesktopStore implements ChatStore {
       const have = cached.get(s.id);
       if (have && have.updated >= Date.parse(s.updatedAt)) continue;
       const res = await this.call('GET', `${PATH}/${encodeURIComponent(s.id)}`).catch(() => undefined);
-      if (res?.ok) await this.cache.put(fromWire((await res.json()) as WireConversation));
+      if (res?.ok) await this.cache.put(keepOwn(fromWire((await res.json()) as WireConversation), have));
     }
     // Deleted on the desktop (or by another phone): gone here too. A chat not yet on the desktop stays.
     const listed = new Set(summaries.map((s) => s.id));

@@ -3,11 +3,11 @@
  * delete all), "Keep chats on this phone", and New chat.
  */
 import { app, KEEP_CHATS_KEY } from './app';
-import { deleteAllClicked, renderChatList, type ChatListActions } from './chatlist';
+import type { ChatListActions, Place } from './chatlist';
 import { IdbStore, MemoryStore, newChat, QuotaError, type Chat, type ChatStore } from './chats';
 import { newKey } from './api';
 import { runTurn, showChat } from './conversation';
-import { desktopChat, DesktopStore, desktopKeepsChats, followChanges } from './desktopChats';
+import { desktopChat, DesktopStore, desktopKeepsChats, followChanges, keepOwn, onDesktop } from './desktopChats';
 import { ui } from './dom';
 import { chatMarkdown, shareMarkdown } from './export';
 import { clearPending } from './pending';
@@ -42,7 +42,7 @@ async function openFromDesktop(token: string, opened: Chat): Promise<void> {
   const now = await desktopChat(token, opened.id);
   // Left, or something started here meanwhile: what the user did since wins.
   if (!now || app.current || app.editing !== null || app.chat !== opened) return;
-  if (now.running || now.chat.updated !== opened.updated || now.chat.messages.length !== opened.messages.length) showChat(now.chat);
+  if (now.running || now.chat.updated !== opened.updated || now.chat.messages.length !== opened.messages.length) showChat(keepOwn(now.chat, opened));
   if (now.running) runTurn(app.chat, { key: newKey(), chatId: opened.id, body: '', lastId: now.running.lastEventId, raw: now.running.text }, opened.id);
 }
 
@@ -52,7 +52,29 @@ export async function refreshList(): Promise<void> {
   } catch (err) {
     storeFailed(err);
   }
-  renderChatList(app.chats, app.chat.messages.length ? app.chat.id : null, listActions);
+  drawList();
+}
+
+// The drawer's list is not on screen at first paint: its code comes just after (a chunk of its own).
+let chatListModule: Promise<typeof import('./chatlist')> | undefined;
+const chatList = () =>
+  (chatListModule ??= import('./chatlist').catch((err: unknown) => {
+    chatListModule = undefined;
+    throw err;
+  }));
+
+/** The list as it is now (a search typed, the chats read again). */
+function drawList(): void {
+  const placeOf = app.store instanceof DesktopStore ? (c: Chat): Place => (onDesktop(c.id) ? 'desktop' : 'phone') : undefined;
+  const chats = app.chats;
+  const current = app.chat.messages.length ? app.chat.id : null;
+  void chatList().then((m) => m.renderChatList(chats, current, listActions, placeOf), () => undefined);
+}
+
+/** This chat's own instructions, in a sheet of their own (the chat's menu, or the new chat's screen). */
+export function openSystemPrompt(opener: HTMLElement | null): void {
+  openLayer(ui.systemSheet, opener);
+  ui.systemPrompt.focus();
 }
 
 export function startNewChat(): void {
@@ -106,6 +128,26 @@ export const listActions: ChatListActions = {
         if (gone) showToast(`Deleted “${gone.title || 'New chat'}”`, () => void restore(gone));
         return refreshList();
       });
+  },
+  system(id) {
+    if (app.current && id !== app.chat.id) return;
+    if (id !== app.chat.id) listActions.open(id);
+    else showHistory(false);
+    openSystemPrompt(null);
+  },
+  moveToDesktop() {
+    const desktop = app.store instanceof DesktopStore ? app.store : undefined;
+    if (!desktop) return;
+    // Written there one by one (each takes the desktop's id); one that cannot go stays here.
+    void (async () => {
+      for (const c of app.chats.filter((x) => !onDesktop(x.id))) {
+        const chat = c.id === app.chat.id ? app.chat : structuredClone(c);
+        await desktop.put(chat).catch(storeFailed);
+      }
+      await refreshList();
+      const left = app.chats.filter((x) => !onDesktop(x.id)).length;
+      showToast(left ? `${left} chat${left === 1 ? '' : 's'} could not be moved: the desktop is not reachable.` : 'Moved to the desktop.');
+    })();
   },
   removeAll() {
     if (app.current) return;
@@ -173,6 +215,7 @@ export function useDesktopChats(token: string, keeps: boolean): void {
   const local = app.store instanceof DesktopStore ? app.store.cache : app.store;
   app.store = new DesktopStore(token, local);
   ui.historyKept.hidden = false;
+  ui.chatsWhere.textContent = `New chats are kept on the desktop${app.info?.hostname ? ` (${app.info.hostname})` : ''}: every phone paired with it sees them. This phone keeps a copy to read offline.`;
   stopFollowing?.();
   let queued: ReturnType<typeof setTimeout> | undefined;
   // A burst of changes (a reply ending, a rename) reads the list once.
@@ -192,6 +235,9 @@ export function initLibrary(): void {
     showHistory(false);
   });
   ui.historyClose.addEventListener('click', () => showHistory(false));
-  ui.deleteAll.addEventListener('click', () => deleteAllClicked(listActions));
+  ui.deleteAll.addEventListener('click', () => void chatList().then((m) => m.deleteAllClicked(listActions), () => undefined));
   ui.keepChats.addEventListener('change', () => void setKeepChats(ui.keepChats.checked));
+  ui.chatSearch.addEventListener('input', drawList);
+  ui.systemOpen.addEventListener('click', () => openSystemPrompt(ui.systemOpen));
+  ui.systemClose.addEventListener('click', closeLayer);
 }

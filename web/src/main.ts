@@ -5,7 +5,7 @@
  */
 import { app } from './app';
 import { initBell } from './bell';
-import { connect, initConnection, pairWith, showPairing } from './connection';
+import { connect, initConnection, pairWith, replyReach, showPairing } from './connection';
 import { endEdit, keepReplyNow, maybeResume, resumePending, sendComposed, showChat, stop, updateEmpty } from './conversation';
 import { ui } from './dom';
 import { registerServiceWorker } from './install';
@@ -16,6 +16,7 @@ import { initProviders, onProvidersChanged } from './providers';
 import { fitComposer, initComposer } from './ui/composer';
 import { closeLayer, initLayers, openLayer } from './ui/layer';
 import { initToast } from './ui/toast';
+import { initViewport } from './ui/viewport';
 
 // The agent's screens and voice are chunks of their own (scripts/build-web.mjs), fetched after the
 // page is up rather than with it: most people use neither at first paint. The service worker keeps
@@ -27,9 +28,21 @@ let voiceModule: VoiceModule | undefined;
 /** Read as the page loads: taking the pairing token out of the address bar also drops the query. */
 const launchSearch = location.search;
 
+/** A stylesheet beside the page, added once; settled either way (unstyled beats absent). */
+function stylesheet(href: string): Promise<void> {
+  return new Promise((resolve) => {
+    const link = document.createElement('link');
+    link.rel = 'stylesheet';
+    link.href = href;
+    link.onload = link.onerror = () => resolve();
+    document.head.append(link);
+  });
+}
+
 function loadAgent(): Promise<AgentModule> {
-  agentModule ??= import('./agent/screen').then(
-    (m) => {
+  // The agent's styles come with its code (agent.css), not with the page's first paint.
+  agentModule ??= Promise.all([import('./agent/screen'), stylesheet('agent.css')]).then(
+    ([m]) => {
       m.initAgent(launchSearch);
       return m;
     },
@@ -59,8 +72,9 @@ let voiceLoading = false;
 function loadVoice(): void {
   if (voiceModule || voiceLoading) return;
   voiceLoading = true;
-  import('./voiceChat').then(
-    (m) => {
+  // Its styles come with it (voice.css), like the agent's.
+  Promise.all([import('./voiceChat'), stylesheet('voice.css')]).then(
+    ([m]) => {
       voiceModule = m;
       m.initVoice();
     },
@@ -132,6 +146,7 @@ async function init(): Promise<void> {
     else showPairing('The link did not carry a valid token. Scan the QR code again or enter a pairing code.');
   }
   ui.keepChats.checked = app.store.persistent;
+  initViewport();
   initLayers();
   initToast();
   initComposer();
@@ -179,9 +194,15 @@ async function init(): Promise<void> {
   window.addEventListener('online', maybeResume);
   window.addEventListener('pageshow', maybeResume);
   window.addEventListener('focus', maybeResume);
+  // Offline: no stream can be alive, whatever the socket says; the header says so at once.
+  window.addEventListener('offline', () => {
+    if (!app.pairing) return;
+    replyReach('reconnecting', '');
+    app.current?.offline();
+  });
   // Back online: say so at once rather than at the next message.
   window.addEventListener('online', () => {
-    if (app.pairing && !app.current && ui.conn.textContent === 'Desktop unreachable') void connect();
+    if (app.pairing && !app.current && /^(Desktop unreachable|Reconnecting…)$/.test(ui.conn.textContent ?? '')) void connect();
   });
 
   // The pairing link opened again while the page is open (a rotated token): only the fragment

@@ -15,6 +15,10 @@ export interface PendingTurn {
   lastId: number | null;
   /** What was received up to `lastId` (thinking included). */
   raw: string;
+  /** When the reply's thinking began (epoch ms), so "Thought for N s" counts from then after a reload. */
+  thinkStarted?: number;
+  /** How long it thought, once the thinking ended. */
+  thinkMs?: number;
 }
 
 export function readPending(): PendingTurn | null {
@@ -22,7 +26,10 @@ export function readPending(): PendingTurn | null {
   if (!p || typeof p.key !== 'string' || typeof p.body !== 'string' || typeof p.chatId !== 'string') return null;
   const lastId = typeof p.lastId === 'number' && Number.isInteger(p.lastId) && p.lastId > 0 ? p.lastId : null;
   // Text without the id it ends at cannot be continued: replay from the start instead.
-  return { key: p.key, chatId: p.chatId, body: p.body, lastId, raw: lastId !== null && typeof p.raw === 'string' ? p.raw : '' };
+  const raw = lastId !== null && typeof p.raw === 'string' ? p.raw : '';
+  const thinkStarted = raw && typeof p.thinkStarted === 'number' && p.thinkStarted <= Date.now() ? p.thinkStarted : undefined;
+  const thinkMs = thinkStarted && typeof p.thinkMs === 'number' && p.thinkMs >= 0 ? p.thinkMs : undefined;
+  return { key: p.key, chatId: p.chatId, body: p.body, lastId, raw, ...(thinkStarted ? { thinkStarted } : {}), ...(thinkMs !== undefined ? { thinkMs } : {}) };
 }
 
 export function writePending(p: PendingTurn): void {

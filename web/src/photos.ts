@@ -74,7 +74,14 @@ export async function preparePhoto(file: File): Promise<Photo> {
   return { mediaType: 'image/jpeg', data: canvas.toDataURL('image/jpeg', 0.85).split(',', 2)[1] };
 }
 
-const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+/** Megabytes as a person reads them: "3", "0.4", "9.5"; a tenth only where it says something. */
+export function formatMb(bytes: number): string {
+  const mb = bytes / 1024 / 1024;
+  if (mb >= 10) return String(Math.round(mb));
+  // A small photo is "0.1", never "0".
+  return String(Math.max(0.1, Math.round(mb * 10) / 10));
+}
+const mb = formatMb;
 
 function attachError(text: string): void {
   ui.attachError.textContent = text;

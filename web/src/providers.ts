@@ -42,6 +42,18 @@ export function answeringModel(): string {
   return model || auto || p?.label || view.active;
 }
 
+/** The model bar: the model that will answer, by its name (never "auto", a provider's id or its URL). */
+function showModel(): void {
+  if (!view?.active) {
+    ui.modelName.textContent = 'No provider selected on the desktop';
+    return;
+  }
+  const p = view.providers.find((x) => x.id === view!.active);
+  const named = (view.model && view.model !== 'auto' ? view.model : '') || (p?.model && p.model !== 'auto' ? p.model : '') || (autoModel?.provider === view.active ? autoModel.model : '');
+  // "auto" stands for the first model the runner lists; until it is known, said so in words.
+  ui.modelName.textContent = named || `First model on ${p?.kind === 'ollama' ? 'Ollama' : 'the desktop'}`;
+}
+
 async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
   let res: Response;
   try {
@@ -56,7 +68,7 @@ async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
 function show(v: ProvidersView): void {
   view = v;
   const p = v.providers.find((x) => x.id === v.active);
-  ui.modelName.textContent = v.active ? `${v.active} · ${v.model ?? 'auto'}` : 'No provider selected on the desktop';
+  showModel();
   ui.modelName.title = p?.label ?? '';
   ui.modelBar.hidden = false;
   ui.modelChange.hidden = !v.canSwitch;
@@ -88,6 +100,7 @@ async function resolveAuto(): Promise<void> {
     const { models } = await call<{ models: { id: string }[] }>(`/v1/providers/${encodeURIComponent(v.active)}/models`);
     if (models[0] && view?.active === v.active) {
       autoModel = { provider: v.active, model: models[0].id };
+      showModel();
       changed();
     }
   } catch {

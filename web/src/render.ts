@@ -5,6 +5,7 @@
 import { decorateCode } from './code';
 import { el, scroller, ui } from './dom';
 import { renderMarkdown } from './markdown';
+import { focusableScrollers } from './wide';
 import { photoUrl, type Photo } from './photos';
 
 export { renderMarkdown };
@@ -43,10 +44,22 @@ export function withoutThinking(raw: string): string {
 let following = true;
 /** Where our own last scroll to the end landed: a scroll event elsewhere is the reader's. */
 let ourTop = -1;
+let streaming = false;
+
+/** ↓ over the composer while a reply streams and the reader has scrolled up: back to the end, following again. */
+const jump = el('button', 'jump', '↓');
+jump.id = 'jump-latest';
+jump.type = 'button';
+jump.hidden = true;
+jump.setAttribute('aria-label', 'Jump to the latest');
+jump.addEventListener('click', () => followScroll(true));
+ui.compose.prepend(jump);
+const showJump = () => (jump.hidden = following || !streaming);
 
 export function followScroll(on = true): void {
   following = on;
   if (on) scrollToEnd();
+  showJump();
 }
 
 export function scrollToEnd(): void {
@@ -62,12 +75,14 @@ window.addEventListener(
     // arrives must not be pulled back down.
     if (scroller.scrollTop === ourTop) return;
     following = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
+    showJump();
   },
   { passive: true },
 );
 // A wheel turned up is the reader leaving the bottom, even before the page has moved.
 window.addEventListener('wheel', (e) => {
   if (e.deltaY < 0) following = false;
+  showJump();
 }, { passive: true });
 
 // ---------------------------------------------------------------------------------------------
@@ -191,6 +206,7 @@ export function renderReply(v: AssistantView, raw: string, streaming = false): v
     v.thinkingText.textContent = thinking.trim();
   }
   v.reply.innerHTML = renderMarkdown(streaming ? closeOpenSpans(answer) : answer);
+  focusableScrollers(v.reply);
   scrollToEnd();
 }
 
@@ -253,4 +269,6 @@ export function setStreaming(on: boolean): void {
   ui.send.hidden = on;
   ui.send.disabled = on;
   ui.newChat.disabled = on;
+  streaming = on;
+  showJump();
 }

@@ -50,6 +50,9 @@ export interface ResumeFrom {
   body: string;
   lastId: number | null;
   raw: string;
+  /** When its thinking began (epoch ms), as the earlier page saw it. */
+  thinkStarted?: number;
+  thinkMs?: number;
 }
 
 /** A reply the desktop runs in a conversation it keeps (issue 30): `prepare` writes the chat there and gives its id. */
@@ -72,6 +75,9 @@ export class Turn {
   lastId: number | null = null;
   attempts = 0;
   lastByteAt = Date.now();
+  /** When the connection was lost (0 while connected): resuming is tried for settings.reconnectForMs from then. */
+  private lostAt = 0;
+  private watchdog: ReturnType<typeof setInterval> | undefined;
   abort: ((why: AbortWhy) => void) | null = null;
   errorMessage = '';
   /** Why the turn failed, in plain words and as said (set with state 'error'). */
@@ -94,6 +100,8 @@ export class Turn {
       // Show what the earlier page had, and ask the relay only for what came after it.
       this.lastId = resume.lastId;
       this.raw = resume.raw;
+      this.view.thinkStarted = resume.thinkStarted;
+      this.view.thinkMs = resume.thinkMs;
       this.render();
     }
     setStreaming(true);
@@ -102,6 +110,7 @@ export class Turn {
   start(): void {
     this.note('');
     setCursor(this.view, true);
+    this.watch();
     if (this.conversation) void runConversation(this);
     else if (this.transport === 'ws') runWs(this);
     else runSse(this);
@@ -137,8 +146,28 @@ export class Turn {
     if (this.raw.includes('</think>')) v.thinkMs = Date.now() - v.thinkStarted;
   }
 
+  /**
+   * A stream that shows no byte for settings.stallMs is dead even if the socket looks open (the
+   * radio went away mid-reply): the header must not stay green. SSE and the conversation's events
+   * carry a keep-alive every 15 s; the WebSocket has its own close, so it is not watched.
+   */
+  private watch(): void {
+    clearInterval(this.watchdog);
+    this.watchdog = setInterval(() => {
+      if (this.state !== 'streaming') return clearInterval(this.watchdog);
+      if (this.transport === 'ws' && !this.conversation) return;
+      if (this.abort && Date.now() - this.lastByteAt > settings.stallMs) this.abort('stall');
+    }, 1000);
+  }
+
+  /** The phone says it went offline: the stream cannot be alive; resume once it is back. */
+  offline(): void {
+    if (this.state === 'streaming' && this.abort && (this.transport === 'sse' || this.conversation)) this.abort('stall');
+  }
+
   /** Bytes arrived from the relay: it is reachable. */
   reached(): void {
+    this.lostAt = 0;
     this.hooks.reach('ok', '');
   }
 
@@ -167,6 +196,7 @@ export class Turn {
     if (this.state !== 'streaming' && this.state !== 'interrupted') return;
     this.state = state;
     this.abort = null;
+    clearInterval(this.watchdog);
     this.render();
     markFinished(this.view);
     if (state === 'done') this.note('');
@@ -194,7 +224,10 @@ export class Turn {
     if (this.state !== 'streaming') return;
     this.abort = null;
     setStatus('');
-    if (this.attempts >= settings.resumeAttempts) {
+    this.lostAt ||= Date.now();
+    // Tried by itself for a while, however many times the network refuses (a phone between cells);
+    // only then is the desktop said to be unreachable, with Retry.
+    if (Date.now() - this.lostAt >= settings.reconnectForMs) {
       this.finish('error', 'The connection to the desktop keeps dropping (or the desktop cannot be reached).', 'network');
       return;
     }

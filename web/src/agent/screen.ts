@@ -18,6 +18,7 @@ import type { Answered } from './cards';
 import { followSession, type Follow } from './stream';
 import { STATUS_WORDS, Transcript } from './transcript';
 import { attachMentions } from './mentions';
+import { watchAttention, type Attention } from './attention';
 
 type Mode = 'chat' | 'agent';
 
@@ -101,7 +102,16 @@ sendButton.append(arrowIcon());
 composer.append(messageLabel, message, sendButton);
 const composeNote = el('p', 'hint agent-queued');
 composeNote.setAttribute('aria-live', 'polite');
-composeForm.append(mentionList, composeNote, composer);
+// Floating above the composer: the waiting card when it is off screen, and the end of the
+// transcript when the reader scrolled up while the session works.
+const waitingButton = el('button', 'jump waiting-jump');
+waitingButton.type = 'button';
+waitingButton.hidden = true;
+const latestButton = el('button', 'jump latest-jump', '↓');
+latestButton.type = 'button';
+latestButton.hidden = true;
+latestButton.setAttribute('aria-label', 'Jump to the latest');
+composeForm.append(waitingButton, latestButton, mentionList, composeNote, composer);
 sessionView.append(sessionHead, transcriptBox, outcome, composeForm);
 
 screen.append(listView, sessionView);
@@ -160,6 +170,10 @@ let listTimer: ReturnType<typeof setInterval> | undefined;
 let launchQuery = new URLSearchParams();
 /** The chat's own heading, back when the switch goes back to Chat. */
 let chatHeadingText = '';
+/** The count of approvals waiting, on the tab, the header, the title and the Chat screen. */
+let attention: Attention | undefined;
+/** `focusCall` meaning "whichever card is still waiting" (the session list does not name the call). */
+const ANY_PENDING = '*';
 
 function setMode(next: Mode): void {
   mode = next === 'agent' && available ? 'agent' : 'chat';
@@ -197,7 +211,14 @@ export async function refreshAgent(): Promise<void> {
   offHint.textContent = available ? '' : offLine(state.message);
   if (!offHint.textContent) offHint.hidden = true;
   setMode(mode);
+  if (available) attention ??= watchAttention(agentTab, (id) => void openById(id, ANY_PENDING));
+  else stopAttention();
   if (available) openFromAddress();
+}
+
+function stopAttention(): void {
+  attention?.stop();
+  attention = undefined;
 }
 
 /** The desk's "how to turn it on" (the door's agent.disabled message), in one short line. */
@@ -207,6 +228,7 @@ function offLine(message: string): string {
 }
 
 function hideAgent(): void {
+  stopAttention();
   available = false;
   modes.hidden = true;
   offHint.hidden = true;
@@ -279,6 +301,35 @@ function showStatus(t: Transcript): void {
   outcome.className = `agent-outcome ${t.status}`;
   outcome.hidden = !outcome.textContent;
   composeNote.textContent = busy ? 'A message now waits until the agent next stops.' : '';
+  updateJumps();
+}
+
+/** The end of the transcript, and following it from there. */
+function toEnd(): void {
+  window.scrollTo(0, document.documentElement.scrollHeight);
+  updateJumps();
+}
+
+/** Whether `el` is between the sticky header and the composer. */
+function inView(target: Element): boolean {
+  const r = target.getBoundingClientRect();
+  const top = sessionHead.getBoundingClientRect().bottom;
+  const bottom = composeForm.getBoundingClientRect().top;
+  return r.bottom > top + 24 && r.top < bottom - 24;
+}
+
+/** "1 waiting ↓" when a card waits off screen; ↓ when the reader left the end of a working session. */
+function updateJumps(): void {
+  const t = current?.transcript;
+  const waiting = t ? [...t.approvals.values()].filter((a) => a.open) : [];
+  const offScreen = !sessionView.hidden && waiting.length > 0 && !inView(waiting[0]!.li);
+  waitingButton.hidden = !offScreen;
+  if (offScreen) {
+    const below = waiting[0]!.li.getBoundingClientRect().top > 0;
+    waitingButton.textContent = `${waiting.length} waiting ${below ? '↓' : '↑'}`;
+    waitingButton.setAttribute('aria-label', `${waiting.length} approval${waiting.length === 1 ? '' : 's'} waiting: show`);
+  }
+  latestButton.hidden = offScreen || sessionView.hidden || !t || t.status !== 'running' || atBottom();
 }
 
 function openSession(id: string, folder: string, title = '', focusCall?: string): void {
@@ -299,10 +350,24 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
     if (e.type === 'user' && sessionTitle.textContent === 'Session') sessionTitle.textContent = e.text.split('\n')[0]!.slice(0, 80);
     transcript.apply(e);
     if (e.type === 'status' || e.type === 'user') showStatus(transcript);
-    if (current?.focusCall && e.type === 'approval' && e.callId === current.focusCall) {
+    if (e.type === 'approval' || e.type === 'decision' || e.type === 'status') attention?.refresh();
+    if (current?.focusCall === ANY_PENDING && (e.type === 'approval' || e.type === 'decision')) {
+      // The replay names every approval, decided or not: the waiting one is known once it settles.
+      clearTimeout(focusSoon);
+      focusSoon = setTimeout(() => {
+        const card = transcript.pendingCard();
+        if (!card || current?.focusCall !== ANY_PENDING) return;
+        current.focusCall = undefined;
+        card.focus();
+      }, 100);
+    } else if (current?.focusCall && e.type === 'approval' && e.callId === current.focusCall) {
       current.focusCall = undefined;
       requestAnimationFrame(() => transcript.approvals.get(e.callId)?.focus());
-    } else if (atBottom()) requestAnimationFrame(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    } else if (e.type === 'user' || atBottom()) {
+      // A new turn (or the reader at the end): what is happening now is shown.
+      requestAnimationFrame(toEnd);
+    }
+    requestAnimationFrame(updateJumps);
   };
   const follow = followSession(id, onEvent, (reach, why) => {
     if (reach === 'reconnecting') sessionMeta.textContent = 'Reconnecting…';
@@ -319,6 +384,8 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
   if (focusCall) transcript.approvals.get(focusCall)?.focus();
   fitToText(message);
 }
+
+let focusSoon: ReturnType<typeof setTimeout> | undefined;
 
 const atBottom = () => document.documentElement.scrollHeight - window.scrollY - window.innerHeight < 120;
 
@@ -344,7 +411,7 @@ async function openById(id: string, callId?: string): Promise<void> {
     /* the stream says what is wrong */
   }
   if (current?.id === id) {
-    const card = callId ? current.transcript.approvals.get(callId) : current.transcript.pendingCard();
+    const card = callId && callId !== ANY_PENDING ? current.transcript.approvals.get(callId) : current.transcript.pendingCard();
     if (card) card.focus();
     else current.focusCall = callId;
     return;
@@ -405,6 +472,7 @@ async function sendMessage(): Promise<void> {
     await agentApi.message(id, text);
     message.value = '';
     fitToText(message);
+    toEnd();
   } catch (err) {
     showToast(err instanceof Error ? err.message : String(err));
   } finally {
@@ -452,6 +520,11 @@ export function initAgent(search: string): void {
   autoGrow(message);
   attachMentions(message, mentionList, () => current?.folder ?? '');
   stopButton.addEventListener('click', () => void stopSession());
+  waitingButton.addEventListener('click', () => current?.transcript.pendingCard()?.focus());
+  latestButton.addEventListener('click', toEnd);
+  window.addEventListener('scroll', () => {
+    if (!sessionView.hidden && !screen.hidden) updateJumps();
+  }, { passive: true });
   // Back from sleep, online again, the page shown again: resume the stream (Last-Event-ID).
   const wake = () => {
     if (document.visibilityState === 'visible') current?.follow.wake();

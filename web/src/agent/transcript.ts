@@ -7,6 +7,7 @@ import type { AgentEvent, AgentStatus } from '../../../server/src/protocol';
 import { decorateCode } from '../code';
 import { el } from '../dom';
 import { closeOpenSpans, renderMarkdown } from '../render';
+import { focusableScrollers } from '../wide';
 import type { Decision } from './api';
 import { approvalCard, toolCard, type Answered, type ApprovalCard, type ApprovalData, type ToolCard } from './cards';
 
@@ -66,6 +67,7 @@ export class Transcript {
         }
         this.text.raw += e.delta;
         this.text.reply.innerHTML = renderMarkdown(closeOpenSpans(this.text.raw));
+        focusableScrollers(this.text.reply);
         break;
       }
       case 'tool_call': {

@@ -64,21 +64,23 @@ describe('deskrelay serve', () => {
     await expect.poll(async () => (await send(pairing.url, '/v1/health')).status, { timeout: 5_000 }).toBe(200);
   });
 
-  it('prints the local URL, what stands in the way of a phone, the link and the pairing payload (no QR code a phone cannot use), and serves', async () => {
+  it('prints the local URL, the pairing payload and a QR code, and serves', async () => {
     const port = await closedPort();
     const r = run(['serve', '--port', String(port)]);
     const pairing = await started(r);
     expect(pairing.url).toBe(`http://127.0.0.1:${port}`);
     const lines = r.stdout().split('\n');
     expect(lines[0]).toBe(`DeskRelay ${JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')).version} listening on http://127.0.0.1:${port}`);
-    // Issues 24 and 38: what stands in the phone's way first (loopback: run with --tunnel), then
-    // no QR code (a phone scanning it would open its own loopback), the link and the pairing JSON.
+    // Issue 24: what stands in the phone's way first (loopback: run with --tunnel), then one QR
+    // code (the phone link, drawn with block characters), then the link and the pairing JSON.
     const text = r.stdout();
     expect(text).toMatch(/A phone cannot reach it: http:\/\/127\.0\.0\.1:\d+ is this computer's loopback address\. Run with --tunnel/);
-    expect(text).not.toMatch(/[▀▄█]{3,}/);
+    const qrLines = text.split('\n').map((l) => /[▀▄█]{3,}/.test(l));
+    expect(qrLines.filter((q, i) => q && !qrLines[i - 1]).length).toBe(1);
     const link = /http:\/\/127\.0\.0\.1:\d+\/#token=dr_\S+/.exec(text)?.[0];
     expect(link).toBeTruthy();
-    expect(text.indexOf('A phone cannot reach it')).toBeLessThan(text.indexOf(link!));
+    expect(text.indexOf('A phone cannot reach it')).toBeLessThan(text.search(/[▀▄█]{5,}/));
+    expect(text.search(/[▀▄█]{5,}/)).toBeLessThan(text.indexOf(link!));
     expect(text.indexOf(link!)).toBeLessThan(text.indexOf('{"url"'));
     // The token file holds the same token, and the token never reaches the log (stderr).
     expect(readFileSync(join(r.dir, 'token'), 'utf8')).toBe(`${pairing.token}\n`);

@@ -37,11 +37,8 @@ const out = (text = ''): void => void process.stdout.write(`${text}\n`);
 
 /**
  * The pairing, on the user's terminal once and never into a log: what stands in the phone's way
- * first (a loopback address, and how to get one a phone can reach), then one QR code, the link
- * the phone's camera opens, then the pairing JSON to paste instead. A loopback address gets no QR
- * code: a phone that scans it opens its own 127.0.0.1 and fails with nothing said; the link and
- * the JSON stay, for a browser on this computer. `tunnelGiven`: --tunnel was asked for, so it is
- * not suggested.
+ * first (a loopback address), then one QR code, the link the phone's camera opens, then the
+ * pairing JSON to paste instead. `tunnelGiven`: --tunnel was asked for, so it is not suggested.
  */
 async function printPairing({ payload, link, url }: Pairing, tunnelGiven: boolean): Promise<void> {
   if (isLoopbackUrl(url)) {
@@ -50,13 +47,10 @@ async function printPairing({ payload, link, url }: Pairing, tunnelGiven: boolea
         ? `A phone cannot reach it: ${url} is this computer's loopback address, and the tunnel is not up.`
         : `A phone cannot reach it: ${url} is this computer's loopback address. Run with --tunnel for an address a phone can reach.`,
     );
-    out('No QR code for it: a phone would open its own loopback address. Open this link in a browser on this computer (a secret: it carries the token):');
-    out(link);
-  } else {
-    out("Scan with the phone's camera to open DeskRelay (a secret: the link carries the token):");
-    out(await terminalQr(link));
-    out(link);
   }
+  out("Scan with the phone's camera to open DeskRelay (a secret: the link carries the token):");
+  out(await terminalQr(link));
+  out(link);
   out('Or paste this pairing JSON in the app (also a secret):');
   out(payload);
 }

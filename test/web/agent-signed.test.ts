@@ -51,7 +51,7 @@ async function pairedPhone(): Promise<Paired> {
   expect(res.status()).toBe(201);
   const { publicKey } = res.request().postDataJSON() as Paired;
   const { id } = (await res.json()) as { id: string };
-  await expect.poll(() => p.page.locator('#conn').textContent()).toContain('v');
+  await expect.poll(() => p.page.locator('#conn').textContent()).toContain('Connected · ');
   return { page: p.page, deviceId: id, publicKey };
 }
 

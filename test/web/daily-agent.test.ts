@@ -8,9 +8,8 @@
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { webClientLink } from '../../server/src/session/pairing';
 import { bearer, send } from '../helpers/http';
-import { axe, launchBrowser, phone, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
+import { agentPhone, axe, launchBrowser, phone, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
 
 let browser: Browser;
 let agent: AgentDesk;
@@ -40,7 +39,8 @@ async function openAgent(colorScheme: 'light' | 'dark' = 'light'): Promise<Page>
     expect(p.console.filter((l) => l.startsWith('pageerror'))).toEqual([]);
   });
   await p.page.emulateMedia({ reducedMotion: 'reduce', colorScheme });
-  await p.page.goto(webClientLink(agent.proxy.url, agent.cli.token));
+  // Paired as a phone is (its own device and key), and allowed the agent at the desk.
+  await agentPhone(p.page, agent);
   await p.page.getByRole('tab', { name: 'Agent' }).click();
   await p.page.getByRole('heading', { name: 'Agent sessions' }).waitFor();
   return p.page;

@@ -59,6 +59,10 @@ export class NodeWorkspace implements Workspace {
   private readonly deny: RegExp[];
   private rootReal: Promise<string>;
 
+  get absolutePath(): string {
+    return this.options.folder;
+  }
+
   constructor(private readonly options: NodeWorkspaceOptions) {
     this.name = options.name ?? (basename(options.folder) || options.folder);
     this.displayPath = shortPath(options.folder);

@@ -57,6 +57,10 @@ export class VsCodeWorkspace implements Workspace {
     this.displayPath = this.files.displayPath;
   }
 
+  get absolutePath(): string {
+    return this.folder.uri.fsPath;
+  }
+
   listFiles(options: ListOptions): Promise<ListResult> {
     return this.files.listFiles(options);
   }

@@ -1,3 +1,4 @@
+import type { AcpAgentConfig } from './acp/agents';
 import type { AgentLimits } from './limits';
 import type { SessionStore } from './sessions';
 import type { Workspace } from './workspace';
@@ -17,4 +18,8 @@ export interface AgentHost {
    * sessions view) follows and answers the same sessions in-process, the first answer winning.
    */
   attach?(sessions: SessionStore): void;
+  /** ACP agents the desk named (CLI config "agents", VS Code `deskrelay.agent.acpAgents`), asked afresh. */
+  acpAgents?(): Readonly<Record<string, AcpAgentConfig>>;
+  /** The environment an ACP agent starts from, before its own `env` (default: commandEnv(process.env)). */
+  acpEnv?(): NodeJS.ProcessEnv;
 }

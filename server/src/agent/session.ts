@@ -6,6 +6,8 @@ import type { AgentEvent, AgentPush, AgentStatus } from '../protocol';
 import type { ChatMessage, ToolCall } from '../providers/types';
 import { AgentEventLog } from './eventLog';
 import { capResult, MAX_CALLS_PER_REPLY, type AgentLimits } from './limits';
+import type { Engine, EngineFactory } from './engine';
+import { EngineOptionError } from './engine';
 import { ApprovalGate, type Decision, type PendingApproval } from './gate';
 import { systemPrompt } from './prompt';
 import { ArgumentError, TOOLS, type AgentTool, type PreparedCall } from './tools';
@@ -19,6 +21,8 @@ export interface SessionDeps {
   logger: Logger;
   /** A push for the phone (sent only when no client is attached to the session's events). */
   push(payload: AgentPush): void;
+  /** Which agent runs the turns (`deskrelay`: the relay's own loop) and, for another, its engine. */
+  agent?: { id: string; engine: EngineFactory };
 }
 
 /** The transcript as a snapshot shows it: what was said and done, in order. */
@@ -29,6 +33,8 @@ export type TranscriptItem =
 
 export interface SessionSnapshot {
   id: string;
+  /** The agent running it: `deskrelay` or an ACP agent's id from GET /v1/agent/agents. */
+  agent: string;
   folder: string;
   title: string;
   status: AgentStatus;
@@ -70,6 +76,10 @@ export class AgentSession {
   /** The turn running or last run: a new one starts only after it settled. */
   private turns: Promise<void> = Promise.resolve();
   private stops = 0;
+  /** Another agent's engine; absent, the turns are DeskRelay's own loop. */
+  private readonly engine: Engine | undefined;
+  /** Set when the engine can take no more turns (its process ended). */
+  private engineEnded: string | undefined;
 
   constructor(private readonly deps: SessionDeps) {
     this.id = deps.id;
@@ -87,6 +97,20 @@ export class AgentSession {
         if (this.statusValue === 'waiting' && waiting === 0) this.setStatus('running');
       },
     });
+    this.engine = deps.agent?.engine({
+      sessionId: this.id,
+      workspace: deps.workspace,
+      limits: deps.limits,
+      logger: deps.logger,
+      gate: this.gate,
+      emit: (event) => this.emit(event),
+      record: (item) => this.transcript.push(item),
+      ended: (message) => this.engineEnd(message),
+    });
+  }
+
+  get agent(): string {
+    return this.deps.agent?.id ?? 'deskrelay';
   }
 
   get folder(): string {
@@ -118,6 +142,8 @@ export class AgentSession {
   snapshot(): SessionSnapshot {
     return {
       id: this.id,
+      agent: this.agent,
+      ...this.engine?.state?.(),
       folder: this.folder,
       title: this.title,
       status: this.statusValue,
@@ -143,7 +169,7 @@ export class AgentSession {
       .then(() => {
         if (this.stops !== stops || this.closed) return;
         this.addUser(text);
-        return this.runTurn();
+        return this.engine ? this.runEngineTurn(this.engine, text) : this.runTurn();
       })
       .catch((err: unknown) => {
         this.deps.logger.error(`agent ${this.short}: the turn failed unexpectedly: ${err instanceof Error ? `${err.name}: ${err.message}` : typeof err}`);
@@ -172,7 +198,46 @@ export class AgentSession {
   close(): void {
     this.stop();
     this.closed = true;
+    this.engine?.close();
     this.log.closeAll();
+  }
+
+  /** The agent's mode or model, where its engine offers a choice; an EngineOptionError otherwise. */
+  async choose(what: 'mode' | 'model', id: string): Promise<void> {
+    if (!this.engine?.choose) throw new EngineOptionError(`This session's agent (${this.agent}) offers no ${what} to choose.`);
+    await this.engine.choose(what, id);
+  }
+
+  /** Another agent's turn: its prompt, then the messages queued meanwhile as one more prompt. */
+  private async runEngineTurn(engine: Engine, text: string): Promise<void> {
+    const turn = new AbortController();
+    this.turn = turn;
+    for (let next: string | undefined = text; next !== undefined; ) {
+      const out = this.engineEnded === undefined ? await engine.turn(next, turn.signal) : { ok: false as const, message: this.engineEnded };
+      if (turn.signal.aborted) return;
+      if (!out.ok) {
+        if (out.ended) this.engineEnded = out.message;
+        this.emit({ type: 'error', message: out.message });
+        this.setStatus('failed');
+        this.notifyIdle();
+        return;
+      }
+      const queued = this.queue.splice(0);
+      for (const q of queued) this.addUser(q);
+      next = queued.length > 0 ? queued.join('\n\n') : undefined;
+    }
+    this.turn = undefined;
+    this.setStatus('idle');
+    this.notifyIdle();
+  }
+
+  /** The engine ended between turns (a crash while idle): said once, the session failed. */
+  private engineEnd(message: string): void {
+    if (this.engineEnded !== undefined || this.closed) return;
+    this.engineEnded = message;
+    if (this.busy) return; // the running turn says it
+    this.emit({ type: 'error', message });
+    this.setStatus('failed');
   }
 
   private get short(): string {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChatService } from '../chat/service';
 import type { Logger } from '../logger';
 import type { AgentPush } from '../protocol';
+import type { EngineFactory } from './engine';
 import type { AgentLimits } from './limits';
 import { AgentSession } from './session';
 import type { Workspace } from './workspace';
@@ -32,14 +33,14 @@ export class SessionStore {
   }
 
   /** A new session in `workspace`, or undefined when the store is full of busy sessions. */
-  create(workspace: Workspace): AgentSession | undefined {
+  create(workspace: Workspace, agent?: { id: string; engine: EngineFactory }): AgentSession | undefined {
     if (this.sessions.size >= this.deps.limits.maxSessions) {
       const idle = [...this.sessions.values()].filter((s) => !s.busy).sort((a, b) => a.updatedAt - b.updatedAt)[0];
       if (!idle) return undefined;
       this.deps.logger.info(`agent ${idle.id.slice(0, 8)}: dropped (the desktop keeps ${this.deps.limits.maxSessions} sessions)`);
       this.delete(idle.id);
     }
-    const session = new AgentSession({ id: randomUUID(), workspace, ...this.deps });
+    const session = new AgentSession({ id: randomUUID(), workspace, ...this.deps, ...(agent ? { agent } : {}) });
     this.sessions.set(session.id, session);
     return session;
   }

@@ -1,4 +1,5 @@
 import { chmodSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { parseAcpAgents, type AcpAgentConfig } from '../agent/acp/agents';
 import { tunnelKindInfo } from '../tunnel/agents';
 import { isTunnelKind, TUNNEL_KINDS, type TunnelKind } from '../tunnel/tunnel';
 import { randomBytes } from 'node:crypto';
@@ -30,6 +31,8 @@ export interface StandaloneConfig {
    * (issue 35), read at every command.
    */
   agent: { folders: string[]; denyPaths: string[]; env?: AgentEnvNames };
+  /** ACP agents beside the built-in ones (issue 39): `{"<id>": {"name","command","args"?,"env"?}}`. Read on every request. */
+  agents?: Record<string, AcpAgentConfig>;
   /** The tunnel `deskrelay serve` starts without --tunnel, and its public hostname (--tunnel and --hostname win). Read at start. */
   tunnel?: { kind: TunnelKind; hostname?: string };
 }
@@ -110,6 +113,12 @@ export function parseConfig(text: string): StandaloneConfig {
   const keepConversations = raw.keepConversations ?? false;
   if (typeof keepConversations !== 'boolean') throw new ConfigError('"keepConversations" must be true or false');
   const agent = parseAgent(raw.agent);
+  let agents: Record<string, AcpAgentConfig>;
+  try {
+    agents = parseAcpAgents(raw.agents);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   const transcription = parseTranscription(raw.transcription, providers);
   const tunnel = parseTunnel(raw.tunnel);
   return {
@@ -123,6 +132,7 @@ export function parseConfig(text: string): StandaloneConfig {
     rememberDevices,
     keepConversations,
     agent,
+    ...(Object.keys(agents).length > 0 ? { agents } : {}),
     ...(transcription ? { transcription } : {}),
     ...(tunnel ? { tunnel } : {}),
   };

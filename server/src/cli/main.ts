@@ -14,7 +14,7 @@ import type { ProviderSource } from '../providers/types';
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
-import { findRipgrep, NodeWorkspace, type AgentHost } from '../agent';
+import { commandEnv, findRipgrep, NodeWorkspace, type AgentHost } from '../agent';
 import { terminalQr } from './qr';
 import { DevicesError, runDevices } from './devices';
 
@@ -169,6 +169,7 @@ function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): Age
   const seen = new Set<string>();
   const names = new Set<string>();
   const workspaces: NodeWorkspace[] = [];
+  const keyNames = () => config.current().providers.flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : []));
   // `rg` on PATH searches when there is one (gitignore-aware, parallel, off the relay's thread),
   // looked up at the first search; else the plain search.
   let rg: string | undefined | null = null;
@@ -193,7 +194,7 @@ function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): Age
         denyPaths,
         configDir: configDir(),
         protect: [configPath],
-        keyNames: () => config.current().providers.flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : [])),
+        keyNames,
         envRules: () => config.current().agent.env ?? {},
         ripgrep,
       }),
@@ -202,6 +203,8 @@ function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): Age
   return {
     workspaces: () => workspaces,
     howToEnable: 'Start the desktop relay with `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).',
+    acpAgents: () => config.current().agents ?? {},
+    acpEnv: () => commandEnv(process.env, { keyNames: keyNames(), ...config.current().agent.env }),
   };
 }
 

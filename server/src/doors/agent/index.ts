@@ -1,4 +1,8 @@
 import type { IncomingMessage } from 'node:http';
+import { AgentCatalog, OWN_AGENT } from '../../agent/acp/agents';
+import { acpEngine } from '../../agent/acp/engine';
+import { commandEnv } from '../../agent/commandEnv';
+import { EngineOptionError } from '../../agent/engine';
 import type { AgentHost } from '../../agent/host';
 import { DEFAULT_LIMITS, type AgentLimits } from '../../agent/limits';
 import { DECISIONS, NotPendingError, type Decision } from '../../agent/gate';
@@ -15,10 +19,13 @@ import { followLog } from '../logStream';
 export const AGENT_FOLDERS_PATH = '/v1/agent/folders';
 export const AGENT_SESSIONS_PATH = '/v1/agent/sessions';
 export const AGENT_FILES_PATH = '/v1/agent/files';
+export const AGENT_AGENTS_PATH = '/v1/agent/agents';
 /** The `@` suggestions answer at most this many paths: a phone shows a handful, not the tree. */
 export const MAX_FILE_SUGGESTIONS = 50;
 const { one: SESSION, events: EVENTS, messages: MESSAGES, stop: STOP, sub } = itemPaths(AGENT_SESSIONS_PATH);
 const APPROVAL = sub('approvals/{callId}');
+const MODE = sub('mode');
+const MODEL = sub('model');
 
 const DEFAULT_HOW_TO_ENABLE = 'Turn it on at the desk: `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).';
 
@@ -48,6 +55,8 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   ctx.replies.agentSessions = () =>
     (host?.workspaces().length ?? 0) === 0 ? [] : store.list().map((s) => ({ id: s.id, title: s.title, updatedAt: s.updatedAt, preview: `${s.folder} · ${s.status}` }));
   host?.attach?.(store);
+  const acpEnv = () => host?.acpEnv?.() ?? commandEnv(process.env);
+  const catalog = new AgentCatalog({ configured: () => host?.acpAgents?.() ?? {}, env: acpEnv });
 
   /** The folders in force; the agent turned off meanwhile ends every session. */
   const folders = (): readonly Workspace[] => {
@@ -87,7 +96,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
 
   const createSession = route('POST', AGENT_SESSIONS_PATH, async (req, res, c) => {
     const list = folders();
-    const shape = '{"prompt": "…", "folder"?: "<a name from GET /v1/agent/folders>"}';
+    const shape = '{"prompt": "…", "folder"?: "<a name from GET /v1/agent/folders>", "agent"?: "<an id from GET /v1/agent/agents>"}';
     const body = jsonObject((await readJsonBody(req, c)).json, shape);
     const prompt = nonEmptyString(body, 'prompt', shape);
     let workspace = list[0]!;
@@ -96,17 +105,27 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
       if (!named) throw invalid(`"folder" must be one of the folders GET /v1/agent/folders lists: ${list.map((w) => JSON.stringify(w.name)).join(', ')}.`);
       workspace = named;
     }
-    const created = store.create(workspace);
+    let agent: Parameters<SessionStore['create']>[1];
+    if (body.agent !== undefined && body.agent !== OWN_AGENT.id) {
+      const specs = catalog.specs();
+      const spec = typeof body.agent === 'string' ? specs.get(body.agent) : undefined;
+      if (!spec) throw invalid(`"agent" must be one of the agents GET /v1/agent/agents lists: ${[OWN_AGENT.id, ...specs.keys()].map((id) => JSON.stringify(id)).join(', ')}.`);
+      if (workspace.absolutePath === undefined) throw invalid(`The folder "${workspace.name}" is not on this desktop's disk; an ACP agent cannot run there.`);
+      const info = await catalog.check(spec, workspace.absolutePath);
+      if (!info.available) throw invalid(`${spec.name} is not available: ${info.reason}`);
+      agent = { id: spec.id, engine: acpEngine(spec, acpEnv) };
+    }
+    const created = store.create(workspace, agent);
     if (!created) throw new HttpError(429, 'agent.too_many_sessions', `All ${limits.maxSessions} agent sessions the desktop keeps are working; stop or delete one first.`, { 'Retry-After': '5' });
-    logger.info(`agent ${created.id.slice(0, 8)}: session started in folder ${JSON.stringify(workspace.name)}`);
+    logger.info(`agent ${created.id.slice(0, 8)}: session started in folder ${JSON.stringify(workspace.name)} with agent ${created.agent}`);
     created.send(prompt);
-    sendJson(res, 201, { id: created.id, folder: workspace.name });
+    sendJson(res, 201, { id: created.id, folder: workspace.name, agent: created.agent });
   });
 
   const listSessions = route('GET', AGENT_SESSIONS_PATH, (_req, res) => {
     folders();
     sendJson(res, 200, {
-      sessions: store.list().map((s) => ({ id: s.id, folder: s.folder, title: s.title, status: s.status, pending: s.pendingCount, updatedAt: new Date(s.updatedAt).toISOString() })),
+      sessions: store.list().map((s) => ({ id: s.id, agent: s.agent, folder: s.folder, title: s.title, status: s.status, pending: s.pendingCount, updatedAt: new Date(s.updatedAt).toISOString() })),
     });
   });
 
@@ -149,6 +168,28 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     sendNoContent(res);
   });
 
+  const listAgents = route('GET', AGENT_AGENTS_PATH, async (_req, res) => {
+    const list = folders();
+    sendJson(res, 200, { agents: await catalog.list(list.find((w) => w.absolutePath !== undefined)?.absolutePath) });
+  });
+
+  // The agent's mode or model (ACP agents that offer a choice): the session screen's picker.
+  const choose = (what: 'mode' | 'model', pattern: string): Route =>
+    route('POST', pattern, async (req, res, c) => {
+      const s = session(req, pattern);
+      const shape = `{"${what}": "<an id from the session's ${what}s event>"}`;
+      const body = jsonObject((await readJsonBody(req, c)).json, shape);
+      const id = nonEmptyString(body, what, shape);
+      try {
+        await s.choose(what, id);
+      } catch (err) {
+        if (err instanceof EngineOptionError) throw invalid(err.message);
+        throw err;
+      }
+      logger.info(`agent ${s.id.slice(0, 8)}: ${what} set to ${JSON.stringify(id)}`);
+      sendNoContent(res);
+    });
+
   const stop = route('POST', STOP, (req, res) => {
     const s = session(req, STOP);
     s.stop();
@@ -158,7 +199,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
 
   return {
     // GET is the issue's; POST is the same stream for quick tunnels, which hold a GET event stream until it closes.
-    routes: [listFolders, listFiles, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop],
+    routes: [listFolders, listFiles, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop, listAgents, choose('mode', MODE), choose('model', MODEL)],
     stop() {
       store.closeAll();
     },

@@ -65,6 +65,10 @@ export class NodeWorkspace implements Workspace {
   private readonly own: RegExp[];
   private rootReal: Promise<string>;
 
+  get absolutePath(): string {
+    return this.options.folder;
+  }
+
   constructor(private readonly options: NodeWorkspaceOptions) {
     this.name = options.name ?? (basename(options.folder) || options.folder);
     this.displayPath = shortPath(options.folder);

@@ -9,6 +9,7 @@ import { capResult, MAX_CALLS_PER_REPLY, type AgentLimits } from './limits';
 import type { Engine, EngineFactory } from './engine';
 import { EngineOptionError } from './engine';
 import { ApprovalGate, type Decision, type PendingApproval } from './gate';
+import { readInstructions, type ProjectInstructions } from './instructions';
 import { systemPrompt } from './prompt';
 import { ArgumentError, TOOLS, type AgentTool, type PreparedCall } from './tools';
 import { WorkspaceError, type Workspace } from './workspace';
@@ -43,6 +44,8 @@ export interface SessionSnapshot {
   pending: PendingApproval[];
   /** The id of the last event so far: follow the events with `Last-Event-ID` set to it. */
   lastEventId: number;
+  /** The project's instructions file the system prompt carries (`AGENTS.md`…), when one was used. */
+  instructions?: string;
 }
 
 const STOPPED_BY_USER = 'Stopped by the user.';
@@ -76,6 +79,9 @@ export class AgentSession {
   /** The turn running or last run: a new one starts only after it settled. */
   private turns: Promise<void> = Promise.resolve();
   private stops = 0;
+  /** The project's instructions, read once before the first model call (undefined: none, or not read yet). */
+  private projectInstructions: ProjectInstructions | undefined;
+  private instructionsRead = false;
   /** Another agent's engine; absent, the turns are DeskRelay's own loop. */
   private readonly engine: Engine | undefined;
   /** Set when the engine can take no more turns (its process ended). */
@@ -130,6 +136,11 @@ export class AgentSession {
     return this.statusValue === 'running' || this.statusValue === 'waiting';
   }
 
+  /** The instructions file the system prompt carries, once read. */
+  get instructionsFile(): string | undefined {
+    return this.projectInstructions?.file;
+  }
+
   get pendingCount(): number {
     return this.gate.size;
   }
@@ -151,6 +162,7 @@ export class AgentSession {
       transcript: this.transcript,
       pending: this.gate.pending,
       lastEventId: this.log.lastId,
+      ...(this.instructionsFile ? { instructions: this.instructionsFile } : {}),
     };
   }
 
@@ -275,6 +287,7 @@ export class AgentSession {
     const turn = new AbortController();
     this.turn = turn;
     const { limits } = this.deps;
+    await this.readProjectInstructions();
     let steps = 0;
     for (;;) {
       if (turn.signal.aborted) return;
@@ -323,6 +336,22 @@ export class AgentSession {
     this.turn = undefined;
     this.setStatus('idle');
     this.notifyIdle();
+  }
+
+  /** The folder's AGENTS.md (or the like) joins the system message, once, before the first model call. */
+  private async readProjectInstructions(): Promise<void> {
+    if (this.instructionsRead) return;
+    this.instructionsRead = true;
+    try {
+      this.projectInstructions = await readInstructions(this.deps.workspace);
+    } catch (err) {
+      this.deps.logger.warn(`agent ${this.short}: the project's instructions could not be read (${(err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.name : 'error')})`);
+    }
+    if (!this.projectInstructions || this.messages[0]?.role !== 'system') return;
+    const content = systemPrompt(this.deps.workspace, this.projectInstructions);
+    this.chars += content.length - this.messages[0].content.length;
+    this.messages[0] = { role: 'system', content };
+    this.deps.logger.info(`agent ${this.short}: the system prompt carries ${this.projectInstructions.file}${this.projectInstructions.cut ? ' (cut)' : ''}`);
   }
 
   /** The built-in tools, then the host's (a host tool named like a built-in one is left out). */

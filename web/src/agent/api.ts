@@ -15,6 +15,8 @@ export interface AgentSessionSummary {
   status: AgentStatus;
   pending: number;
   updatedAt: string;
+  /** The project's instructions file the session's system prompt carries (`AGENTS.md`…). */
+  instructions?: string;
 }
 
 export type Decision = 'allow' | 'deny' | 'allow_session';

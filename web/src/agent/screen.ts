@@ -154,7 +154,7 @@ function closeIcon(): SVGSVGElement {
 let mode: Mode = sessionStorage.getItem(MODE_KEY) === 'agent' ? 'agent' : 'chat';
 let available = false;
 let folders: AgentFolder[] = [];
-let current: { id: string; folder: string; transcript: Transcript; follow: Follow; focusCall?: string } | null = null;
+let current: { id: string; folder: string; transcript: Transcript; follow: Follow; focusCall?: string; instructions?: string } | null = null;
 let listTimer: ReturnType<typeof setInterval> | undefined;
 /** The page's query as it loaded (initAgent): taking the pairing token out of the address bar also drops it. */
 let launchQuery = new URLSearchParams();
@@ -274,6 +274,7 @@ function showStatus(t: Transcript): void {
   const busy = t.status === 'running' || t.status === 'waiting';
   stopButton.hidden = !busy;
   sessionMeta.replaceChildren(el('span', `agent-status ${t.status}`, STATUS_WORDS[t.status]), el('span', '', ` · ${current?.folder ?? ''}`));
+  if (current?.instructions) sessionMeta.append(el('span', 'agent-instructions', ` · follows ${current.instructions}`));
   outcome.textContent = t.status === 'idle' ? 'The agent finished this turn. Send a message to go on.' : t.status === 'stopped' ? 'Stopped. A new message starts a new turn.' : t.status === 'failed' ? 'The turn failed (see above). Send a message to try again.' : '';
   outcome.className = `agent-outcome ${t.status}`;
   outcome.hidden = !outcome.textContent;
@@ -297,6 +298,7 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
   const onEvent = (e: AgentEvent) => {
     if (e.type === 'user' && sessionTitle.textContent === 'Session') sessionTitle.textContent = e.text.split('\n')[0]!.slice(0, 80);
     transcript.apply(e);
+    if (e.type === 'status' && current?.id === id && !current.instructions) void learnInstructions(id);
     if (e.type === 'status' || e.type === 'user') showStatus(transcript);
     if (current?.focusCall && e.type === 'approval' && e.callId === current.focusCall) {
       current.focusCall = undefined;
@@ -317,6 +319,14 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
   // A pending card already on screen (the push came while the page was open).
   if (focusCall) transcript.approvals.get(focusCall)?.focus();
   fitToText(message);
+}
+
+/** Which instructions file the session follows: the desktop reads it before the first model call. */
+async function learnInstructions(id: string): Promise<void> {
+  const found = (await agentApi.sessions().catch(() => [])).find((x) => x.id === id);
+  if (!found?.instructions || current?.id !== id) return;
+  current.instructions = found.instructions;
+  showStatus(current.transcript);
 }
 
 const atBottom = () => document.documentElement.scrollHeight - window.scrollY - window.innerHeight < 120;

@@ -125,7 +125,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   const listSessions = route('GET', AGENT_SESSIONS_PATH, (_req, res) => {
     folders();
     sendJson(res, 200, {
-      sessions: store.list().map((s) => ({ id: s.id, agent: s.agent, folder: s.folder, title: s.title, status: s.status, pending: s.pendingCount, updatedAt: new Date(s.updatedAt).toISOString() })),
+      sessions: store.list().map((s) => ({ id: s.id, agent: s.agent, folder: s.folder, title: s.title, status: s.status, pending: s.pendingCount, updatedAt: new Date(s.updatedAt).toISOString(), ...(s.instructionsFile ? { instructions: s.instructionsFile } : {}) })),
     });
   });
 

@@ -22,6 +22,8 @@ export interface SessionDeps {
   logger: Logger;
   /** A push for the phone (sent only when no client is attached to the session's events). */
   push(payload: AgentPush): void;
+  /** Tools the relay's host adds to every session (MCP servers'), asked at every model call. */
+  tools?(): readonly AgentTool[];
   /** Which agent runs the turns (`deskrelay`: the relay's own loop) and, for another, its engine. */
   agent?: { id: string; engine: EngineFactory };
 }
@@ -356,7 +358,7 @@ export class AgentSession {
 
   /** The built-in tools, then the host's (a host tool named like a built-in one is left out). */
   private tools(): readonly AgentTool[] {
-    const extra = this.deps.workspace.hostTools?.() ?? [];
+    const extra = [...(this.deps.workspace.hostTools?.() ?? []), ...(this.deps.tools?.() ?? [])];
     if (extra.length === 0) return TOOLS;
     const names = new Set(TOOLS.map((t) => t.spec.name));
     return [...TOOLS, ...extra.filter((t) => !names.has(t.spec.name) && names.add(t.spec.name))];

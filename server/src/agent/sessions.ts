@@ -4,6 +4,7 @@ import type { Logger } from '../logger';
 import type { AgentPush } from '../protocol';
 import type { EngineFactory } from './engine';
 import type { AgentLimits } from './limits';
+import type { AgentTool } from './tools/tool';
 import { AgentSession } from './session';
 import type { Workspace } from './workspace';
 
@@ -12,6 +13,8 @@ export interface SessionStoreDeps {
   limits: AgentLimits;
   logger: Logger;
   push(payload: AgentPush): void;
+  /** Tools every session gets besides the built-in and the workspace's (the CLI's MCP servers'). */
+  tools?(): readonly AgentTool[];
 }
 
 /**

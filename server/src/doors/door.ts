@@ -16,7 +16,7 @@ import type { ChatMessage, PieceKind, ProviderConfig, ToolCall, ToolOptions } fr
 export interface Door {
   readonly routes: readonly Route[];
   /** The relay is stopping and every chat was already cancelled: drop what the door holds. */
-  stop?(): void;
+  stop?(): void | Promise<void>;
 }
 
 /**

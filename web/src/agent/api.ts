@@ -19,6 +19,13 @@ export interface AgentSessionSummary {
   instructions?: string;
 }
 
+/** An MCP server the desktop's agent uses (CLI config "mcpServers"), and whether it works. */
+export interface ToolServer {
+  name: string;
+  ok: boolean;
+  error?: string;
+}
+
 export type Decision = 'allow' | 'deny' | 'allow_session';
 
 async function call(path: string, init: RequestInit = {}): Promise<Response> {
@@ -44,6 +51,7 @@ const session = (id: string) => `/v1/agent/sessions/${encodeURIComponent(id)}`;
 
 export const agentApi = {
   folders: () => json<{ folders: AgentFolder[] }>('/v1/agent/folders').then((r) => r.folders),
+  toolServers: () => json<{ toolServers?: ToolServer[] }>('/v1/agent/folders').then((r) => r.toolServers ?? []),
   sessions: () => json<{ sessions: AgentSessionSummary[] }>('/v1/agent/sessions').then((r) => r.sessions),
   create: (prompt: string, folder: string) => post('/v1/agent/sessions', { prompt, folder }).then((r) => r.json() as Promise<{ id: string; folder: string }>),
   message: (id: string, text: string) => post(`${session(id)}/messages`, { text }),

@@ -59,7 +59,10 @@ const list = el('ul', 'agent-sessions');
 list.setAttribute('aria-label', 'Sessions');
 const listError = el('p', 'error');
 listError.setAttribute('role', 'alert');
-listView.append(listHead, listError, listEmpty, list);
+// A tool server that is not working is said here: the agent works without its tools.
+const serversNote = el('p', 'hint agent-servers');
+serversNote.hidden = true;
+listView.append(listHead, listError, serversNote, listEmpty, list);
 
 // The session view.
 const sessionView = el('div', 'agent-session-view');
@@ -246,6 +249,11 @@ async function loadList(): Promise<void> {
   try {
     const sessions = await agentApi.sessions();
     listError.textContent = '';
+    void agentApi.toolServers().then((servers) => {
+      const down = servers.filter((x) => !x.ok);
+      serversNote.textContent = down.map((x) => `Tool server \u201c${x.name}\u201d is not working: ${x.error ?? ''}`).join('\n');
+      serversNote.hidden = down.length === 0;
+    }, () => {});
     list.replaceChildren(...sessions.map(sessionItem));
     listEmpty.hidden = sessions.length > 0;
   } catch (err) {

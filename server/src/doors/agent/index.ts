@@ -51,7 +51,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   const host: AgentHost | undefined = ctx.options.agent;
   const limits: AgentLimits = { ...DEFAULT_LIMITS, ...host?.limits };
   const { logger } = ctx.options;
-  const store = new SessionStore({ chat: ctx.chat, limits, logger, push: (payload) => ctx.replies.agentPush(payload) });
+  const store = new SessionStore({ chat: ctx.chat, limits, logger, push: (payload) => ctx.replies.agentPush(payload), tools: () => host?.tools?.() ?? [] });
   ctx.replies.agentSessions = () =>
     (host?.workspaces().length ?? 0) === 0 ? [] : store.list().map((s) => ({ id: s.id, title: s.title, updatedAt: s.updatedAt, preview: `${s.folder} · ${s.status}` }));
   host?.attach?.(store);
@@ -77,7 +77,8 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   const route = (method: Route['method'], path: string, handle: Route['handle']): Route => ({ method, path, auth: true, handle });
 
   const listFolders = route('GET', AGENT_FOLDERS_PATH, (_req, res) => {
-    sendJson(res, 200, { folders: folders().map((w) => ({ name: w.name, ...(w.displayPath ? { path: w.displayPath } : {}) })) });
+    const servers = host?.toolServers?.() ?? [];
+    sendJson(res, 200, { folders: folders().map((w) => ({ name: w.name, ...(w.displayPath ? { path: w.displayPath } : {}) })), ...(servers.length > 0 ? { toolServers: servers } : {}) });
   });
 
   // The composer's `@` suggestions: the same listing the model's list_files gets (its .gitignore
@@ -200,8 +201,9 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   return {
     // GET is the issue's; POST is the same stream for quick tunnels, which hold a GET event stream until it closes.
     routes: [listFolders, listFiles, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop, listAgents, choose('mode', MODE), choose('model', MODEL)],
-    stop() {
+    async stop() {
       store.closeAll();
+      await host?.stop?.();
     },
   };
 };

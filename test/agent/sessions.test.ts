@@ -64,7 +64,8 @@ describe('SessionStore', () => {
     const store = new SessionStore({ chat: fake.chat, limits: DEFAULT_LIMITS, logger: silentLogger, push: () => {} });
     const s = store.create(workspace)!;
     s.send('first');
-    await tick();
+    // The session reads the folder's instructions before its first model call.
+    while (fake.started === 0) await tick();
     s.send('queued while running');
     s.stop();
     await tick();

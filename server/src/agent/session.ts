@@ -10,6 +10,7 @@ import type { Engine, EngineFactory } from './engine';
 import { EngineOptionError } from './engine';
 import { ApprovalGate, type Decision, type PendingApproval } from './gate';
 import { readInstructions, type ProjectInstructions } from './instructions';
+import type { SessionWorktree } from './worktrees';
 import { systemPrompt } from './prompt';
 import { ArgumentError, TOOLS, type AgentTool, type PreparedCall } from './tools';
 import { WorkspaceError, type Workspace } from './workspace';
@@ -22,6 +23,8 @@ export interface SessionDeps {
   logger: Logger;
   /** A push for the phone (sent only when no client is attached to the session's events). */
   push(payload: AgentPush): void;
+  /** The session's own git worktree (`"worktree": true`): its workspace is rooted there; Merge and Discard act on it. */
+  worktree?: SessionWorktree & { into?: string };
   /** Tools the relay's host adds to every session (MCP servers'), asked at every model call. */
   tools?(): readonly AgentTool[];
   /** Which agent runs the turns (`deskrelay`: the relay's own loop) and, for another, its engine. */
@@ -48,6 +51,8 @@ export interface SessionSnapshot {
   lastEventId: number;
   /** The project's instructions file the system prompt carries (`AGENTS.md`…), when one was used. */
   instructions?: string;
+  /** The session's own worktree: its branch, folder, and the project branch Merge merges into. */
+  worktree?: { branch: string; path: string; into?: string };
 }
 
 const STOPPED_BY_USER = 'Stopped by the user.';
@@ -165,6 +170,7 @@ export class AgentSession {
       pending: this.gate.pending,
       lastEventId: this.log.lastId,
       ...(this.instructionsFile ? { instructions: this.instructionsFile } : {}),
+      ...(this.deps.worktree ? { worktree: { branch: this.deps.worktree.branch, path: this.deps.worktree.path, ...(this.deps.worktree.into ? { into: this.deps.worktree.into } : {}) } } : {}),
     };
   }
 
@@ -206,6 +212,41 @@ export class AgentSession {
     this.turn?.abort(new CancelReason(STOPPED_BY_USER));
     this.model?.abort(new CancelReason(STOPPED_BY_USER));
     this.gate.denyAll();
+  }
+
+  get worktree(): (SessionWorktree & { into?: string }) | undefined {
+    return this.deps.worktree;
+  }
+
+  /**
+   * A command the user asked for from the session's screen (Merge), not the model: asked through
+   * the gate like run_command (the card shows the exact line), run in `where`, its result in
+   * the events and the transcript. Not while a turn runs (the caller checks `busy`).
+   */
+  async runAsked(tool: string, command: string, where: Workspace): Promise<{ ok: boolean; output: string; denied?: boolean }> {
+    const callId = this.gate.newCallId();
+    const input = { command };
+    this.setStatus('running');
+    this.emit({ type: 'tool_call', callId, tool, input });
+    this.transcript.push({ role: 'assistant', text: '', toolCalls: [{ callId, tool, input }] });
+    const decision = this.gate.needsApproval('command', command) ? await this.gate.ask('command', command, { callId, tool, input, command }) : 'allow';
+    this.deps.logger.info(`agent ${this.short}: ${tool} command=${JSON.stringify(command)} decision=${decision}`);
+    let result: { ok: boolean; output: string; denied?: boolean };
+    if (decision === 'deny' || this.closed) {
+      result = { ok: false, denied: true, output: 'The user denied this. Nothing was run.' };
+    } else {
+      const { limits } = this.deps;
+      const turn = new AbortController();
+      this.turn = turn;
+      const ran = await where.runCommand(command, { signal: turn.signal, timeoutMs: limits.commandTimeoutMs, maxOutputBytes: limits.maxCommandOutputBytes });
+      this.turn = undefined;
+      const ok = ran.exitCode === 0 && !ran.timedOut && !ran.stopped;
+      result = { ok, output: capResult(`${ran.output}${ran.output.endsWith('\n') || ran.output === '' ? '' : '\n'}[exit code ${ran.exitCode ?? 'none'}${ran.timedOut ? ', timed out' : ''}${ran.stopped ? ', stopped' : ''}]`, limits.maxResultBytes) };
+    }
+    this.transcript.push({ role: 'tool', callId, tool, ...result });
+    this.emit({ type: 'tool_result', callId, ...result });
+    if (this.statusValue !== 'stopped') this.setStatus('idle');
+    return result;
   }
 
   /** Ends the session for good (deleted, dropped, the relay stopping): stopped, listeners closed. */

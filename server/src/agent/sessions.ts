@@ -36,14 +36,14 @@ export class SessionStore {
   }
 
   /** A new session in `workspace`, or undefined when the store is full of busy sessions. */
-  create(workspace: Workspace, agent?: { id: string; engine: EngineFactory }): AgentSession | undefined {
+  create(workspace: Workspace, agent?: { id: string; engine: EngineFactory }, more: { id?: string; worktree?: AgentSession['worktree'] } = {}): AgentSession | undefined {
     if (this.sessions.size >= this.deps.limits.maxSessions) {
       const idle = [...this.sessions.values()].filter((s) => !s.busy).sort((a, b) => a.updatedAt - b.updatedAt)[0];
       if (!idle) return undefined;
       this.deps.logger.info(`agent ${idle.id.slice(0, 8)}: dropped (the desktop keeps ${this.deps.limits.maxSessions} sessions)`);
       this.delete(idle.id);
     }
-    const session = new AgentSession({ id: randomUUID(), workspace, ...this.deps, ...(agent ? { agent } : {}) });
+    const session = new AgentSession({ id: more.id ?? randomUUID(), workspace, ...this.deps, ...(agent ? { agent } : {}), ...(more.worktree ? { worktree: more.worktree } : {}) });
     this.sessions.set(session.id, session);
     return session;
   }

@@ -40,6 +40,8 @@ export interface Workspace {
    * left out.
    */
   hostTools?(): readonly AgentTool[];
+  /** The same rules rooted at `folder`, a git worktree of this folder made for one session (hosts without it offer no worktrees). */
+  worktree?(folder: string): Workspace;
 }
 
 export interface ListOptions {

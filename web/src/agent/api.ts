@@ -17,6 +17,8 @@ export interface AgentSessionSummary {
   updatedAt: string;
   /** The project's instructions file the session's system prompt carries (`AGENTS.md`…). */
   instructions?: string;
+  /** The session's own git worktree: its branch and the project branch Merge merges into. */
+  worktree?: { branch: string; into?: string };
 }
 
 /** An MCP server the desktop's agent uses (CLI config "mcpServers"), and whether it works. */
@@ -53,7 +55,10 @@ export const agentApi = {
   folders: () => json<{ folders: AgentFolder[] }>('/v1/agent/folders').then((r) => r.folders),
   toolServers: () => json<{ toolServers?: ToolServer[] }>('/v1/agent/folders').then((r) => r.toolServers ?? []),
   sessions: () => json<{ sessions: AgentSessionSummary[] }>('/v1/agent/sessions').then((r) => r.sessions),
-  create: (prompt: string, folder: string) => post('/v1/agent/sessions', { prompt, folder }).then((r) => r.json() as Promise<{ id: string; folder: string }>),
+  create: (prompt: string, folder: string, worktree = false) =>
+    post('/v1/agent/sessions', { prompt, folder, ...(worktree ? { worktree } : {}) }).then((r) => r.json() as Promise<{ id: string; folder: string }>),
+  merge: (id: string) => post(`${session(id)}/merge`, {}),
+  discard: (id: string) => post(`${session(id)}/discard`, {}),
   message: (id: string, text: string) => post(`${session(id)}/messages`, { text }),
   decide: (id: string, callId: string, decision: Decision) => post(`${session(id)}/approvals/${encodeURIComponent(callId)}`, { decision }),
   stop: (id: string) => call(`${session(id)}/stop`, { method: 'POST' }),

@@ -134,11 +134,17 @@ prompt.rows = 4;
 prompt.required = true;
 prompt.placeholder = 'e.g. Fix the failing test in src/math.js';
 promptLabel.htmlFor = prompt.id;
+const worktreeLabel = el('label', 'agent-worktree-switch');
+const worktreeBox = el('input');
+worktreeBox.type = 'checkbox';
+worktreeBox.id = 'agent-worktree';
+worktreeLabel.htmlFor = worktreeBox.id;
+worktreeLabel.append(worktreeBox, el('span', '', ' Work in a worktree of its own (a new git branch; merge or discard it later)'));
 const newError = el('p', 'error');
 newError.setAttribute('role', 'alert');
 const start = el('button', 'primary', 'Start');
 start.type = 'submit';
-newForm.append(folderLabel, folderSelect, folderPath, promptLabel, prompt, newError, start);
+newForm.append(folderLabel, folderSelect, folderPath, promptLabel, prompt, worktreeLabel, newError, start);
 sheet.append(sheetHead, newForm);
 
 function arrowIcon(): SVGSVGElement {
@@ -157,7 +163,7 @@ function closeIcon(): SVGSVGElement {
 let mode: Mode = sessionStorage.getItem(MODE_KEY) === 'agent' ? 'agent' : 'chat';
 let available = false;
 let folders: AgentFolder[] = [];
-let current: { id: string; folder: string; transcript: Transcript; follow: Follow; focusCall?: string; instructions?: string } | null = null;
+let current: { id: string; folder: string; transcript: Transcript; follow: Follow; focusCall?: string; instructions?: string; worktree?: { branch: string; into?: string } } | null = null;
 let listTimer: ReturnType<typeof setInterval> | undefined;
 /** The page's query as it loaded (initAgent): taking the pairing token out of the address bar also drops it. */
 let launchQuery = new URLSearchParams();
@@ -283,6 +289,13 @@ function showStatus(t: Transcript): void {
   stopButton.hidden = !busy;
   sessionMeta.replaceChildren(el('span', `agent-status ${t.status}`, STATUS_WORDS[t.status]), el('span', '', ` · ${current?.folder ?? ''}`));
   if (current?.instructions) sessionMeta.append(el('span', 'agent-instructions', ` · follows ${current.instructions}`));
+  const wt = current?.worktree;
+  worktreeBar.hidden = !wt;
+  if (wt) {
+    sessionMeta.append(el('span', 'agent-branch', ` · ${wt.branch}`));
+    mergeButton.textContent = `Merge into ${wt.into ?? 'the project'}`;
+    mergeButton.disabled = discardButton.disabled = busy;
+  }
   outcome.textContent = t.status === 'idle' ? 'The agent finished this turn. Send a message to go on.' : t.status === 'stopped' ? 'Stopped. A new message starts a new turn.' : t.status === 'failed' ? 'The turn failed (see above). Send a message to try again.' : '';
   outcome.className = `agent-outcome ${t.status}`;
   outcome.hidden = !outcome.textContent;
@@ -302,11 +315,11 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
     if (err instanceof ApiError && err.code === 'agent.not_pending') return 'already';
     throw err;
   }));
-  transcriptBox.replaceChildren(transcript.log);
+  transcriptBox.replaceChildren(worktreeBar, transcript.log);
   const onEvent = (e: AgentEvent) => {
     if (e.type === 'user' && sessionTitle.textContent === 'Session') sessionTitle.textContent = e.text.split('\n')[0]!.slice(0, 80);
     transcript.apply(e);
-    if (e.type === 'status' && current?.id === id && !current.instructions) void learnInstructions(id);
+    if (e.type === 'status' && current?.id === id) void learnSession(id);
     if (e.type === 'status' || e.type === 'user') showStatus(transcript);
     if (current?.focusCall && e.type === 'approval' && e.callId === current.focusCall) {
       current.focusCall = undefined;
@@ -329,13 +342,32 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
   fitToText(message);
 }
 
-/** Which instructions file the session follows: the desktop reads it before the first model call. */
-async function learnInstructions(id: string): Promise<void> {
+/** Which instructions file the session follows (read before the first model call) and its worktree, from the list. */
+async function learnSession(id: string): Promise<void> {
+  if (current?.instructions && current.worktree) return;
   const found = (await agentApi.sessions().catch(() => [])).find((x) => x.id === id);
-  if (!found?.instructions || current?.id !== id) return;
+  if (!found || current?.id !== id) return;
   current.instructions = found.instructions;
+  current.worktree = found.worktree;
   showStatus(current.transcript);
 }
+
+// A worktree session's own buttons: Merge (asked like a command: its card appears) and Discard.
+const worktreeBar = el('div', 'agent-worktree-bar');
+worktreeBar.hidden = true;
+const mergeButton = el('button', 'agent-merge', 'Merge');
+mergeButton.type = 'button';
+const discardButton = el('button', 'danger agent-discard', 'Discard');
+discardButton.type = 'button';
+worktreeBar.append(mergeButton, discardButton);
+mergeButton.addEventListener('click', () => {
+  if (!current) return;
+  void agentApi.merge(current.id).catch((err: unknown) => showToast(err instanceof Error ? err.message : String(err)));
+});
+discardButton.addEventListener('click', () => {
+  if (!current || !confirm('Discard this session\u2019s worktree and branch, with every change in them?')) return;
+  void agentApi.discard(current.id).then(() => showList(), (err: unknown) => showToast(err instanceof Error ? err.message : String(err)));
+});
 
 const atBottom = () => document.documentElement.scrollHeight - window.scrollY - window.innerHeight < 120;
 
@@ -400,8 +432,9 @@ async function startSession(): Promise<void> {
   }
   start.disabled = true;
   try {
-    const created = await agentApi.create(text, folderSelect.value);
+    const created = await agentApi.create(text, folderSelect.value, worktreeBox.checked);
     prompt.value = '';
+    worktreeBox.checked = false;
     closeLayer();
     openSession(created.id, created.folder, text.split('\n')[0]!.slice(0, 80));
   } catch (err) {

@@ -8,7 +8,9 @@ import { DEFAULT_LIMITS, type AgentLimits } from '../../agent/limits';
 import { DECISIONS, NotPendingError, type Decision } from '../../agent/gate';
 import type { AgentSession } from '../../agent/session';
 import { SessionStore } from '../../agent/sessions';
-import type { Workspace } from '../../agent/workspace';
+import { WorkspaceError, type Workspace } from '../../agent/workspace';
+import { addWorktree, currentBranch, mergeCommand, removeWorktree } from '../../agent/worktrees';
+import { randomUUID } from 'node:crypto';
 import { HttpError } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
 import { requestParams, type Route } from '../../http/route';
@@ -24,6 +26,8 @@ export const AGENT_AGENTS_PATH = '/v1/agent/agents';
 export const MAX_FILE_SUGGESTIONS = 50;
 const { one: SESSION, events: EVENTS, messages: MESSAGES, stop: STOP, sub } = itemPaths(AGENT_SESSIONS_PATH);
 const APPROVAL = sub('approvals/{callId}');
+const MERGE = sub('merge');
+const DISCARD = sub('discard');
 const MODE = sub('mode');
 const MODEL = sub('model');
 
@@ -56,6 +60,8 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     (host?.workspaces().length ?? 0) === 0 ? [] : store.list().map((s) => ({ id: s.id, title: s.title, updatedAt: s.updatedAt, preview: `${s.folder} · ${s.status}` }));
   host?.attach?.(store);
   const acpEnv = () => host?.acpEnv?.() ?? commandEnv(process.env);
+  // git for worktrees starts from the same scrubbed environment (runSafeGit drops every GIT_* too).
+  const gitEnv = acpEnv;
   const catalog = new AgentCatalog({ configured: () => host?.acpAgents?.() ?? {}, env: acpEnv });
 
   /** The folders in force; the agent turned off meanwhile ends every session. */
@@ -116,17 +122,36 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
       if (!info.available) throw invalid(`${spec.name} is not available: ${info.reason}`);
       agent = { id: spec.id, engine: acpEngine(spec, acpEnv) };
     }
-    const created = store.create(workspace, agent);
-    if (!created) throw new HttpError(429, 'agent.too_many_sessions', `All ${limits.maxSessions} agent sessions the desktop keeps are working; stop or delete one first.`, { 'Retry-After': '5' });
-    logger.info(`agent ${created.id.slice(0, 8)}: session started in folder ${JSON.stringify(workspace.name)} with agent ${created.agent}`);
+    if (body.worktree !== undefined && typeof body.worktree !== 'boolean') throw invalid('"worktree" must be true or false.');
+    const id = randomUUID();
+    let worktree: AgentSession['worktree'];
+    let where = workspace;
+    if (body.worktree === true) {
+      if (!workspace.worktree || workspace.absolutePath === undefined) throw invalid(`The folder "${workspace.name}" cannot have worktrees on this desktop.`);
+      try {
+        worktree = await addWorktree(workspace.absolutePath, ctx.options.configDir, workspace.name, id.slice(0, 8), gitEnv());
+      } catch (err) {
+        if (err instanceof WorkspaceError) throw invalid(err.message);
+        throw err;
+      }
+      const into = await currentBranch(worktree.project, gitEnv());
+      worktree = { ...worktree, ...(into ? { into } : {}) };
+      where = workspace.worktree(worktree.path);
+    }
+    const created = store.create(where, agent, { id, ...(worktree ? { worktree } : {}) });
+    if (!created) {
+      if (worktree) await removeWorktree(worktree, gitEnv()).catch(() => {});
+      throw new HttpError(429, 'agent.too_many_sessions', `All ${limits.maxSessions} agent sessions the desktop keeps are working; stop or delete one first.`, { 'Retry-After': '5' });
+    }
+    logger.info(`agent ${created.id.slice(0, 8)}: session started in folder ${JSON.stringify(workspace.name)} with agent ${created.agent}${worktree ? ` in worktree ${worktree.branch}` : ''}`);
     created.send(prompt);
-    sendJson(res, 201, { id: created.id, folder: workspace.name, agent: created.agent });
+    sendJson(res, 201, { id: created.id, folder: workspace.name, agent: created.agent, ...(worktree ? { worktree: { branch: worktree.branch, path: worktree.path, ...(worktree.into ? { into: worktree.into } : {}) } } : {}) });
   });
 
   const listSessions = route('GET', AGENT_SESSIONS_PATH, (_req, res) => {
     folders();
     sendJson(res, 200, {
-      sessions: store.list().map((s) => ({ id: s.id, agent: s.agent, folder: s.folder, title: s.title, status: s.status, pending: s.pendingCount, updatedAt: new Date(s.updatedAt).toISOString(), ...(s.instructionsFile ? { instructions: s.instructionsFile } : {}) })),
+      sessions: store.list().map((s) => ({ id: s.id, agent: s.agent, folder: s.folder, title: s.title, status: s.status, pending: s.pendingCount, updatedAt: new Date(s.updatedAt).toISOString(), ...(s.instructionsFile ? { instructions: s.instructionsFile } : {}), ...(s.worktree ? { worktree: { branch: s.worktree.branch, ...(s.worktree.into ? { into: s.worktree.into } : {}) } } : {}) })),
     });
   });
 
@@ -191,6 +216,37 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
       sendNoContent(res);
     });
 
+  /** A worktree session's own, never while it works: Merge runs through the gate, Discard removes the worktree. */
+  const worktreeOf = (s: AgentSession): NonNullable<AgentSession['worktree']> => {
+    if (!s.worktree) throw invalid('This session has no worktree of its own (start one with "worktree": true).');
+    if (s.busy) throw new HttpError(409, 'agent.busy', 'The session is working; stop it or wait until it is idle.');
+    return s.worktree;
+  };
+
+  const merge = route('POST', MERGE, (req, res) => {
+    const s = session(req, MERGE);
+    const w = worktreeOf(s);
+    const project = folders().find((f) => f.name === s.folder);
+    if (!project) throw notFound();
+    const command = mergeCommand(w, s.id.slice(0, 8));
+    void s.runAsked('merge', command, project).catch((err: unknown) => logger.error(`agent ${s.id.slice(0, 8)}: merge failed unexpectedly: ${err instanceof Error ? err.name : typeof err}`));
+    sendJson(res, 202, { command, into: w.into ?? null });
+  });
+
+  const discard = route('POST', DISCARD, async (req, res) => {
+    const s = session(req, DISCARD);
+    const w = worktreeOf(s);
+    store.delete(s.id);
+    try {
+      await removeWorktree(w, gitEnv());
+    } catch (err) {
+      if (err instanceof WorkspaceError) throw new HttpError(500, 'server.internal_error', `The session is gone but its worktree could not be removed: ${err.message}`);
+      throw err;
+    }
+    logger.info(`agent ${s.id.slice(0, 8)}: worktree ${w.branch} discarded`);
+    sendNoContent(res);
+  });
+
   const stop = route('POST', STOP, (req, res) => {
     const s = session(req, STOP);
     s.stop();
@@ -200,7 +256,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
 
   return {
     // GET is the issue's; POST is the same stream for quick tunnels, which hold a GET event stream until it closes.
-    routes: [listFolders, listFiles, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop, listAgents, choose('mode', MODE), choose('model', MODEL)],
+    routes: [listFolders, listFiles, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop, listAgents, choose('mode', MODE), choose('model', MODEL), merge, discard],
     async stop() {
       store.closeAll();
       await host?.stop?.();

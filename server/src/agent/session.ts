@@ -11,6 +11,7 @@ import { EngineOptionError } from './engine';
 import { ApprovalGate, type Decision, type PendingApproval } from './gate';
 import { readInstructions, type ProjectInstructions } from './instructions';
 import type { SessionWorktree } from './worktrees';
+import type { StoredAgentSession } from '../store/agentSessions';
 import { systemPrompt } from './prompt';
 import { ArgumentError, TOOLS, type AgentTool, type PreparedCall } from './tools';
 import { WorkspaceError, type Workspace } from './workspace';
@@ -25,6 +26,10 @@ export interface SessionDeps {
   push(payload: AgentPush): void;
   /** The session's own git worktree (`"worktree": true`): its workspace is rooted there; Merge and Discard act on it. */
   worktree?: SessionWorktree & { into?: string };
+  /** A kept session read back after a restart: it goes on from there, idle. */
+  restored?: StoredAgentSession;
+  /** Something changed that a kept session saves (an event; the conversation with it). */
+  changed?(session: AgentSession): void;
   /** Tools the relay's host adds to every session (MCP servers'), asked at every model call. */
   tools?(): readonly AgentTool[];
   /** Which agent runs the turns (`deskrelay`: the relay's own loop) and, for another, its engine. */
@@ -56,6 +61,8 @@ export interface SessionSnapshot {
 }
 
 const STOPPED_BY_USER = 'Stopped by the user.';
+const RESTARTED_NOT_RUN = 'Not run: the desktop relay restarted before this call ran.';
+const RESTARTED_DENIED = 'Denied: the desktop relay restarted while this approval waited. Nothing was changed or run.';
 const NOT_RUN = 'Not run: the user stopped the agent.';
 const SESSION_FULL = 'Not run: the session is full.';
 const TOO_MANY_CALLS = `Not run: one reply may carry at most ${MAX_CALLS_PER_REPLY} tool calls; call again for the rest.`;
@@ -68,7 +75,7 @@ const TOO_MANY_CALLS = `Not run: one reply may carry at most ${MAX_CALLS_PER_REP
 export class AgentSession {
   readonly id: string;
   readonly log: AgentEventLog;
-  readonly createdAt = Date.now();
+  readonly createdAt: number;
   title = '';
   private statusValue: AgentStatus = 'idle';
   private updated = Date.now();
@@ -120,6 +127,62 @@ export class AgentSession {
       record: (item) => this.transcript.push(item),
       ended: (message) => this.engineEnd(message),
     });
+    this.createdAt = deps.restored?.createdAt ?? Date.now();
+    if (deps.restored) this.restore(deps.restored);
+  }
+
+  /** What a kept session saves: enough to list it, replay it and go on with the conversation. */
+  record(): StoredAgentSession {
+    return {
+      version: 1,
+      id: this.id,
+      folder: this.folder,
+      title: this.title,
+      createdAt: this.createdAt,
+      updatedAt: this.updated,
+      status: this.statusValue,
+      messages: this.messages,
+      transcript: this.transcript,
+      events: this.log.entries(),
+      pending: this.gate.pending.map((p) => p.callId),
+      ...(this.projectInstructions ? { instructions: this.projectInstructions } : {}),
+      ...(this.deps.worktree ? { worktree: this.deps.worktree } : {}),
+      nextCall: this.gate.nextCallNumber,
+    };
+  }
+
+  /**
+   * Back from the desktop's store after a restart: the conversation, transcript and events as
+   * saved; a turn that was running is marked interrupted, an approval that waited is denied with
+   * a note, and every call the model made without an answer is answered (a provider refuses a
+   * conversation with a call left unanswered). The session is idle: a message goes on.
+   */
+  private restore(r: StoredAgentSession): void {
+    this.title = r.title;
+    this.messages.length = 0;
+    this.chars = 0;
+    for (const m of r.messages) this.addMessage(m);
+    this.transcript.push(...(r.transcript as TranscriptItem[]));
+    this.projectInstructions = r.instructions;
+    this.instructionsRead = true;
+    this.gate.nextCallNumber = r.nextCall;
+    this.log.restore(r.events);
+    const answered = new Set(this.messages.filter((m) => m.role === 'tool').map((m) => m.toolCallId));
+    for (const m of this.messages.slice()) {
+      for (const call of m.toolCalls ?? []) {
+        if (!answered.has(call.id)) this.addMessage({ role: 'tool', content: RESTARTED_NOT_RUN, toolCallId: call.id, name: call.name });
+      }
+    }
+    for (const callId of r.pending) {
+      const tool = (this.transcript.find((t) => t.role === 'assistant' && t.toolCalls.some((c) => c.callId === callId)) as Extract<TranscriptItem, { role: 'assistant' }> | undefined)?.toolCalls.find((c) => c.callId === callId)?.tool ?? '';
+      this.emit({ type: 'decision', callId, decision: 'deny' });
+      this.transcript.push({ role: 'tool', callId, tool, ok: false, denied: true, output: RESTARTED_DENIED });
+      this.emit({ type: 'tool_result', callId, ok: false, denied: true, output: RESTARTED_DENIED });
+    }
+    if (r.status === 'running' || r.status === 'waiting') this.emit({ type: 'error', message: 'The desktop relay restarted while this turn ran: it was interrupted. Send a message to go on.' });
+    this.statusValue = r.status as AgentStatus;
+    this.setStatus('idle');
+    this.updated = r.updatedAt;
   }
 
   get agent(): string {
@@ -302,6 +365,7 @@ export class AgentSession {
   private emit(event: AgentEvent): void {
     this.updated = Date.now();
     this.log.append(event);
+    this.deps.changed?.(this);
   }
 
   private setStatus(status: AgentStatus): void {

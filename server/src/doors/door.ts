@@ -17,6 +17,8 @@ export interface Door {
   readonly routes: readonly Route[];
   /** The relay is stopping and every chat was already cancelled: drop what the door holds. */
   stop?(): void | Promise<void>;
+  /** The relay is about to stop, before any chat is cancelled: state kept on disk is saved as it is now. */
+  beforeStop?(): Promise<void>;
 }
 
 /**

@@ -236,6 +236,7 @@ export class RelayServer {
     if (!server || this.admission.stopping) return;
     this.admission.stopping = true;
     try {
+      await Promise.all(this.doors.map((door) => door.beforeStop?.()));
       // Detached resumable generations hold stream slots too, so this ends them as well.
       await this.chat.cancelAll(STOPPING_MESSAGE, 2_000);
       await Promise.all(this.doors.map((door) => door.stop?.()));

@@ -11,6 +11,8 @@ import { SessionStore } from '../../agent/sessions';
 import { WorkspaceError, type Workspace } from '../../agent/workspace';
 import { addWorktree, currentBranch, mergeCommand, removeWorktree } from '../../agent/worktrees';
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { AgentSessionKeep, agentSessionsDir } from '../../store/agentSessions';
 import { HttpError } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
 import { requestParams, type Route } from '../../http/route';
@@ -49,6 +51,8 @@ function nonEmptyString(body: Record<string, unknown>, name: string, shape: stri
 export interface AgentDoorOptions {
   /** The workspace agent: its folders, asked on every request. Absent or no folders: every /v1/agent path answers 403 agent.disabled. */
   agent?: AgentHost;
+  /** Keep conversations on the desktop (the same opt-in keeps agent sessions), asked when the relay starts. */
+  keepConversations?: () => boolean;
 }
 
 export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
@@ -59,6 +63,19 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   ctx.replies.agentSessions = () =>
     (host?.workspaces().length ?? 0) === 0 ? [] : store.list().map((s) => ({ id: s.id, title: s.title, updatedAt: s.updatedAt, preview: `${s.folder} · ${s.status}` }));
   host?.attach?.(store);
+  // Sessions kept on the desktop (with keepConversations) are read back before the door answers.
+  const loading: Promise<void> =
+    ctx.options.keepConversations?.() === true && (host?.workspaces().length ?? 0) > 0
+      ? AgentSessionKeep.open(agentSessionsDir(ctx.options.configDir), logger)
+          .then(({ keep, sessions }) =>
+            store.keep(keep, sessions, (r) => {
+              const folder = host?.workspaces().find((w) => w.name === r.folder);
+              if (!r.worktree) return folder;
+              return existsSync(r.worktree.path) ? folder?.worktree?.(r.worktree.path) : undefined;
+            }),
+          )
+          .catch((err: unknown) => logger.error(`agent sessions: cannot read ${agentSessionsDir(ctx.options.configDir)} (${(err as NodeJS.ErrnoException).code ?? 'error'}); sessions are not kept this run`))
+      : Promise.resolve();
   const acpEnv = () => host?.acpEnv?.() ?? commandEnv(process.env);
   // git for worktrees starts from the same scrubbed environment (runSafeGit drops every GIT_* too).
   const gitEnv = acpEnv;
@@ -80,7 +97,15 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     return found;
   };
 
-  const route = (method: Route['method'], path: string, handle: Route['handle']): Route => ({ method, path, auth: true, handle });
+  const route = (method: Route['method'], path: string, handle: Route['handle']): Route => ({
+    method,
+    path,
+    auth: true,
+    handle: async (req, res, c) => {
+      await loading;
+      return handle(req, res, c);
+    },
+  });
 
   const listFolders = route('GET', AGENT_FOLDERS_PATH, (_req, res) => {
     const servers = host?.toolServers?.() ?? [];
@@ -257,6 +282,12 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   return {
     // GET is the issue's; POST is the same stream for quick tunnels, which hold a GET event stream until it closes.
     routes: [listFolders, listFiles, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop, listAgents, choose('mode', MODE), choose('model', MODEL), merge, discard],
+    // What a session was doing when the relay stopped is what it comes back as: the stop (and the
+    // chats' cancelling before it) is not saved.
+    async beforeStop() {
+      await loading;
+      await store.unkeep();
+    },
     async stop() {
       store.closeAll();
       await host?.stop?.();

@@ -116,7 +116,7 @@ class AcpEngine implements Engine {
     try {
       const crashed = proc.exited.then(() => 'crashed' as const);
       const answer = await Promise.race([this.conn!.agent.request('session/prompt', { sessionId: this.sessionId!, prompt: [{ type: 'text', text }] }), crashed]);
-      if (answer === 'crashed') return { ok: false, ended: true, message: this.crashMessage() };
+      if (answer === 'crashed') return { ok: false, ended: true, message: signal.aborted && proc.wasKilled ? this.killedMessage() : this.crashMessage() };
       if (answer.stopReason === 'max_tokens') this.host.emit({ type: 'error', message: `${this.spec.name} stopped at its output token limit; its answer may be cut.` });
       else if (answer.stopReason === 'max_turn_requests') this.host.emit({ type: 'error', message: `${this.spec.name} stopped at its own limit of model requests in one turn. Send a message to let it go on.` });
       else if (answer.stopReason === 'refusal') this.host.emit({ type: 'error', message: `${this.spec.name} refused to go on with this request.` });
@@ -190,7 +190,7 @@ class AcpEngine implements Engine {
     const conn = app.connect(proc.stream);
     this.conn = conn;
     const exitedEarly = proc.exited.then((how) => {
-      throw new Refusal(how.error ? `${this.spec.name} could not start: ${how.error}.` : this.crashMessage('ended at start'));
+      throw new Refusal(`${this.spec.name} could not start: ${proc.startFailure(how)}.`);
     });
     exitedEarly.catch(() => {});
     let timer: NodeJS.Timeout | undefined;
@@ -226,6 +226,12 @@ class AcpEngine implements Engine {
         );
         this.setModels(models.currentModelId, list);
       }
+    } catch (err) {
+      if (err instanceof Refusal) throw err;
+      // A closed connection is told before the exit: say how it ended when it did.
+      const how = await proc.endedWithin(1000);
+      if (how) throw new Refusal(`${this.spec.name} could not start: ${proc.startFailure(how)}.`);
+      throw err;
     } finally {
       clearTimeout(timer);
     }

@@ -5,7 +5,7 @@
  * its composer (the next turn, queued while one runs), Stop and `@` file suggestions.
  * Its elements are built here (not looked up by id): model output shares the document.
  */
-import type { AgentEvent } from '../../../server/src/protocol';
+import type { AgentChoice, AgentCommand, AgentEvent } from '../../../server/src/protocol';
 import { ApiError } from '../api';
 import { app } from '../app';
 import { el, ui } from '../dom';
@@ -75,6 +75,20 @@ sessionTitles.append(sessionTitle, sessionMeta);
 const stopButton = el('button', 'danger agent-stop', 'Stop');
 stopButton.type = 'button';
 sessionHead.append(back, sessionTitles, stopButton);
+// An ACP agent's modes and models, where it offers a choice.
+const pickers = el('div', 'agent-pickers');
+pickers.hidden = true;
+const picker = (what: 'mode' | 'model', label: string) => {
+  const wrap = el('label', 'agent-picker');
+  const select = el('select');
+  wrap.append(el('span', '', label), select);
+  wrap.hidden = true;
+  select.addEventListener('change', () => void choose(what, select));
+  pickers.append(wrap);
+  return select;
+};
+const modeSelect = picker('mode', 'Mode');
+const modelSelect = picker('model', 'Model');
 const transcriptBox = el('div', 'agent-transcript');
 const outcome = el('p', 'agent-outcome');
 outcome.setAttribute('role', 'status');
@@ -102,7 +116,7 @@ composer.append(messageLabel, message, sendButton);
 const composeNote = el('p', 'hint agent-queued');
 composeNote.setAttribute('aria-live', 'polite');
 composeForm.append(mentionList, composeNote, composer);
-sessionView.append(sessionHead, transcriptBox, outcome, composeForm);
+sessionView.append(sessionHead, pickers, transcriptBox, outcome, composeForm);
 
 screen.append(listView, sessionView);
 
@@ -124,6 +138,13 @@ const folderSelect = el('select');
 folderSelect.id = 'agent-folder';
 folderLabel.htmlFor = folderSelect.id;
 const folderPath = el('p', 'hint agent-folder-path');
+const agentLabel = el('label', 'group-title', 'Agent');
+const agentSelect = el('select');
+agentSelect.id = 'agent-agent';
+agentLabel.htmlFor = agentSelect.id;
+const agentReasons = el('details', 'hint agent-unavailable');
+const agentReasonList = el('ul');
+agentReasons.append(el('summary', '', 'Agents not on this desk'), agentReasonList);
 const promptLabel = el('label', 'group-title', 'What should it do?');
 const prompt = el('textarea');
 prompt.id = 'agent-prompt';
@@ -135,7 +156,7 @@ const newError = el('p', 'error');
 newError.setAttribute('role', 'alert');
 const start = el('button', 'primary', 'Start');
 start.type = 'submit';
-newForm.append(folderLabel, folderSelect, folderPath, promptLabel, prompt, newError, start);
+newForm.append(folderLabel, folderSelect, folderPath, agentLabel, agentSelect, agentReasons, promptLabel, prompt, newError, start);
 sheet.append(sheetHead, newForm);
 
 function arrowIcon(): SVGSVGElement {
@@ -154,7 +175,7 @@ function closeIcon(): SVGSVGElement {
 let mode: Mode = sessionStorage.getItem(MODE_KEY) === 'agent' ? 'agent' : 'chat';
 let available = false;
 let folders: AgentFolder[] = [];
-let current: { id: string; folder: string; transcript: Transcript; follow: Follow; focusCall?: string } | null = null;
+let current: { id: string; folder: string; transcript: Transcript; follow: Follow; focusCall?: string; commands: AgentCommand[] } | null = null;
 let listTimer: ReturnType<typeof setInterval> | undefined;
 /** The page's query as it loaded (initAgent): taking the pairing token out of the address bar also drops it. */
 let launchQuery = new URLSearchParams();
@@ -294,7 +315,12 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
     throw err;
   }));
   transcriptBox.replaceChildren(transcript.log);
+  pickers.hidden = true;
+  for (const select of [modeSelect, modelSelect]) select.parentElement!.hidden = true;
   const onEvent = (e: AgentEvent) => {
+    if (e.type === 'commands' && current) current.commands = e.commands;
+    if (e.type === 'modes') showChoices(modeSelect, e.current, e.modes);
+    if (e.type === 'models') showChoices(modelSelect, e.current, e.models);
     if (e.type === 'user' && sessionTitle.textContent === 'Session') sessionTitle.textContent = e.text.split('\n')[0]!.slice(0, 80);
     transcript.apply(e);
     if (e.type === 'status' || e.type === 'user') showStatus(transcript);
@@ -312,11 +338,34 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
       stopButton.hidden = true;
     }
   });
-  current = { id, folder, transcript, follow, focusCall };
+  current = { id, folder, transcript, follow, focusCall, commands: [] };
   showStatus(transcript);
   // A pending card already on screen (the push came while the page was open).
   if (focusCall) transcript.approvals.get(focusCall)?.focus();
   fitToText(message);
+}
+
+function showChoices(select: HTMLSelectElement, now: string, choices: AgentChoice[]): void {
+  select.replaceChildren(...choices.map((c) => {
+    const o = el('option', '', c.name);
+    o.value = c.id;
+    if (c.description) o.title = c.description;
+    return o;
+  }));
+  select.value = now;
+  select.dataset.current = now;
+  select.parentElement!.hidden = choices.length < 2;
+  pickers.hidden = modeSelect.parentElement!.hidden && modelSelect.parentElement!.hidden;
+}
+
+async function choose(what: 'mode' | 'model', select: HTMLSelectElement): Promise<void> {
+  if (!current) return;
+  try {
+    await agentApi.choose(current.id, what, select.value);
+  } catch (err) {
+    select.value = select.dataset.current ?? select.value;
+    showToast(err instanceof Error ? err.message : String(err));
+  }
 }
 
 const atBottom = () => document.documentElement.scrollHeight - window.scrollY - window.innerHeight < 120;
@@ -369,6 +418,16 @@ async function openNew(): Promise<void> {
   const showPath = () => (folderPath.textContent = folders.find((f) => f.name === folderSelect.value)?.path ?? '');
   folderSelect.onchange = showPath;
   showPath();
+  // Which agent: DeskRelay's own, or an ACP agent the desk has; those it lacks say how to add them.
+  const agents = await agentApi.agents();
+  agentSelect.replaceChildren(...agents.filter((a) => a.available).map((a) => {
+    const o = el('option', '', a.name);
+    o.value = a.id;
+    return o;
+  }));
+  agentReasonList.replaceChildren(...agents.filter((a) => !a.available).map((a) => el('li', '', `${a.name}: ${a.reason ?? 'not available'}`)));
+  agentLabel.hidden = agentSelect.hidden = agentSelect.options.length < 2;
+  agentReasons.hidden = agentReasonList.childElementCount === 0;
   openLayer(sheet, newButton);
   prompt.focus();
 }
@@ -382,7 +441,7 @@ async function startSession(): Promise<void> {
   }
   start.disabled = true;
   try {
-    const created = await agentApi.create(text, folderSelect.value);
+    const created = await agentApi.create(text, folderSelect.value, agentSelect.hidden ? undefined : agentSelect.value);
     prompt.value = '';
     closeLayer();
     openSession(created.id, created.folder, text.split('\n')[0]!.slice(0, 80));
@@ -449,7 +508,7 @@ export function initAgent(search: string): void {
     }
   });
   autoGrow(message);
-  attachMentions(message, mentionList, () => current?.folder ?? '');
+  attachMentions(message, mentionList, () => current?.folder ?? '', () => current?.commands ?? []);
   stopButton.addEventListener('click', () => void stopSession());
   // Back from sleep, online again, the page shown again: resume the stream (Last-Event-ID).
   const wake = () => {

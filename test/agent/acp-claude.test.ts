@@ -58,9 +58,12 @@ afterAll(async () => {
 });
 
 /** A session asking Claude Code to write `name`; resolves at its approval card. */
-async function askToWrite(name: string, content: string): Promise<{ id: string; events: Follower; approval: any }> {
-  anthropic.set({ mode: 'tool-calls', script: [[{ name: 'mcp__acp__Write', arguments: JSON.stringify({ file_path: join(repo, name), content }) }]] });
-  const created = await post('/v1/agent/sessions', { prompt: `Write ${name}`, agent: 'claude' });
+const askToWrite = (name: string, content: string) => ask(`Write ${name}`, 'mcp__acp__Write', { file_path: join(repo, name), content });
+
+/** A session where the model calls Claude Code's `tool` with `input`; resolves at its first approval card. */
+async function ask(prompt: string, tool: string, input: Record<string, unknown>): Promise<{ id: string; events: Follower; approval: any }> {
+  anthropic.set({ mode: 'tool-calls', script: [[{ name: tool, arguments: JSON.stringify(input) }]] });
+  const created = await post('/v1/agent/sessions', { prompt, agent: 'claude' });
   expect(created.status, created.body).toBe(201);
   const events = new Follower(cli.url, cli.token, `/v1/agent/sessions/${created.json.id}/events`);
   await events.waitFor((f) => f.of('approval').length > 0 || f.of('status').some((s) => s.status === 'failed'), 'the approval', 60_000);
@@ -82,6 +85,19 @@ describe('Claude Code (claude-code-acp 0.16.2) as an ACP agent', () => {
     expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'allow' })).status).toBe(204);
     await s.events.waitStatus('idle');
     expect(readFileSync(join(repo, 'hello.txt'), 'utf8')).toBe('Hello from Claude\n');
+    s.events.close();
+  }, 120_000);
+
+  it('runs a shell command through DeskRelay\'s terminal after the approval of that exact line', async () => {
+    const s = await ask('Run it', 'mcp__acp__Bash', { command: 'echo from-claude > bash.txt', description: 'Write bash.txt', timeout: 10_000 });
+    expect(s.approval.command).toBe('echo from-claude > bash.txt');
+    expect(existsSync(join(repo, 'bash.txt'))).toBe(false);
+    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'allow' })).status).toBe(204);
+    await s.events.waitStatus('idle');
+    expect(s.events.of('approval')).toHaveLength(1);
+    expect(readFileSync(join(repo, 'bash.txt'), 'utf8')).toBe('from-claude\n');
+    // It ran in DeskRelay's runner (terminal/create), covered by the Allow of that line.
+    expect(cli.stdout() + cli.stderr()).toContain('terminal/create command="echo from-claude > bash.txt" (allowed)');
     s.events.close();
   }, 120_000);
 

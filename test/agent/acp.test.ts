@@ -267,6 +267,15 @@ describe('an ACP session', () => {
     s.events.close();
   });
 
+  it('an agent that exits between turns fails the session with its stderr, once', async () => {
+    const s = await session('crashlater');
+    await s.events.waitStatus('failed');
+    expect(said(s.events)).toBe('bye');
+    expect(s.events.of('error')).toHaveLength(1);
+    expect(s.events.of('error')[0].message).toMatch(/^Stand-in ended unexpectedly \(exit code 4\)\. Its last words:\nstand-in: gone after the turn$/);
+    s.events.close();
+  });
+
   it('an agent that needs a login says so, asking for nothing on the phone', async () => {
     const s = await session('hello', 'standin-auth');
     await s.events.waitStatus('failed');

@@ -149,6 +149,36 @@ describe('an ACP session', () => {
     s.events.close();
   });
 
+  it('an edit\'s card shows the file\'s change; an allowed edit writes exactly that without asking again', async () => {
+    writeFileSync(join(repo, 'edit.txt'), 'one old line\n');
+    const s = await session('edit edit.txt old new');
+    await s.events.waitFor((f) => f.of('approval').length === 1, 'the approval');
+    const diff = s.events.of('approval')[0].diff;
+    expect(diff).toContain('-one old line');
+    expect(diff).toContain('+one new line');
+    expect((await decide(s.id, s.events.of('approval')[0].callId, 'allow')).status).toBe(204);
+    await s.events.waitStatus('idle');
+    expect(said(s.events)).toBe('edited');
+    expect(s.events.of('approval')).toHaveLength(1);
+    expect(readFileSync(join(repo, 'edit.txt'), 'utf8')).toBe('one new line\n');
+    s.events.close();
+  });
+
+  it('a write other than what the allowed card showed asks again with its own diff', async () => {
+    const s = await session('sneak sneak.txt shown');
+    await s.events.waitFor((f) => f.of('approval').length === 1, 'the approval');
+    expect(s.events.of('approval')[0].diff).toContain('+shown');
+    expect((await decide(s.id, s.events.of('approval')[0].callId, 'allow')).status).toBe(204);
+    await s.events.waitFor((f) => f.of('approval').length === 2, 'the second approval');
+    const second = s.events.of('approval')[1];
+    expect(second).toMatchObject({ tool: 'write_file', input: { path: 'sneak.txt' } });
+    expect(second.diff).toContain('+shown and more');
+    expect((await decide(s.id, second.callId, 'deny')).status).toBe(204);
+    await s.events.waitStatus('idle');
+    expect(existsSync(join(repo, 'sneak.txt'))).toBe(false);
+    s.events.close();
+  });
+
   it('allow_session picks allow_always; later writes are covered by the grant', async () => {
     const s = await session('write a.txt one');
     await s.events.waitFor((f) => f.of('approval').length === 1, 'the approval');

@@ -60,7 +60,10 @@ class AcpEngine implements Engine {
   private commands: AgentCommand[] | undefined;
   private modes: { current: string; modes: AgentChoice[] } | undefined;
   private models: { current: string; models: AgentChoice[] } | undefined;
-  /** Writes and command lines a permission the user allowed in this turn covers (one use each). */
+  /**
+   * What a permission the user allowed in this turn covers, one use each: a write of exactly the
+   * text its card showed (path NUL text), a terminal of exactly its command line.
+   */
   private readonly coveredWrites = new Map<string, number>();
   private readonly coveredCommands = new Map<string, number>();
   private turnSignal: AbortSignal | undefined;
@@ -340,10 +343,15 @@ class AcpEngine implements Engine {
     const command = typeof call.input.command === 'string' ? call.input.command : Array.isArray(call.input.command) && call.input.command.every((p) => typeof p === 'string') ? call.input.command.join(' ') : undefined;
     let kind: ApprovalKind;
     let key: string | undefined;
+    let writes: string[] = [];
     const shown: { diff?: string; command?: string } = {};
     if (diffs.length > 0 || call.kind === 'edit' || call.kind === 'delete' || call.kind === 'move') {
       kind = 'edit';
-      if (diffs.length > 0) shown.diff = diffs.map((d) => unifiedDiff(this.shown(d.path), d.oldText ?? undefined, d.newText)).join('');
+      if (diffs.length > 0) {
+        const edits = await Promise.all(diffs.map((d) => this.edit(d, call.input.replace_all === true)));
+        shown.diff = edits.map((e) => e.diff).join('');
+        writes = edits.flatMap((e) => (e.after !== undefined ? [e.key] : []));
+      }
     } else if (call.kind === 'execute' && command !== undefined) {
       try {
         checkCommandLine(command);
@@ -372,13 +380,33 @@ class AcpEngine implements Engine {
     const option = decision === 'allow_session' ? byKind('allow_always', 'allow_once') : byKind('allow_once');
     if (option) {
       // What the agent will now ask DeskRelay to do for this call is what the user just allowed.
-      for (const p of [...diffs.map((d) => d.path), ...call.locations.map((l) => l.path)]) this.cover(this.coveredWrites, resolve(this.root, p));
-      if (kind === 'edit' && diffs.length === 0 && call.locations.length === 0 && typeof call.input.file_path === 'string') this.cover(this.coveredWrites, resolve(this.root, call.input.file_path));
+      for (const w of writes) this.cover(this.coveredWrites, w);
       if (command !== undefined) this.cover(this.coveredCommands, command);
     } else {
       this.host.emit({ type: 'error', message: `${this.spec.name} offered no option to allow this ${decision === 'allow_session' ? 'for the session' : 'once'}; it was not allowed.` });
     }
     return selected(option);
+  }
+
+  /**
+   * A diff of a permission as its card shows it: against the file as it is now when the agent's
+   * diff is a whole new text (`oldText` null) or a piece of it found there (an edit's old and new
+   * strings), so the card shows the file's change; `key` names the write it would be.
+   */
+  private async edit(d: acp.Diff, all: boolean): Promise<{ diff: string; after?: string; key: string }> {
+    const shownPath = this.shown(d.path);
+    let before: string | undefined;
+    try {
+      before = await this.host.workspace.readIfExists(this.rel(resolve(this.root, d.path)));
+    } catch {
+      // Outside the folder or denied: its write will be refused; the card shows the agent's diff.
+      return { diff: unifiedDiff(shownPath, d.oldText ?? undefined, d.newText), key: '' };
+    }
+    let after: string | undefined;
+    if (d.oldText == null || d.oldText === '') after = d.newText;
+    else if (before !== undefined && before.includes(d.oldText)) after = all ? before.split(d.oldText).join(d.newText) : before.replace(d.oldText, () => d.newText);
+    if (after === undefined) return { diff: unifiedDiff(shownPath, d.oldText ?? undefined, d.newText), key: '' };
+    return { diff: unifiedDiff(shownPath, before, after), after, key: `${resolve(this.root, d.path)}\0${after}` };
   }
 
   private cover(map: Map<string, number>, key: string): void {
@@ -433,7 +461,7 @@ class AcpEngine implements Engine {
     try {
       const before = await this.host.workspace.readIfExists(rel);
       const prepared = approvedEdit(ctx, rel, before, params.content, before === undefined ? `Created ${rel}.` : `Wrote ${rel}.`);
-      const covered = this.covers(this.coveredWrites, resolve(this.root, rel)) || !this.host.gate.needsApproval('edit');
+      const covered = this.covers(this.coveredWrites, `${resolve(this.root, rel)}\0${params.content}`) || !this.host.gate.needsApproval('edit');
       const asked = covered ? undefined : await this.askOwn('write_file', { path: rel }, 'edit', undefined, { diff: prepared.diff });
       if (asked && !asked.allowed) throw new RequestError(-32603, asked.output);
       this.host.gate.filesChange();

@@ -116,7 +116,12 @@ describe('an ACP session', () => {
     await s.events.waitFor((f) => f.of('modes').at(-1).current === 'plan', 'the mode event');
     const bad = await post(`/v1/agent/sessions/${s.id}/mode`, { mode: 'warp' });
     expect(bad.status).toBe(400);
-    expect(bad.json.error.message).toContain('"auto", "default", "plan"');
+    expect(bad.json.error.message).toContain('must be one of "default", "plan"');
+    // A mode in which the agent acts without asking is the desk's choice only.
+    expect(s.events.of('modes').at(-1).modes[0]).toEqual({ id: 'auto', name: 'Auto', unasked: true });
+    const unasked = await post(`/v1/agent/sessions/${s.id}/mode`, { mode: 'auto' });
+    expect(unasked.status).toBe(400);
+    expect(unasked.json.error.message).toContain('acts without asking; that can be chosen only at the desk');
     expect((await post(`/v1/agent/sessions/${s.id}/model`, { model: 'x' })).status).toBe(400);
     await turn(s, 'hello');
     expect(said(s.events)).toContain('(mode plan).');

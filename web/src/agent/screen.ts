@@ -350,8 +350,9 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
 
 function showChoices(select: HTMLSelectElement, now: string, choices: AgentChoice[]): void {
   select.replaceChildren(...choices.map((c) => {
-    const o = el('option', '', c.name);
+    const o = el('option', '', c.unasked ? `${c.name} (at the desk only)` : c.name);
     o.value = c.id;
+    o.disabled = c.unasked === true && c.id !== now;
     if (c.description) o.title = c.description;
     return o;
   }));

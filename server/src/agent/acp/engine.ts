@@ -23,8 +23,13 @@ export interface AcpAgentSpec extends AcpCommand {
 export const CANCEL_GRACE_MS = 5000;
 /** How long starting the agent (initialize and session/new) may take. */
 const START_TIMEOUT_MS = 60_000;
-/** Modes in which an agent writes without asking (Qwen Code's default `auto`): a session starts in its `default` instead. */
-const UNASKING_MODES = /^(auto|yolo|auto[-_]?edit|bypass[-_]?permissions)$/i;
+/**
+ * Modes in which an agent acts without asking (Qwen Code's default `auto`, `yolo`, Claude Code's
+ * `bypassPermissions`, Codex's `full-access`): a session starts in the agent's `default` instead,
+ * and the phone cannot choose one (a mode that skips the agent's permission requests would skip
+ * the user's approvals of what it runs itself).
+ */
+const UNASKING_MODES = /^(auto|yolo|auto[-_]?edit|bypass[-_]?permissions|full[-_]?access)$/i;
 
 /** The capabilities DeskRelay offers every ACP agent: its files and terminals, through the session's Workspace and gate. */
 export const CLIENT_CAPABILITIES: acp.ClientCapabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
@@ -145,7 +150,8 @@ class AcpEngine implements Engine {
     const offered = what === 'mode' ? this.modes : this.models;
     if (!offered || !this.conn || !this.sessionId) throw new EngineOptionError(`${this.spec.name} offers no ${what} to choose in this session.`);
     const list = what === 'mode' ? this.modes!.modes : this.models!.models;
-    if (!list.some((c) => c.id === id)) throw new EngineOptionError(`"${what}" must be one of ${list.map((c) => JSON.stringify(c.id)).join(', ')}.`);
+    if (!list.some((c) => c.id === id)) throw new EngineOptionError(`"${what}" must be one of ${list.filter((c) => !c.unasked).map((c) => JSON.stringify(c.id)).join(', ')}.`);
+    if (what === 'mode' && UNASKING_MODES.test(id)) throw new EngineOptionError(`In mode "${id}" ${this.spec.name} acts without asking; that can be chosen only at the desk.`);
     try {
       if (what === 'mode') await this.conn.agent.request('session/set_mode', { sessionId: this.sessionId, modeId: id });
       else await this.conn.agent.request('session/set_model', { sessionId: this.sessionId, modelId: id });
@@ -212,13 +218,15 @@ class AcpEngine implements Engine {
       this.sessionId = created.sessionId;
       this.log(`started (${init.agentInfo?.name ?? this.spec.command} ${init.agentInfo?.version ?? ''}, protocol ${init.protocolVersion})`.replace(' ,', ','));
       if (created.modes) {
-        const modes = created.modes.availableModes.map((m) => ({ id: m.id, name: m.name, ...(m.description ? { description: m.description } : {}) }));
+        const modes = created.modes.availableModes.map((m) => ({ id: m.id, name: m.name, ...(m.description ? { description: m.description } : {}), ...(UNASKING_MODES.test(m.id) ? { unasked: true as const } : {}) }));
         this.setModes(created.modes.currentModeId, modes);
         // A mode that writes without asking would bypass every approval: start in the agent's `default`.
         if (UNASKING_MODES.test(created.modes.currentModeId) && modes.some((m) => m.id === 'default')) {
           await conn.agent.request('session/set_mode', { sessionId: created.sessionId, modeId: 'default' });
           this.setModes('default', modes);
           this.log(`mode ${created.modes.currentModeId} changed to default (it asks before it writes)`);
+        } else if (UNASKING_MODES.test(created.modes.currentModeId)) {
+          this.host.emit({ type: 'error', message: `${this.spec.name} is in mode "${created.modes.currentModeId}", in which it acts without asking: what it does itself is not shown to you first.` });
         }
       }
       // `models` is ACP's unstable field (Claude Code, Gemini CLI offer it); session/set_model changes it.

@@ -203,7 +203,10 @@ describe('an ACP session', () => {
     await turn(s, 'read missing.txt');
     await turn(s, `read ${join(base, 'outside.txt')}`);
     await turn(s, 'read .env');
+    writeFileSync(join(repo, '..odd.txt'), 'inside\n');
+    await turn(s, 'read ..odd.txt');
     const lines = said(s.events);
+    expect(lines).toContain('read: "inside\\n"');
     expect(lines).toContain('read: "old notes\\n"');
     expect(lines).toContain('read: ""');
     expect(lines).toMatch(/read error: -32602 .*outside the session's folder/);

@@ -1,4 +1,4 @@
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { client, PROTOCOL_VERSION, RequestError, type ClientConnection } from '@agentclientprotocol/sdk';
 import type * as acp from '@agentclientprotocol/sdk';
 import type { AgentChoice, AgentCommand, AgentPlanEntry } from '../../protocol';
@@ -433,14 +433,14 @@ class AcpEngine implements Engine {
   private rel(path: string): string {
     if (typeof path !== 'string' || !isAbsolute(path)) throw RequestError.invalidParams(undefined, `"path" must be an absolute path inside ${this.root}`);
     const rel = relative(this.root, path);
-    if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) throw new RequestError(-32602, `${path} is outside the session's folder; DeskRelay reads and writes only inside ${this.root}.`);
+    if (rel === '' || outside(rel)) throw new RequestError(-32602, `${path} is outside the session's folder; DeskRelay reads and writes only inside ${this.root}.`);
     return rel.split('\\').join('/');
   }
 
   /** A path as cards show it: folder-relative when inside. */
   private shown(path: string): string {
     const rel = relative(this.root, resolve(this.root, path));
-    return rel.startsWith('..') || isAbsolute(rel) ? path : rel.split('\\').join('/');
+    return outside(rel) ? path : rel.split('\\').join('/');
   }
 
   /** fs/read_text_file: the Workspace's read (confinement, deny list); a missing file is empty text (Gemini CLI then creates it). */
@@ -553,6 +553,9 @@ class AcpEngine implements Engine {
     return `${this.spec.name} ${what}: ${this.redact(message)}`;
   }
 }
+
+/** A path relative to the folder that leads out of it (a file named `..x` inside is not). */
+const outside = (rel: string) => rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel);
 
 /** A word for /bin/sh: left as is when plain, else single-quoted. */
 function shellQuote(word: string): string {

@@ -148,6 +148,8 @@ describe('an ACP session', () => {
     const before = s.events.of('approval').length;
     expect((await post(`/v1/agent/sessions/${s.id}/messages`, { text: 'write hello.txt Changed' })).status).toBe(202);
     await s.events.waitFor((f) => f.of('approval').length === before + 1, 'the second approval');
+    // The agent named its call "w1" again: a new call, with a relay id of its own.
+    expect(s.events.of('approval').at(-1).callId).not.toBe(approval.callId);
     expect((await decide(s.id, s.events.of('approval').at(-1).callId, 'deny')).status).toBe(204);
     await s.events.waitFor((f) => said(f).includes('chose nope'), 'the rejection');
     expect(readFileSync(join(repo, 'hello.txt'), 'utf8')).toBe('Hello ACP');

@@ -143,6 +143,8 @@ class AcpEngine implements Engine {
       this.coveredCommands.clear();
       // Calls the agent left open end with the turn, so no card spins for ever.
       for (const call of this.calls.values()) if (!call.finished) this.finish(call, signal.aborted ? 'Stopped by the user.' : 'The agent ended its turn without a result.', false, signal.aborted);
+      // An id the agent uses again in a later turn is a new call with a new relay id (one approval, one call).
+      this.calls.clear();
     }
   }
 

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { commandEnv, configDir, type AgentHost, type SessionStore, type Workspace } from '../../server/src';
+import { commandEnv, configDir, parseAcpAgents, type AcpAgentConfig, type AgentHost, type SessionStore, type Workspace } from '../../server/src';
 import { AgentTerminals } from './agentTerminal';
 import { lmTools, VsCodeWorkspace } from './agentWorkspace';
 
@@ -62,6 +62,15 @@ export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
     }
     this.cache = next;
     return out;
+  }
+
+  /** `deskrelay.agent.acpAgents`, the user's value only (machine scope: a repository cannot name a program to run); a bad value is none. */
+  acpAgents(): Record<string, AcpAgentConfig> {
+    try {
+      return parseAcpAgents(vscode.workspace.getConfiguration('deskrelay').inspect('agent.acpAgents')?.globalValue);
+    } catch {
+      return {};
+    }
   }
 
   dispose(): void {

@@ -65,6 +65,8 @@ export {
   NotPendingError,
   approvalDigest,
   reverseDiff,
+  parseAcpAgents,
+  type AcpAgentConfig,
   type AgentHost,
   type AgentLimits,
   type NodeWorkspaceOptions,

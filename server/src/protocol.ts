@@ -149,6 +149,8 @@ export interface AgentChoice {
   id: string;
   name: string;
   description?: string;
+  /** A mode in which the agent acts without asking: shown, but chosen only at the desk. */
+  unasked?: true;
 }
 
 /** `GET /v1/agent/agents`: the agents a session may run. */

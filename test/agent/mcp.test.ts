@@ -30,7 +30,7 @@ beforeAll(async () => {
     },
     agent: { autoApproveTools: ['notes__time'] },
   };
-  cli = await startCli(['--agent', repo], `${model.url}/v1`, { MY_SECRET_TOKEN: 'tok-do-not-pass' }, { config: mcpConfig });
+  cli = await startCli(['--agent', repo], `${model.url}/v1`, { MY_SECRET_TOKEN: 'tok-do-not-pass' }, mcpConfig);
 });
 afterAll(async () => {
   cli?.child.kill('SIGKILL');

@@ -332,7 +332,8 @@ export class AgentSession {
     this.turn = turn;
     for (let next: string | undefined = text; next !== undefined; ) {
       const out = this.engineEnded === undefined ? await engine.turn(next, turn.signal) : { ok: false as const, message: this.engineEnded };
-      if (turn.signal.aborted) return;
+      // A stopped turn says nothing more, unless the stop had to end the agent itself.
+      if (turn.signal.aborted && (out.ok || !out.ended)) return;
       if (!out.ok) {
         if (out.ended) this.engineEnded = out.message;
         this.emit({ type: 'error', message: out.message });

@@ -5,7 +5,7 @@
  * its composer (the next turn, queued while one runs), Stop and `@` file suggestions.
  * Its elements are built here (not looked up by id): model output shares the document.
  */
-import type { AgentEvent } from '../../../server/src/protocol';
+import type { AgentChoice, AgentCommand, AgentEvent } from '../../../server/src/protocol';
 import { ApiError } from '../api';
 import { app } from '../app';
 import { el, ui } from '../dom';
@@ -78,6 +78,23 @@ sessionTitles.append(sessionTitle, sessionMeta);
 const stopButton = el('button', 'danger agent-stop', 'Stop');
 stopButton.type = 'button';
 sessionHead.append(back, sessionTitles, stopButton);
+// An ACP agent's modes and models, where it offers a choice.
+const pickers = el('div', 'agent-pickers');
+pickers.hidden = true;
+const picker = (what: 'mode' | 'model', label: string) => {
+  const wrap = el('div', 'agent-picker');
+  const select = el('select');
+  select.id = `agent-${what}-picker`;
+  const name = el('label', '', label);
+  name.htmlFor = select.id;
+  wrap.append(name, select);
+  wrap.hidden = true;
+  select.addEventListener('change', () => void choose(what, select));
+  pickers.append(wrap);
+  return select;
+};
+const modeSelect = picker('mode', 'Agent mode');
+const modelSelect = picker('model', 'Agent model');
 const transcriptBox = el('div', 'agent-transcript');
 const outcome = el('p', 'agent-outcome');
 outcome.setAttribute('role', 'status');
@@ -105,7 +122,7 @@ composer.append(messageLabel, message, sendButton);
 const composeNote = el('p', 'hint agent-queued');
 composeNote.setAttribute('aria-live', 'polite');
 composeForm.append(mentionList, composeNote, composer);
-sessionView.append(sessionHead, transcriptBox, outcome, composeForm);
+sessionView.append(sessionHead, pickers, transcriptBox, outcome, composeForm);
 
 screen.append(listView, sessionView);
 
@@ -127,6 +144,13 @@ const folderSelect = el('select');
 folderSelect.id = 'agent-folder';
 folderLabel.htmlFor = folderSelect.id;
 const folderPath = el('p', 'hint agent-folder-path');
+const agentLabel = el('label', 'group-title', 'Agent');
+const agentSelect = el('select');
+agentSelect.id = 'agent-agent';
+agentLabel.htmlFor = agentSelect.id;
+const agentReasons = el('details', 'hint agent-unavailable');
+const agentReasonList = el('ul');
+agentReasons.append(el('summary', '', 'Agents not on this desk'), agentReasonList);
 const promptLabel = el('label', 'group-title', 'What should it do?');
 const prompt = el('textarea');
 prompt.id = 'agent-prompt';
@@ -144,7 +168,7 @@ const newError = el('p', 'error');
 newError.setAttribute('role', 'alert');
 const start = el('button', 'primary', 'Start');
 start.type = 'submit';
-newForm.append(folderLabel, folderSelect, folderPath, promptLabel, prompt, worktreeLabel, newError, start);
+newForm.append(folderLabel, folderSelect, folderPath, agentLabel, agentSelect, agentReasons, promptLabel, prompt, worktreeLabel, newError, start);
 sheet.append(sheetHead, newForm);
 
 function arrowIcon(): SVGSVGElement {
@@ -163,7 +187,7 @@ function closeIcon(): SVGSVGElement {
 let mode: Mode = sessionStorage.getItem(MODE_KEY) === 'agent' ? 'agent' : 'chat';
 let available = false;
 let folders: AgentFolder[] = [];
-let current: { id: string; folder: string; transcript: Transcript; follow: Follow; focusCall?: string; instructions?: string; worktree?: { branch: string; into?: string } } | null = null;
+let current: { id: string; folder: string; transcript: Transcript; follow: Follow; focusCall?: string; commands: AgentCommand[]; instructions?: string; worktree?: { branch: string; into?: string } } | null = null;
 let listTimer: ReturnType<typeof setInterval> | undefined;
 /** The page's query as it loaded (initAgent): taking the pairing token out of the address bar also drops it. */
 let launchQuery = new URLSearchParams();
@@ -316,7 +340,12 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
     throw err;
   }));
   transcriptBox.replaceChildren(worktreeBar, transcript.log);
+  pickers.hidden = true;
+  for (const select of [modeSelect, modelSelect]) select.parentElement!.hidden = true;
   const onEvent = (e: AgentEvent) => {
+    if (e.type === 'commands' && current) current.commands = e.commands;
+    if (e.type === 'modes') showChoices(modeSelect, e.current, e.modes);
+    if (e.type === 'models') showChoices(modelSelect, e.current, e.models);
     if (e.type === 'user' && sessionTitle.textContent === 'Session') sessionTitle.textContent = e.text.split('\n')[0]!.slice(0, 80);
     transcript.apply(e);
     if (e.type === 'status' && current?.id === id) void learnSession(id);
@@ -335,7 +364,7 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
       stopButton.hidden = true;
     }
   });
-  current = { id, folder, transcript, follow, focusCall };
+  current = { id, folder, transcript, follow, focusCall, commands: [] };
   showStatus(transcript);
   // A pending card already on screen (the push came while the page was open).
   if (focusCall) transcript.approvals.get(focusCall)?.focus();
@@ -368,6 +397,30 @@ discardButton.addEventListener('click', () => {
   if (!current || !confirm('Discard this session\u2019s worktree and branch, with every change in them?')) return;
   void agentApi.discard(current.id).then(() => showList(), (err: unknown) => showToast(err instanceof Error ? err.message : String(err)));
 });
+
+function showChoices(select: HTMLSelectElement, now: string, choices: AgentChoice[]): void {
+  select.replaceChildren(...choices.map((c) => {
+    const o = el('option', '', c.unasked ? `${c.name} (at the desk only)` : c.name);
+    o.value = c.id;
+    o.disabled = c.unasked === true && c.id !== now;
+    if (c.description) o.title = c.description;
+    return o;
+  }));
+  select.value = now;
+  select.dataset.current = now;
+  select.parentElement!.hidden = choices.length < 2;
+  pickers.hidden = modeSelect.parentElement!.hidden && modelSelect.parentElement!.hidden;
+}
+
+async function choose(what: 'mode' | 'model', select: HTMLSelectElement): Promise<void> {
+  if (!current) return;
+  try {
+    await agentApi.choose(current.id, what, select.value);
+  } catch (err) {
+    select.value = select.dataset.current ?? select.value;
+    showToast(err instanceof Error ? err.message : String(err));
+  }
+}
 
 const atBottom = () => document.documentElement.scrollHeight - window.scrollY - window.innerHeight < 120;
 
@@ -419,6 +472,16 @@ async function openNew(): Promise<void> {
   const showPath = () => (folderPath.textContent = folders.find((f) => f.name === folderSelect.value)?.path ?? '');
   folderSelect.onchange = showPath;
   showPath();
+  // Which agent: DeskRelay's own, or an ACP agent the desk has; those it lacks say how to add them.
+  const agents = await agentApi.agents();
+  agentSelect.replaceChildren(...agents.filter((a) => a.available).map((a) => {
+    const o = el('option', '', a.name);
+    o.value = a.id;
+    return o;
+  }));
+  agentReasonList.replaceChildren(...agents.filter((a) => !a.available).map((a) => el('li', '', `${a.name}: ${a.reason ?? 'not available'}`)));
+  agentLabel.hidden = agentSelect.hidden = agentSelect.options.length < 2;
+  agentReasons.hidden = agentReasonList.childElementCount === 0;
   openLayer(sheet, newButton);
   prompt.focus();
 }
@@ -432,7 +495,7 @@ async function startSession(): Promise<void> {
   }
   start.disabled = true;
   try {
-    const created = await agentApi.create(text, folderSelect.value, worktreeBox.checked);
+    const created = await agentApi.create(text, folderSelect.value, agentSelect.hidden ? undefined : agentSelect.value, worktreeBox.checked);
     prompt.value = '';
     worktreeBox.checked = false;
     closeLayer();
@@ -500,7 +563,7 @@ export function initAgent(search: string): void {
     }
   });
   autoGrow(message);
-  attachMentions(message, mentionList, () => current?.folder ?? '');
+  attachMentions(message, mentionList, () => current?.folder ?? '', () => current?.commands ?? []);
   stopButton.addEventListener('click', () => void stopSession());
   // Back from sleep, online again, the page shown again: resume the stream (Last-Event-ID).
   const wake = () => {

@@ -123,11 +123,13 @@ export class AgentCatalog {
     try {
       const init = await Promise.race([
         conn.agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: CLIENT_CAPABILITIES, clientInfo: { name: 'deskrelay', version: '1' } }).then(() => undefined),
-        proc.exited.then((how) => how.error ?? `it exited at start (${how.signal ?? `exit code ${how.code}`})${proc.stderrTail() ? `: ${proc.stderrTail()}` : ''}`),
+        proc.exited.then((how) => proc.startFailure(how)),
         new Promise<string>((r) => (timer = setTimeout(() => r(`it did not answer initialize within ${PROBE_TIMEOUT_MS / 1000} s`), PROBE_TIMEOUT_MS))),
       ]);
       return init === undefined ? { ...base, available: true } : { ...base, available: false, reason: `${spec.name} could not start: ${init}.` };
     } catch (err) {
+      const how = await proc.endedWithin(1000);
+      if (how) return { ...base, available: false, reason: `${spec.name} could not start: ${proc.startFailure(how)}.` };
       return { ...base, available: false, reason: `${spec.name} failed initialize: ${redactTokens(err instanceof Error ? err.message : String(err), Object.values(spec.env))}.` };
     } finally {
       clearTimeout(timer);

@@ -1,4 +1,4 @@
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { client, PROTOCOL_VERSION, RequestError, type ClientConnection } from '@agentclientprotocol/sdk';
 import type * as acp from '@agentclientprotocol/sdk';
 import type { AgentChoice, AgentCommand, AgentPlanEntry } from '../../protocol';
@@ -23,8 +23,13 @@ export interface AcpAgentSpec extends AcpCommand {
 export const CANCEL_GRACE_MS = 5000;
 /** How long starting the agent (initialize and session/new) may take. */
 const START_TIMEOUT_MS = 60_000;
-/** Modes in which an agent writes without asking (Qwen Code's default `auto`): a session starts in its `default` instead. */
-const UNASKING_MODES = /^(auto|yolo|auto[-_]?edit|bypass[-_]?permissions)$/i;
+/**
+ * Modes in which an agent acts without asking (Qwen Code's default `auto`, `yolo`, Claude Code's
+ * `bypassPermissions`, Codex's `full-access`): a session starts in the agent's `default` instead,
+ * and the phone cannot choose one (a mode that skips the agent's permission requests would skip
+ * the user's approvals of what it runs itself).
+ */
+const UNASKING_MODES = /^(auto|yolo|auto[-_]?edit|bypass[-_]?permissions|full[-_]?access)$/i;
 
 /** The capabilities DeskRelay offers every ACP agent: its files and terminals, through the session's Workspace and gate. */
 export const CLIENT_CAPABILITIES: acp.ClientCapabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
@@ -60,7 +65,10 @@ class AcpEngine implements Engine {
   private commands: AgentCommand[] | undefined;
   private modes: { current: string; modes: AgentChoice[] } | undefined;
   private models: { current: string; models: AgentChoice[] } | undefined;
-  /** Writes and command lines a permission the user allowed in this turn covers (one use each). */
+  /**
+   * What a permission the user allowed in this turn covers, one use each: a write of exactly the
+   * text its card showed (path NUL text), a terminal of exactly its command line.
+   */
   private readonly coveredWrites = new Map<string, number>();
   private readonly coveredCommands = new Map<string, number>();
   private turnSignal: AbortSignal | undefined;
@@ -116,7 +124,7 @@ class AcpEngine implements Engine {
     try {
       const crashed = proc.exited.then(() => 'crashed' as const);
       const answer = await Promise.race([this.conn!.agent.request('session/prompt', { sessionId: this.sessionId!, prompt: [{ type: 'text', text }] }), crashed]);
-      if (answer === 'crashed') return { ok: false, ended: true, message: this.crashMessage() };
+      if (answer === 'crashed') return { ok: false, ended: true, message: signal.aborted && proc.wasKilled ? this.killedMessage() : this.crashMessage() };
       if (answer.stopReason === 'max_tokens') this.host.emit({ type: 'error', message: `${this.spec.name} stopped at its output token limit; its answer may be cut.` });
       else if (answer.stopReason === 'max_turn_requests') this.host.emit({ type: 'error', message: `${this.spec.name} stopped at its own limit of model requests in one turn. Send a message to let it go on.` });
       else if (answer.stopReason === 'refusal') this.host.emit({ type: 'error', message: `${this.spec.name} refused to go on with this request.` });
@@ -135,6 +143,8 @@ class AcpEngine implements Engine {
       this.coveredCommands.clear();
       // Calls the agent left open end with the turn, so no card spins for ever.
       for (const call of this.calls.values()) if (!call.finished) this.finish(call, signal.aborted ? 'Stopped by the user.' : 'The agent ended its turn without a result.', false, signal.aborted);
+      // An id the agent uses again in a later turn is a new call with a new relay id (one approval, one call).
+      this.calls.clear();
     }
   }
 
@@ -142,7 +152,8 @@ class AcpEngine implements Engine {
     const offered = what === 'mode' ? this.modes : this.models;
     if (!offered || !this.conn || !this.sessionId) throw new EngineOptionError(`${this.spec.name} offers no ${what} to choose in this session.`);
     const list = what === 'mode' ? this.modes!.modes : this.models!.models;
-    if (!list.some((c) => c.id === id)) throw new EngineOptionError(`"${what}" must be one of ${list.map((c) => JSON.stringify(c.id)).join(', ')}.`);
+    if (!list.some((c) => c.id === id)) throw new EngineOptionError(`"${what}" must be one of ${list.filter((c) => !c.unasked).map((c) => JSON.stringify(c.id)).join(', ')}.`);
+    if (what === 'mode' && UNASKING_MODES.test(id)) throw new EngineOptionError(`In mode "${id}" ${this.spec.name} acts without asking; that can be chosen only at the desk.`);
     try {
       if (what === 'mode') await this.conn.agent.request('session/set_mode', { sessionId: this.sessionId, modeId: id });
       else await this.conn.agent.request('session/set_model', { sessionId: this.sessionId, modelId: id });
@@ -190,7 +201,7 @@ class AcpEngine implements Engine {
     const conn = app.connect(proc.stream);
     this.conn = conn;
     const exitedEarly = proc.exited.then((how) => {
-      throw new Refusal(how.error ? `${this.spec.name} could not start: ${how.error}.` : this.crashMessage('ended at start'));
+      throw new Refusal(`${this.spec.name} could not start: ${proc.startFailure(how)}.`);
     });
     exitedEarly.catch(() => {});
     let timer: NodeJS.Timeout | undefined;
@@ -209,13 +220,15 @@ class AcpEngine implements Engine {
       this.sessionId = created.sessionId;
       this.log(`started (${init.agentInfo?.name ?? this.spec.command} ${init.agentInfo?.version ?? ''}, protocol ${init.protocolVersion})`.replace(' ,', ','));
       if (created.modes) {
-        const modes = created.modes.availableModes.map((m) => ({ id: m.id, name: m.name, ...(m.description ? { description: m.description } : {}) }));
+        const modes = created.modes.availableModes.map((m) => ({ id: m.id, name: m.name, ...(m.description ? { description: m.description } : {}), ...(UNASKING_MODES.test(m.id) ? { unasked: true as const } : {}) }));
         this.setModes(created.modes.currentModeId, modes);
         // A mode that writes without asking would bypass every approval: start in the agent's `default`.
         if (UNASKING_MODES.test(created.modes.currentModeId) && modes.some((m) => m.id === 'default')) {
           await conn.agent.request('session/set_mode', { sessionId: created.sessionId, modeId: 'default' });
           this.setModes('default', modes);
           this.log(`mode ${created.modes.currentModeId} changed to default (it asks before it writes)`);
+        } else if (UNASKING_MODES.test(created.modes.currentModeId)) {
+          this.host.emit({ type: 'error', message: `${this.spec.name} is in mode "${created.modes.currentModeId}", in which it acts without asking: what it does itself is not shown to you first.` });
         }
       }
       // `models` is ACP's unstable field (Claude Code, Gemini CLI offer it); session/set_model changes it.
@@ -226,6 +239,12 @@ class AcpEngine implements Engine {
         );
         this.setModels(models.currentModelId, list);
       }
+    } catch (err) {
+      if (err instanceof Refusal) throw err;
+      // A closed connection is told before the exit: say how it ended when it did.
+      const how = await proc.endedWithin(1000);
+      if (how) throw new Refusal(`${this.spec.name} could not start: ${proc.startFailure(how)}.`);
+      throw err;
     } finally {
       clearTimeout(timer);
     }
@@ -334,10 +353,15 @@ class AcpEngine implements Engine {
     const command = typeof call.input.command === 'string' ? call.input.command : Array.isArray(call.input.command) && call.input.command.every((p) => typeof p === 'string') ? call.input.command.join(' ') : undefined;
     let kind: ApprovalKind;
     let key: string | undefined;
+    let writes: string[] = [];
     const shown: { diff?: string; command?: string } = {};
     if (diffs.length > 0 || call.kind === 'edit' || call.kind === 'delete' || call.kind === 'move') {
       kind = 'edit';
-      if (diffs.length > 0) shown.diff = diffs.map((d) => unifiedDiff(this.shown(d.path), d.oldText ?? undefined, d.newText)).join('');
+      if (diffs.length > 0) {
+        const edits = await Promise.all(diffs.map((d) => this.edit(d, call.input.replace_all === true)));
+        shown.diff = edits.map((e) => e.diff).join('');
+        writes = edits.flatMap((e) => (e.after !== undefined ? [e.key] : []));
+      }
     } else if (call.kind === 'execute' && command !== undefined) {
       try {
         checkCommandLine(command);
@@ -366,13 +390,33 @@ class AcpEngine implements Engine {
     const option = decision === 'allow_session' ? byKind('allow_always', 'allow_once') : byKind('allow_once');
     if (option) {
       // What the agent will now ask DeskRelay to do for this call is what the user just allowed.
-      for (const p of [...diffs.map((d) => d.path), ...call.locations.map((l) => l.path)]) this.cover(this.coveredWrites, resolve(this.root, p));
-      if (kind === 'edit' && diffs.length === 0 && call.locations.length === 0 && typeof call.input.file_path === 'string') this.cover(this.coveredWrites, resolve(this.root, call.input.file_path));
+      for (const w of writes) this.cover(this.coveredWrites, w);
       if (command !== undefined) this.cover(this.coveredCommands, command);
     } else {
       this.host.emit({ type: 'error', message: `${this.spec.name} offered no option to allow this ${decision === 'allow_session' ? 'for the session' : 'once'}; it was not allowed.` });
     }
     return selected(option);
+  }
+
+  /**
+   * A diff of a permission as its card shows it: against the file as it is now when the agent's
+   * diff is a whole new text (`oldText` null) or a piece of it found there (an edit's old and new
+   * strings), so the card shows the file's change; `key` names the write it would be.
+   */
+  private async edit(d: acp.Diff, all: boolean): Promise<{ diff: string; after?: string; key: string }> {
+    const shownPath = this.shown(d.path);
+    let before: string | undefined;
+    try {
+      before = await this.host.workspace.readIfExists(this.rel(resolve(this.root, d.path)));
+    } catch {
+      // Outside the folder or denied: its write will be refused; the card shows the agent's diff.
+      return { diff: unifiedDiff(shownPath, d.oldText ?? undefined, d.newText), key: '' };
+    }
+    let after: string | undefined;
+    if (d.oldText == null || d.oldText === '') after = d.newText;
+    else if (before !== undefined && before.includes(d.oldText)) after = all ? before.split(d.oldText).join(d.newText) : before.replace(d.oldText, () => d.newText);
+    if (after === undefined) return { diff: unifiedDiff(shownPath, d.oldText ?? undefined, d.newText), key: '' };
+    return { diff: unifiedDiff(shownPath, before, after), after, key: `${resolve(this.root, d.path)}\0${after}` };
   }
 
   private cover(map: Map<string, number>, key: string): void {
@@ -391,14 +435,14 @@ class AcpEngine implements Engine {
   private rel(path: string): string {
     if (typeof path !== 'string' || !isAbsolute(path)) throw RequestError.invalidParams(undefined, `"path" must be an absolute path inside ${this.root}`);
     const rel = relative(this.root, path);
-    if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) throw new RequestError(-32602, `${path} is outside the session's folder; DeskRelay reads and writes only inside ${this.root}.`);
+    if (rel === '' || outside(rel)) throw new RequestError(-32602, `${path} is outside the session's folder; DeskRelay reads and writes only inside ${this.root}.`);
     return rel.split('\\').join('/');
   }
 
   /** A path as cards show it: folder-relative when inside. */
   private shown(path: string): string {
     const rel = relative(this.root, resolve(this.root, path));
-    return rel.startsWith('..') || isAbsolute(rel) ? path : rel.split('\\').join('/');
+    return outside(rel) ? path : rel.split('\\').join('/');
   }
 
   /** fs/read_text_file: the Workspace's read (confinement, deny list); a missing file is empty text (Gemini CLI then creates it). */
@@ -427,7 +471,7 @@ class AcpEngine implements Engine {
     try {
       const before = await this.host.workspace.readIfExists(rel);
       const prepared = await approvedEdit(ctx, rel, before, params.content, before === undefined ? `Created ${rel}.` : `Wrote ${rel}.`);
-      const covered = this.covers(this.coveredWrites, resolve(this.root, rel)) || !this.host.gate.needsApproval('edit');
+      const covered = this.covers(this.coveredWrites, `${resolve(this.root, rel)}\0${params.content}`) || !this.host.gate.needsApproval('edit');
       const asked = covered ? undefined : await this.askOwn('write_file', { path: rel }, 'edit', undefined, { diff: prepared.diff });
       if (asked && !asked.allowed) throw new RequestError(-32603, asked.output);
       this.host.gate.filesChange();
@@ -511,6 +555,9 @@ class AcpEngine implements Engine {
     return `${this.spec.name} ${what}: ${this.redact(message)}`;
   }
 }
+
+/** A path relative to the folder that leads out of it (a file named `..x` inside is not). */
+const outside = (rel: string) => rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel);
 
 /** A word for /bin/sh: left as is when plain, else single-quoted. */
 function shellQuote(word: string): string {

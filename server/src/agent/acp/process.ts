@@ -60,6 +60,24 @@ export class AgentProcess {
     this.stream = ndJsonStream(Writable.toWeb(this.child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(this.child.stdout!) as ReadableStream<Uint8Array>);
   }
 
+  /** How it ended, if it ends within `ms` (a closed connection is told before the exit is). */
+  async endedWithin(ms: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: string } | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)));
+    try {
+      return await Promise.race([this.exited, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Why it could not be started or ended at start, for a message: how it ended and its last words. */
+  startFailure(how: { code: number | null; signal: NodeJS.Signals | null; error?: string }): string {
+    if (how.error) return how.error;
+    const tail = this.stderrTail();
+    return `it exited at start (${how.signal ?? `exit code ${how.code}`})${tail ? `: ${tail}` : ''}`;
+  }
+
   get ended(): boolean {
     return this.child.exitCode !== null || this.child.signalCode !== null;
   }

@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import { RequestError } from '@agentclientprotocol/sdk';
 import type * as acp from '@agentclientprotocol/sdk';
 import type { EngineHost } from '../engine';
@@ -9,6 +10,8 @@ interface Terminal {
   output: string;
   truncated: boolean;
   limit: number;
+  /** Output came through onOutput (else the result's is taken). */
+  seen: boolean;
   result: Promise<CommandResult>;
   exit?: acp.TerminalExitStatus;
 }
@@ -30,15 +33,22 @@ export class Terminals {
     const controller = new AbortController();
     const limit = Math.min(outputByteLimit ?? this.host.limits.maxCommandOutputBytes, this.host.limits.maxCommandOutputBytes);
     const signal = stop ? AbortSignal.any([stop, controller.signal]) : controller.signal;
-    const t: Terminal = { line, controller, output: '', truncated: false, limit, result: undefined as unknown as Promise<CommandResult> };
+    const decoder = new StringDecoder('utf8');
+    const t: Terminal = { line, controller, output: '', truncated: false, limit, seen: false, result: undefined as unknown as Promise<CommandResult> };
     t.result = this.host.workspace.runCommand(line, {
       signal,
       timeoutMs: this.host.limits.commandTimeoutMs,
       maxOutputBytes: this.host.limits.maxCommandOutputBytes,
-      onOutput: (chunk) => this.keep(t, chunk.toString('utf8')),
+      onOutput: (chunk) => {
+        t.seen = true;
+        // A character split across chunks stays whole.
+        this.keep(t, decoder.write(chunk));
+      },
     });
     void t.result.then(
       (r) => {
+        // A host that does not stream the output (onOutput) still returns its end.
+        if (!t.seen) this.keep(t, r.output);
         t.exit = { exitCode: r.exitCode, signal: r.exitCode === null ? (r.stopped || r.timedOut ? 'SIGKILL' : 'SIGTERM') : null };
         const how = r.stopped ? 'Stopped.' : r.timedOut ? `Timed out after ${this.host.limits.commandTimeoutMs / 1000} s.` : r.exitCode === null ? 'Ended by a signal.' : `Exit code ${r.exitCode}.`;
         done?.(r.exitCode === 0, `${how}\n${t.output === '' ? '(no output)' : t.output}`);

@@ -122,6 +122,8 @@ export type AgentEvent =
   | { type: 'tool_result'; callId: string; ok: boolean; output: string; denied?: boolean }
   | { type: 'status'; status: AgentStatus }
   | { type: 'error'; message: string }
+  /** The conversation was made to fit the model's context: old tool results `dropped` (one note each), or the earlier steps `summarised`. */
+  | { type: 'context'; message: string; dropped?: string[]; summarised?: boolean }
   // From ACP agents only (docs/agent.md, "ACP agents"):
   | { type: 'thinking'; delta: string }
   | { type: 'plan'; entries: AgentPlanEntry[] }

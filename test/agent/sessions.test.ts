@@ -14,6 +14,7 @@ function hangingChat(): { chat: ChatService; started: number } {
   const state = { started: 0 };
   const chat = {
     provider: () => ({ id: 'p', kind: 'ollama' as const }),
+    contextLength: async () => undefined,
     start: (_p: unknown, _m: unknown, sink: ReplySink): ChatHandle => {
       state.started++;
       const controller = new AbortController();

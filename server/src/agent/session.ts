@@ -3,7 +3,8 @@ import type { ChatHandle, ChatService, ReplySink } from '../chat/service';
 import { HttpError } from '../errors';
 import type { Logger } from '../logger';
 import type { AgentEvent, AgentPush, AgentStatus } from '../protocol';
-import type { ChatMessage, ToolCall } from '../providers/types';
+import type { ChatMessage, ProviderConfig, ToolCall } from '../providers/types';
+import { CHARS_PER_TOKEN, conversationText, DEFAULT_CONTEXT_TOKENS, dropOldResults, estimateTokens, promptBudget, SUMMARY_REQUEST } from './context';
 import { AgentEventLog } from './eventLog';
 import { capResult, MAX_CALLS_PER_REPLY, type AgentLimits } from './limits';
 import type { Engine, EngineFactory } from './engine';
@@ -61,6 +62,7 @@ export interface SessionSnapshot {
 }
 
 const STOPPED_BY_USER = 'Stopped by the user.';
+const SUMMARY_NOTE = 'Earlier steps of this session were summarised to fit your context. Your summary of them:';
 const RESTARTED_NOT_RUN = 'Not run: the desktop relay restarted before this call ran.';
 const RESTARTED_DENIED = 'Denied: the desktop relay restarted while this approval waited. Nothing was changed or run.';
 const NOT_RUN = 'Not run: the user stopped the agent.';
@@ -96,6 +98,8 @@ export class AgentSession {
   /** The project's instructions, read once before the first model call (undefined: none, or not read yet). */
   private projectInstructions: ProjectInstructions | undefined;
   private instructionsRead = false;
+  /** The model's context length, asked once per provider record. */
+  private context: { provider: ProviderConfig; tokens: number } | undefined;
   /** Another agent's engine; absent, the turns are DeskRelay's own loop. */
   private readonly engine: Engine | undefined;
   /** Set when the engine can take no more turns (its process ended). */
@@ -408,6 +412,8 @@ export class AgentSession {
         break;
       }
       steps++;
+      await this.fitContext(turn.signal);
+      if (turn.signal.aborted) return;
       const reply = await this.callModel(turn.signal);
       if (turn.signal.aborted) return;
       if (!reply.ok) {
@@ -446,6 +452,54 @@ export class AgentSession {
     this.notifyIdle();
   }
 
+  /**
+   * Before a model call: when the conversation would not fit the model's context (its length
+   * from the provider, else the provider record's contextLength, else 32k tokens; 4 characters a
+   * token), the oldest tool results become one-line notes; if it still does not fit, the model
+   * is asked for a summary of the session so far and the conversation goes on from it. Each step
+   * is said in a `context` event.
+   */
+  private async fitContext(signal: AbortSignal): Promise<void> {
+    let provider: ProviderConfig;
+    try {
+      provider = this.deps.chat.provider();
+    } catch {
+      return; // the model call says why
+    }
+    if (this.context?.provider !== provider) {
+      const said = await this.deps.chat.contextLength(provider, signal);
+      this.context = { provider, tokens: said ?? DEFAULT_CONTEXT_TOKENS };
+    }
+    const { tokens } = this.context;
+    const budget = promptBudget(tokens);
+    const tools = this.tools().map((t) => t.spec);
+    if (estimateTokens(this.messages, tools) <= budget) return;
+    const dropped = dropOldResults(this.messages, tools, budget);
+    if (dropped.length > 0) {
+      this.recount();
+      this.deps.logger.info(`agent ${this.short}: ${dropped.length} old tool result(s) dropped to fit the model's context (${tokens} tokens)`);
+      this.emit({ type: 'context', message: `The conversation outgrew the model's context (${tokens} tokens): ${dropped.length} earlier tool result${dropped.length === 1 ? '' : 's'} replaced by a note.`, dropped });
+    }
+    if (estimateTokens(this.messages, tools) <= budget) return;
+    const system = this.messages[0]!;
+    const room = (budget - estimateTokens([system])) * CHARS_PER_TOKEN - SUMMARY_REQUEST.length - 200;
+    const reply = await this.callModel(signal, [system, { role: 'user', content: `${conversationText(this.messages, Math.max(room, 1000))}\n\n${SUMMARY_REQUEST}` }]);
+    if (!reply.ok || signal.aborted) return; // the next call fails on its own, or the turn was stopped
+    // What the model works on now stays as it is: the last reply's calls and results, or the new message.
+    const last = this.messages.at(-1)!;
+    const from = last.role === 'tool' ? this.messages.findLastIndex((m) => m.role === 'assistant') : last.role === 'user' ? this.messages.findLastIndex((m) => m.role !== 'user') + 1 : this.messages.length;
+    const tail = this.messages.slice(Math.max(from, 1));
+    this.messages.splice(0, this.messages.length, system, { role: 'user', content: `${SUMMARY_NOTE}\n\n${reply.text}` }, ...tail);
+    if (estimateTokens(this.messages, tools) > budget) dropOldResults(this.messages, tools, budget, false);
+    this.recount();
+    this.deps.logger.info(`agent ${this.short}: earlier steps summarised to fit the model's context (${tokens} tokens)`);
+    this.emit({ type: 'context', message: `Earlier steps were summarised to fit the model's context (${tokens} tokens).`, summarised: true });
+  }
+
+  private recount(): void {
+    this.chars = this.messages.reduce((n, m) => n + m.content.length + (m.toolCalls ? JSON.stringify(m.toolCalls).length : 0), 0);
+  }
+
   /** The folder's AGENTS.md (or the like) joins the system message, once, before the first model call. */
   private async readProjectInstructions(): Promise<void> {
     if (this.instructionsRead) return;
@@ -474,7 +528,8 @@ export class AgentSession {
     if (this.log.attached === 0) this.deps.push({ type: 'agent_idle', session: this.id });
   }
 
-  private async callModel(signal: AbortSignal): Promise<{ ok: true; text: string; calls: ToolCall[] } | { ok: false; message: string }> {
+  /** One model request: the conversation with the tools, or (`summary`) other messages without tools, whose words are not shown. */
+  private async callModel(signal: AbortSignal, summary?: ChatMessage[]): Promise<{ ok: true; text: string; calls: ToolCall[] } | { ok: false; message: string }> {
     let text = '';
     let unsent = '';
     const calls: ToolCall[] = [];
@@ -486,7 +541,7 @@ export class AgentSession {
         unsent += piece;
       },
       flush: () => {
-        if (unsent === '') return;
+        if (unsent === '' || summary) return;
         this.emit({ type: 'text', delta: unsent });
         unsent = '';
       },
@@ -498,7 +553,7 @@ export class AgentSession {
     let handle: ChatHandle;
     try {
       const provider = this.deps.chat.provider();
-      handle = this.deps.chat.start(provider, this.messages, sink, { tools: this.tools().map((t) => t.spec), toolChoice: 'auto' });
+      handle = summary ? this.deps.chat.start(provider, summary, sink) : this.deps.chat.start(provider, this.messages, sink, { tools: this.tools().map((t) => t.spec), toolChoice: 'auto' });
     } catch (err) {
       if (err instanceof HttpError) return { ok: false, message: err.message };
       throw err;

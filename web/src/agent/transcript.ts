@@ -113,6 +113,13 @@ export class Transcript {
         this.log.append(li);
         break;
       }
+      case 'context': {
+        // Said, never silent: what the model no longer sees whole.
+        const li = el('li', 'agent-context', e.summarised ? 'Earlier steps were summarised to fit the model\u2019s context.' : e.message);
+        if (e.dropped?.length) li.title = e.dropped.join('\n');
+        this.log.append(li);
+        break;
+      }
       case 'status':
         this.status = e.status;
         break;

@@ -108,6 +108,22 @@ describe('sessions kept on the desktop', () => {
     expect(second.logLines.some((l) => l.startsWith('warn') && l.includes(`${two}.json could not be read`))).toBe(true);
   });
 
+  it('a kept file naming a worktree outside the config folder\'s worktrees/ is not followed', async () => {
+    configDir = realpathSync(mkdtempSync(join(tmpdir(), 'deskrelay-keep-cfg-')));
+    const first = await relayAt();
+    model.script([{ text: ['One.'] }]);
+    const id = await first.start('first');
+    await first.until(id, (s) => s.status === 'idle', 'idle');
+    await first.close();
+    open.splice(0);
+    const file = join(sessionsDir(), `${id}.json`);
+    const stored = JSON.parse(readFileSync(file, 'utf8'));
+    // A worktree session whose "worktree" is the project itself (or anywhere else): refused.
+    writeFileSync(file, JSON.stringify({ ...stored, worktree: { path: folder, branch: 'deskrelay/x', project: folder } }));
+    const second = await relayAt();
+    expect((await second.get('/v1/agent/sessions')).json.sessions).toEqual([]);
+  });
+
   it('Delete removes the session from disk; without the opt-in nothing is kept', async () => {
     configDir = realpathSync(mkdtempSync(join(tmpdir(), 'deskrelay-keep-cfg-')));
     const kept = await relayAt();

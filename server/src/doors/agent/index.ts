@@ -9,9 +9,10 @@ import { DECISIONS, NotPendingError, type Decision } from '../../agent/gate';
 import type { AgentSession } from '../../agent/session';
 import { SessionStore } from '../../agent/sessions';
 import { WorkspaceError, type Workspace } from '../../agent/workspace';
-import { addWorktree, currentBranch, mergeCommand, removeWorktree } from '../../agent/worktrees';
+import { addWorktree, currentBranch, mergeCommand, removeWorktree, worktreesDir } from '../../agent/worktrees';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { isAbsolute, relative, sep } from 'node:path';
 import { AgentSessionKeep, agentSessionsDir } from '../../store/agentSessions';
 import { HttpError } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
@@ -71,6 +72,9 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
             store.keep(keep, sessions, (r) => {
               const folder = host?.workspaces().find((w) => w.name === r.folder);
               if (!r.worktree) return folder;
+              // Only a worktree of DeskRelay's own folder, as it made them: a file naming another place is not followed.
+              const own = relative(worktreesDir(ctx.options.configDir), r.worktree.path);
+              if (own === '' || own.startsWith('..') || isAbsolute(own) || own.includes(sep)) return undefined;
               return existsSync(r.worktree.path) ? folder?.worktree?.(r.worktree.path) : undefined;
             }),
           )

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { agentApprovals } from './settings';
-import { commandEnv, configDir, type AgentHost, type SessionStore, type Workspace } from '../../server/src';
+import { commandEnv, configDir, parseAcpAgents, type AcpAgentConfig, type AgentHost, type SessionStore, type Workspace } from '../../server/src';
 import { AppliedEdits } from './agentEdits';
 import { AgentTerminals } from './agentTerminal';
 import { lmTools, VsCodeWorkspace } from './agentWorkspace';
@@ -73,6 +73,15 @@ export class ExtensionAgentHost implements AgentHost, vscode.Disposable {
   /** The folder a session works in, by its name (while the agent is on). */
   folder(name: string): VsCodeWorkspace | undefined {
     return (this.workspaces() as VsCodeWorkspace[]).find((w) => w.name === name);
+  }
+
+  /** `deskrelay.agent.acpAgents`, the user's value only (machine scope: a repository cannot name a program to run); a bad value is none. */
+  acpAgents(): Record<string, AcpAgentConfig> {
+    try {
+      return parseAcpAgents(vscode.workspace.getConfiguration('deskrelay').inspect('agent.acpAgents')?.globalValue);
+    } catch {
+      return {};
+    }
   }
 
   dispose(): void {

@@ -94,7 +94,10 @@ class AgentTerminal implements vscode.Disposable {
       const result = await runShellCommand(command, cwd, env, {
         ...options,
         signal: local.signal,
-        onOutput: (chunk) => this.print(decoder.decode(chunk, { stream: true }).replace(/\r?\n/g, '\r\n')),
+        onOutput: (chunk) => {
+          options.onOutput?.(chunk);
+          this.print(decoder.decode(chunk, { stream: true }).replace(/\r?\n/g, '\r\n'));
+        },
       });
       this.print(decoder.decode().replace(/\r?\n/g, '\r\n'));
       this.print(`${DIM}${ending(result, why)}${RESET}\r\n\r\n`);

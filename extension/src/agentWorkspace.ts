@@ -61,6 +61,10 @@ export class VsCodeWorkspace implements Workspace {
     this.displayPath = this.files.displayPath;
   }
 
+  get absolutePath(): string {
+    return this.folder.uri.fsPath;
+  }
+
   listFiles(options: ListOptions): Promise<ListResult> {
     return this.files.listFiles(options);
   }

@@ -63,6 +63,8 @@ export type ErrorCode =
   | 'agent.not_found'
   /** 409: the approval names a call that is not waiting for a decision (unknown or already decided). */
   | 'agent.not_pending'
+  /** 409: the session is working; Merge and Discard wait until it is idle. */
+  | 'agent.busy'
   /** 429: every agent session the desktop keeps is busy. */
   | 'agent.too_many_sessions'
   /** 403: conversations are not kept on the desktop (deskrelay.keepConversations, "keepConversations"). */

@@ -66,6 +66,8 @@ export {
   approvalDigest,
   reverseDiff,
   unifiedDiff,
+  parseAcpAgents,
+  type AcpAgentConfig,
   type AgentHost,
   type Decision,
   type PendingApproval,

@@ -129,7 +129,48 @@ export type AgentEvent =
   | { type: 'queued'; text: string }
   | { type: 'reverted'; callId: string; path: string }
   | { type: 'status'; status: AgentStatus }
-  | { type: 'error'; message: string };
+  | { type: 'error'; message: string }
+  /** The conversation was made to fit the model's context: old tool results `dropped` (one note each), or the earlier steps `summarised`. */
+  | { type: 'context'; message: string; dropped?: string[]; summarised?: boolean }
+  // From ACP agents only (docs/agent.md, "ACP agents"):
+  | { type: 'thinking'; delta: string }
+  | { type: 'plan'; entries: AgentPlanEntry[] }
+  | { type: 'commands'; commands: AgentCommand[] }
+  | { type: 'modes'; current: string; modes: AgentChoice[] }
+  | { type: 'models'; current: string; models: AgentChoice[] };
+
+/** One step of an ACP agent's plan, as its checklist shows it. */
+export interface AgentPlanEntry {
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed';
+  priority?: 'high' | 'medium' | 'low';
+}
+
+/** A `/` command an ACP agent offers: sent as a message starting with `/name`. */
+export interface AgentCommand {
+  name: string;
+  description: string;
+  /** What to type after the name, when it takes input. */
+  hint?: string;
+}
+
+/** A mode or model an ACP agent offers. */
+export interface AgentChoice {
+  id: string;
+  name: string;
+  description?: string;
+  /** A mode in which the agent acts without asking: shown, but chosen only at the desk. */
+  unasked?: true;
+}
+
+/** `GET /v1/agent/agents`: the agents a session may run. */
+export interface AgentInfo {
+  id: string;
+  name: string;
+  available: boolean;
+  /** Why it is not available, and how to make it so. */
+  reason?: string;
+}
 
 /** Web Push payloads of the agent: no file text and no command, only where to look. */
 export type AgentPush = { type: 'agent_needs_you'; session: string; callId: string } | { type: 'agent_idle'; session: string };

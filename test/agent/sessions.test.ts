@@ -14,6 +14,7 @@ function hangingChat(): { chat: ChatService; started: number } {
   const state = { started: 0 };
   const chat = {
     provider: () => ({ id: 'p', kind: 'ollama' as const }),
+    contextLength: async () => undefined,
     start: (_p: unknown, _m: unknown, sink: ReplySink): ChatHandle => {
       state.started++;
       const controller = new AbortController();
@@ -64,7 +65,8 @@ describe('SessionStore', () => {
     const store = new SessionStore({ chat: fake.chat, limits: DEFAULT_LIMITS, logger: silentLogger, push: () => {} });
     const s = store.create(workspace)!;
     s.send('first');
-    await tick();
+    // The session reads the folder's instructions before its first model call.
+    while (fake.started === 0) await tick();
     s.send('queued while running');
     s.stop();
     await tick();

@@ -25,12 +25,12 @@ export interface Cli {
 }
 
 /** Starts `deskrelay serve` on port 0 with a config naming `providerUrl` as its OpenAI-compatible provider. */
-export async function startCli(args: string[], providerUrl: string, env: Record<string, string> = {}): Promise<Cli & { configDir: string }> {
+export async function startCli(args: string[], providerUrl: string, env: Record<string, string> = {}, config: Record<string, unknown> = {}): Promise<Cli & { configDir: string }> {
   if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run "node scripts/build.mjs" first');
   const configDir = mkdtempSync(join(tmpdir(), 'deskrelay-agent-cfg-'));
   writeFileSync(
     join(configDir, 'config.json'),
-    JSON.stringify({ activeProvider: 'scripted', providers: [{ id: 'scripted', kind: 'openai-compatible', baseUrl: providerUrl, model: 'gpt-4o' }] }),
+    JSON.stringify({ activeProvider: 'scripted', providers: [{ id: 'scripted', kind: 'openai-compatible', baseUrl: providerUrl, model: 'gpt-4o' }], ...config }),
   );
   const run = spawnCli(['serve', '--port', '0', ...args], { PATH: process.env.PATH, HOME: process.env.HOME, DESKRELAY_CONFIG_DIR: configDir, DESKRELAY_RUNNER_PORTS: '', ...env });
   await waitUntil(() => /\{"url":"[^"]+","token":"dr_[^"]+"\}/.test(run.stdout()), () => `the CLI to start; stderr: ${run.stderr()}`, 15_000);

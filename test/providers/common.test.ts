@@ -71,6 +71,8 @@ describe('validateProviderConfig', () => {
     expect(bad({ id: 'x', kind: 'ollama', model: 3 })).toThrow('providers[2].model must be a non-empty string');
     expect(bad({ id: 'x', kind: 'ollama', apiKeyEnv: 'not a name' })).toThrow(/^providers\[2\]\.apiKeyEnv must be an environment variable name/);
     expect(bad({ id: 'x', kind: 'ollama', maxTokens: 0 })).toThrow('providers[2].maxTokens must be a positive integer');
+    expect(bad({ id: 'x', kind: 'ollama', contextLength: 100 })).toThrow("providers[2].contextLength must be the model's context length in tokens (an integer, at least 256)");
+    expect(validateProviderConfig({ id: 'x', kind: 'ollama', contextLength: 8192 }, 'providers[0]').contextLength).toBe(8192);
   });
 
   it('refuses a key in the record without repeating it', () => {

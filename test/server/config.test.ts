@@ -73,6 +73,19 @@ describe('parseConfig', () => {
     expect(() => parseConfig('{"agent":{"env":{"keep":[]}}}')).toThrow('"agent.env" has an unknown field "keep"; it takes "pass" and "drop"');
   });
 
+  it('reads ACP agents ("agents"), refusing bad ids and shapes with the field named', () => {
+    const agents = { claude: { name: 'Claude Code', command: 'claude-code-acp', env: { ANTHROPIC_API_KEY: 'k' } }, my: { name: 'Mine', command: '/opt/mine', args: ['--acp'] } };
+    expect(parseConfig(JSON.stringify({ agents })).agents).toEqual(agents);
+    expect(parseConfig('{}').agents).toBeUndefined();
+    expect(() => parseConfig('{"agents":[]}')).toThrow('"agents" must be an object');
+    expect(() => parseConfig('{"agents":{"deskrelay":{"name":"x","command":"y"}}}')).toThrow('"deskrelay" is not an agent id');
+    expect(() => parseConfig('{"agents":{"Bad Id":{"name":"x","command":"y"}}}')).toThrow('is not an agent id');
+    expect(() => parseConfig('{"agents":{"a":{"name":"x"}}}')).toThrow('"agents.a.command" must be a non-empty string');
+    expect(() => parseConfig('{"agents":{"a":{"name":"x","command":"y","args":"--acp"}}}')).toThrow('"agents.a.args" must be an array of strings');
+    expect(() => parseConfig('{"agents":{"a":{"name":"x","command":"y","env":{"K":1}}}}')).toThrow('"agents.a.env" must be an object of strings');
+    expect(() => parseConfig('{"agents":{"a":{"name":"x","command":"y","shell":true}}}')).toThrow('"agents.a.shell" is not a setting');
+  });
+
   it('providers without activeProvider means no active provider (no guessing the first one)', () => {
     const config = parseConfig(JSON.stringify({ providers: [{ id: 'a', kind: 'ollama' }, { id: 'b', kind: 'ollama' }] }));
     expect(config.activeProvider).toBe('');

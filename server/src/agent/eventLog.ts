@@ -43,6 +43,19 @@ export class AgentEventLog<E extends object = AgentEvent> extends FrameLog<Agent
     };
   }
 
+  /** The events held, with their ids (what a kept session saves). */
+  entries(): { id: number; event: E }[] {
+    return this.frames.map((f) => ({ id: f.id, event: JSON.parse(f.framed.slice(f.framed.indexOf('\ndata: ') + 7)) as E }));
+  }
+
+  /** A kept session's events read back, numbered as they were (ids before the first count as dropped). */
+  restore(entries: readonly { id: number; event: E }[]): void {
+    const first = entries[0]?.id ?? 1;
+    this.nextId = first;
+    this.droppedThrough = first - 1;
+    for (const { event } of entries) this.append(event);
+  }
+
   closeAll(): void {
     const all = [...this.listeners];
     this.listeners.clear();

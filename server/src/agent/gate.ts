@@ -75,6 +75,15 @@ export class ApprovalGate {
 
   constructor(private readonly events: GateEvents) {}
 
+  /** The number the next call id takes (a kept session saves it, so ids stay unique after a restart). */
+  get nextCallNumber(): number {
+    return this.nextCall;
+  }
+
+  set nextCallNumber(n: number) {
+    this.nextCall = Math.max(this.nextCall, n);
+  }
+
   /** A new call id, never given before in this session. */
   newCallId(): string {
     return `c${this.nextCall++}`;

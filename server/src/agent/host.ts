@@ -1,4 +1,7 @@
+import type { AcpAgentConfig } from './acp/agents';
 import type { AgentLimits } from './limits';
+import type { ToolServerStatus } from './mcp/servers';
+import type { AgentTool } from './tools/tool';
 import type { SessionStore } from './sessions';
 import type { Workspace } from './workspace';
 
@@ -29,4 +32,14 @@ export interface AgentHost {
    * sessions view) follows and answers the same sessions in-process, the first answer winning.
    */
   attach?(sessions: SessionStore): void;
+  /** ACP agents the desk named (CLI config "agents", VS Code `deskrelay.agent.acpAgents`), asked afresh. */
+  acpAgents?(): Readonly<Record<string, AcpAgentConfig>>;
+  /** The environment an ACP agent starts from, before its own `env` (default: commandEnv(process.env)). */
+  acpEnv?(): NodeJS.ProcessEnv;
+  /** Tools every session of this host gets besides the built-in ones and the workspace's (the CLI: its MCP servers'), asked at every model call. */
+  tools?(): readonly AgentTool[];
+  /** The tool servers configured and how each is doing (`GET /v1/agent/folders` says it: the phone's agent screen). */
+  toolServers?(): readonly ToolServerStatus[];
+  /** The relay stops: end what the host started (MCP servers). */
+  stop?(): Promise<void> | void;
 }

@@ -12,6 +12,8 @@ export interface Workspace {
   readonly name: string;
   /** Where it is, as the desk shows it (`~`-shortened); undefined when the host does not say. */
   readonly displayPath?: string;
+  /** The folder on disk (absolute): where an ACP agent runs. Undefined when the host has none (ACP agents are then unavailable). */
+  readonly absolutePath?: string;
   listFiles(options: ListOptions): Promise<ListResult>;
   /** The file's whole text (unsaved editor text wins where the host has editors). */
   readFile(path: string): Promise<string>;
@@ -41,6 +43,8 @@ export interface Workspace {
    * left out.
    */
   hostTools?(): readonly AgentTool[];
+  /** The same rules rooted at `folder`, a git worktree of this folder made for one session (hosts without it offer no worktrees). */
+  worktree?(folder: string): Workspace;
 }
 
 export interface ListOptions {

@@ -1,4 +1,5 @@
 import { HttpError } from '../errors';
+import { providerContextLength } from '../providers/contextLength';
 import type { Logger } from '../logger';
 import { createAdapter, isAbortError, ProviderError } from '../providers';
 import type { ActiveProvider, AdapterFactories, ChatAdapter, ChatMessage, FinishReason, KeySource, PieceKind, PieceSink, ProviderConfig, ProviderSource, ToolCall, ToolOptions } from '../providers/types';
@@ -124,6 +125,12 @@ export class ChatService {
     await Promise.race([Promise.all(chats.map((c) => c.done)), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
     return chats.length;
+  }
+
+  /** The model's context length in tokens: what its provider says, else the record's `contextLength`; undefined when neither says. */
+  async contextLength(provider: ProviderConfig, signal: AbortSignal): Promise<number | undefined> {
+    const key = await this.options.keys.get(provider).catch(() => undefined);
+    return (await providerContextLength(provider, key, signal)) ?? provider.contextLength;
   }
 
   /** The provider the next chat uses, asked afresh (a switch takes effect on the next request); 412 when none. */

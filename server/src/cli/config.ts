@@ -1,4 +1,6 @@
 import { chmodSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { parseAcpAgents, type AcpAgentConfig } from '../agent/acp/agents';
+import { McpConfigError, parseMcpServers, type McpServerConfig } from '../agent/mcp/config';
 import { tunnelKindInfo } from '../tunnel/agents';
 import { isTunnelKind, TUNNEL_KINDS, type TunnelKind } from '../tunnel/tunnel';
 import { randomBytes } from 'node:crypto';
@@ -30,7 +32,11 @@ export interface StandaloneConfig {
    * never touch, read at start; `approvals`: who may decide (issue 36); `env`: variable names its
    * commands keep anyway and lose besides (issue 35), read at every command.
    */
-  agent: { folders: string[]; denyPaths: string[]; approvals: AgentApprovals; env?: AgentEnvNames };
+  agent: { folders: string[]; denyPaths: string[]; approvals: AgentApprovals; env?: AgentEnvNames; autoApproveTools?: string[] };
+  /** MCP servers whose tools the CLI's agent offers (issue 40), in the shape other MCP clients read. Read at start. */
+  mcpServers?: Record<string, McpServerConfig>;
+  /** ACP agents beside the built-in ones (issue 39): `{"<id>": {"name","command","args"?,"env"?}}`. Read on every request. */
+  agents?: Record<string, AcpAgentConfig>;
   /** The tunnel `deskrelay serve` starts without --tunnel, and its public hostname (--tunnel and --hostname win). Read at start. */
   tunnel?: { kind: TunnelKind; hostname?: string };
 }
@@ -111,6 +117,19 @@ export function parseConfig(text: string): StandaloneConfig {
   const keepConversations = raw.keepConversations ?? false;
   if (typeof keepConversations !== 'boolean') throw new ConfigError('"keepConversations" must be true or false');
   const agent = parseAgent(raw.agent);
+  let agents: Record<string, AcpAgentConfig>;
+  try {
+    agents = parseAcpAgents(raw.agents);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  let mcpServers: Record<string, McpServerConfig>;
+  try {
+    mcpServers = parseMcpServers(raw.mcpServers);
+  } catch (err) {
+    if (err instanceof McpConfigError) throw new ConfigError(err.message);
+    throw err;
+  }
   const transcription = parseTranscription(raw.transcription, providers);
   const tunnel = parseTunnel(raw.tunnel);
   return {
@@ -124,6 +143,8 @@ export function parseConfig(text: string): StandaloneConfig {
     rememberDevices,
     keepConversations,
     agent,
+    ...(Object.keys(agents).length > 0 ? { agents } : {}),
+    ...(Object.keys(mcpServers).length > 0 ? { mcpServers } : {}),
     ...(transcription ? { transcription } : {}),
     ...(tunnel ? { tunnel } : {}),
   };
@@ -151,6 +172,7 @@ function parseAgent(raw: unknown): StandaloneConfig['agent'] {
   if (approvals !== 'device' && approvals !== 'token') throw new ConfigError('"agent.approvals" must be "device" (only phones allowed at the desk, signed decisions) or "token" (any token, unsigned decisions)');
   const agent: StandaloneConfig['agent'] = { folders: strings(raw.folders, 'folders'), denyPaths: strings(raw.denyPaths, 'denyPaths'), approvals };
   if (raw.env !== undefined) agent.env = parseAgentEnv(raw.env);
+  if (raw.autoApproveTools !== undefined) agent.autoApproveTools = strings(raw.autoApproveTools, 'autoApproveTools');
   return agent;
 }
 

@@ -15,6 +15,8 @@ import { findCloudflared, TunnelError } from '../tunnel';
 import { ConfigError, ConfigFile, defaultConfig, envKeySource, type StandaloneConfig } from './config';
 import { detectDefaultRunner } from './detect';
 import { silentLogger } from '../logger';
+import { commandEnv } from '../agent/commandEnv';
+import { McpServers } from '../agent/mcp/servers';
 
 export type CheckState = 'ok' | 'warn' | 'fail';
 
@@ -80,6 +82,9 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<Check[]> {
   // Every provider.
   const keys = envKeySource(env);
   for (const p of config?.providers ?? []) await checkProvider(p, config!.activeProvider === p.id, keys, add, opts.timeoutMs ?? 5000);
+
+  // MCP servers: each started, its tools listed, stopped again.
+  await checkMcpServers(config, env, add);
 
   // cloudflared.
   checkCloudflared(opts.cloudflared, env, add);
@@ -185,4 +190,21 @@ function checkCloudflared(explicit: string | undefined, env: NodeJS.ProcessEnv, 
     return;
   }
   add('ok', 'cloudflared', `${program}, version ${version}`);
+}
+
+/** Each MCP server of "mcpServers": started as `deskrelay serve` would, its tools counted, stopped. A failure is a warning: the relay runs without it. */
+async function checkMcpServers(config: StandaloneConfig | undefined, env: NodeJS.ProcessEnv, add: (s: CheckState, what: string, text: string) => void): Promise<void> {
+  const servers = config?.mcpServers;
+  if (!servers) return;
+  const keyNames = config.providers.flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : []));
+  const mcp = new McpServers(servers, { env: () => commandEnv(env, { keyNames, ...config.agent.env }), autoApprove: () => [], logger: silentLogger, version: 'doctor', startTimeoutMs: 10_000 });
+  try {
+    await mcp.start();
+    for (const s of mcp.status()) {
+      if (s.ok) add('ok', `MCP server "${s.name}"`, `started, ${s.tools} tool${s.tools === 1 ? '' : 's'}`);
+      else add('warn', `MCP server "${s.name}"`, `${s.error ?? 'not working'}; the agent runs without its tools (fix its "mcpServers" entry)`);
+    }
+  } finally {
+    await mcp.close();
+  }
 }

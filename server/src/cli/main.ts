@@ -14,7 +14,8 @@ import type { ProviderSource } from '../providers/types';
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
-import { findRipgrep, NodeWorkspace, type AgentHost } from '../agent';
+import { commandEnv, findRipgrep, NodeWorkspace, type AgentHost } from '../agent';
+import { McpServers } from '../agent/mcp/servers';
 import { terminalQr } from './qr';
 import { DevicesError, runDevices } from './devices';
 
@@ -77,7 +78,7 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
   // The tunnel: --tunnel and --hostname, else the config file's "tunnel" (read at start).
   const tunnelKind = args.tunnel ?? config.current().tunnel?.kind;
   const hostname = args.hostname ?? config.current().tunnel?.hostname;
-  const agent = agentHost(args, config, path);
+  const agent = agentHost(args, config, path, logger);
   // The same session the extension runs: relay, tunnel (always to loopback) and pairing.
   const session = new RelaySession({
     relay: () => ({
@@ -168,12 +169,13 @@ async function serve(args: ServeArgs, logger: Logger): Promise<void> {
  * (relative ones from the config file's folder), each checked to be a folder at start. Names are
  * the folders' base names, made unique.
  */
-function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): AgentHost {
+function agentHost(args: ServeArgs, config: ConfigFile, configPath: string, logger: Logger): AgentHost {
   const { folders, denyPaths } = config.current().agent;
   const dirs = [...args.agent.map((d) => resolve(d)), ...folders.map((d) => resolve(dirname(configPath), d.replace(/^~(?=$|[\\/])/, homedir())))];
   const seen = new Set<string>();
   const names = new Set<string>();
   const workspaces: NodeWorkspace[] = [];
+  const keyNames = () => config.current().providers.flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : []));
   // `rg` on PATH searches when there is one (gitignore-aware, parallel, off the relay's thread),
   // looked up at the first search; else the plain search.
   let rg: string | undefined | null = null;
@@ -198,17 +200,27 @@ function agentHost(args: ServeArgs, config: ConfigFile, configPath: string): Age
         denyPaths,
         configDir: configDir(),
         protect: [configPath],
-        keyNames: () => config.current().providers.flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : [])),
+        keyNames,
         envRules: () => config.current().agent.env ?? {},
         ripgrep,
       }),
     );
   }
+  const scrubbed = () => commandEnv(process.env, { keyNames: keyNames(), ...config.current().agent.env });
+  // MCP servers start with the relay, in the background: one that fails is reported, never fatal.
+  const servers = config.current().mcpServers;
+  const mcp = servers && workspaces.length > 0
+    ? new McpServers(servers, { env: scrubbed, cwd: workspaces[0]!.absolutePath, autoApprove: () => config.current().agent.autoApproveTools ?? [], logger, version: packageVersion() })
+    : undefined;
+  void mcp?.start();
   return {
     workspaces: () => workspaces,
     howToEnable: 'Start the desktop relay with `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).',
     approvals: () => config.current().agent.approvals,
     howToAllow: (id) => `At the desk, run: deskrelay devices allow ${id}`,
+    acpAgents: () => config.current().agents ?? {},
+    acpEnv: scrubbed,
+    ...(mcp ? { tools: () => mcp.tools(), toolServers: () => mcp.status(), stop: () => mcp.close() } : {}),
   };
 }
 

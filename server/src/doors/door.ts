@@ -16,7 +16,9 @@ import type { ChatMessage, PieceKind, ProviderConfig, ToolCall, ToolOptions } fr
 export interface Door {
   readonly routes: readonly Route[];
   /** The relay is stopping and every chat was already cancelled: drop what the door holds. */
-  stop?(): void;
+  stop?(): void | Promise<void>;
+  /** The relay is about to stop, before any chat is cancelled: state kept on disk is saved as it is now. */
+  beforeStop?(): Promise<void>;
 }
 
 /**

@@ -200,6 +200,12 @@ export function validateProviderConfig(x: unknown, where: string): ProviderConfi
     }
     out.maxTokens = r.maxTokens;
   }
+  if (r.contextLength !== undefined) {
+    if (typeof r.contextLength !== 'number' || !Number.isInteger(r.contextLength) || r.contextLength < 256) {
+      throw new Error(`${where}.contextLength must be the model's context length in tokens (an integer, at least 256)`);
+    }
+    out.contextLength = r.contextLength;
+  }
   return out;
 }
 

@@ -79,6 +79,8 @@ export interface ProviderConfig {
   apiKeyEnv?: string;
   /** Anthropic requires max_tokens; others pass it on when set. */
   maxTokens?: number;
+  /** The model's context length in tokens, when the provider does not say it (the agent fits its conversation to it). */
+  contextLength?: number;
 }
 
 /** Where API keys come from: the environment (CLI) or SecretStorage (extension). */

@@ -264,9 +264,10 @@ export class RelayServer {
     if (!server || this.admission.stopping) return;
     this.admission.stopping = true;
     try {
+      await Promise.all(this.doors.map((door) => door.beforeStop?.()));
       // Detached resumable generations hold stream slots too, so this ends them as well.
       await this.chat.cancelAll(STOPPING_MESSAGE, 2_000);
-      for (const door of this.doors) door.stop?.();
+      await Promise.all(this.doors.map((door) => door.stop?.()));
       const closed = new Promise((r) => server.close(r));
       server.closeIdleConnections();
       // Anything still open after a short grace (a half-sent body, a stuck client) is cut.

@@ -1,5 +1,5 @@
 /** The agent door's requests (docs/agent.md), same-origin, with the pairing token. */
-import type { AgentStatus } from '../../../server/src/protocol';
+import type { AgentInfo, AgentStatus } from '../../../server/src/protocol';
 import { ApiError, apiError, bearer, UNREACHABLE_MESSAGE } from '../api';
 import { app } from '../app';
 import { readKeys } from '../keep';
@@ -12,11 +12,24 @@ export interface AgentFolder {
 
 export interface AgentSessionSummary {
   id: string;
+  /** Which agent runs it (a relay before ACP agents says nothing: DeskRelay's own). */
+  agent?: string;
   folder: string;
   title: string;
   status: AgentStatus;
   pending: number;
   updatedAt: string;
+  /** The project's instructions file the session's system prompt carries (`AGENTS.md`…). */
+  instructions?: string;
+  /** The session's own git worktree: its branch and the project branch Merge merges into. */
+  worktree?: { branch: string; into?: string };
+}
+
+/** An MCP server the desktop's agent uses (CLI config "mcpServers"), and whether it works. */
+export interface ToolServer {
+  name: string;
+  ok: boolean;
+  error?: string;
 }
 
 export type { Decision } from './sign';
@@ -45,8 +58,15 @@ const session = (id: string) => `/v1/agent/sessions/${encodeURIComponent(id)}`;
 
 export const agentApi = {
   folders: () => json<{ folders: AgentFolder[] }>('/v1/agent/folders').then((r) => r.folders),
+  toolServers: () => json<{ toolServers?: ToolServer[] }>('/v1/agent/folders').then((r) => r.toolServers ?? []),
   sessions: () => json<{ sessions: AgentSessionSummary[] }>('/v1/agent/sessions').then((r) => r.sessions),
-  create: (prompt: string, folder: string) => post('/v1/agent/sessions', { prompt, folder }).then((r) => r.json() as Promise<{ id: string; folder: string }>),
+  create: (prompt: string, folder: string, agent?: string, worktree = false) =>
+    post('/v1/agent/sessions', { prompt, folder, ...(agent && agent !== 'deskrelay' ? { agent } : {}), ...(worktree ? { worktree } : {}) }).then((r) => r.json() as Promise<{ id: string; folder: string }>),
+  merge: (id: string) => post(`${session(id)}/merge`, {}),
+  discard: (id: string) => post(`${session(id)}/discard`, {}),
+  /** The agents a session may run (a relay before ACP agents has only DeskRelay's own). */
+  agents: () => json<{ agents: AgentInfo[] }>('/v1/agent/agents').then((r) => r.agents, (): AgentInfo[] => []),
+  choose: (id: string, what: 'mode' | 'model', value: string) => post(`${session(id)}/${what}`, { [what]: value }),
   message: (id: string, text: string) => post(`${session(id)}/messages`, { text }),
   /** Signed by this phone's key over the card's digest (sign.ts); refuses, sending nothing, when the card is not what the digest covers. */
   decide: async (id: string, approval: SignableApproval, decision: Decision) =>

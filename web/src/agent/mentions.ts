@@ -1,13 +1,16 @@
 /**
  * `@` in the agent's composer: the folder's files matching what follows it
  * (`GET /v1/agent/files`), as a list above the composer; a tap (or Enter) puts the path in.
+ * `/` at the start: an ACP agent's commands (its `commands` event), put in as `/name `.
  */
+import type { AgentCommand } from '../../../server/src/protocol';
 import { el } from '../dom';
 import { agentApi } from './api';
 
 const TOKEN = /(^|\s)@([^\s@]*)$/;
+const SLASH = /^\/([^\s/]*)$/;
 
-export function attachMentions(box: HTMLTextAreaElement, listbox: HTMLUListElement, folder: () => string): void {
+export function attachMentions(box: HTMLTextAreaElement, listbox: HTMLUListElement, folder: () => string, commands: () => readonly AgentCommand[] = () => []): void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let asked = 0;
   let active = -1;
@@ -21,13 +24,16 @@ export function attachMentions(box: HTMLTextAreaElement, listbox: HTMLUListEleme
 
   const insert = (path: string) => {
     const before = box.value.slice(0, box.selectionStart);
+    if (SLASH.test(before)) return put(`${path} `, box.value.slice(box.selectionStart));
     const after = box.value.slice(box.selectionStart);
     const m = TOKEN.exec(before);
     if (!m) return;
-    const head = before.slice(0, before.length - m[2]!.length - 1);
-    box.value = `${head}@${path} ${after}`;
-    const caret = head.length + path.length + 2;
-    box.setSelectionRange(caret, caret);
+    put(`${before.slice(0, before.length - m[2]!.length - 1)}@${path} `, after);
+  };
+
+  const put = (head: string, after: string) => {
+    box.value = head + after;
+    box.setSelectionRange(head.length, head.length);
     hide();
     box.focus();
     box.dispatchEvent(new Event('input'));
@@ -41,26 +47,35 @@ export function attachMentions(box: HTMLTextAreaElement, listbox: HTMLUListEleme
   };
 
   const suggest = async () => {
-    const m = TOKEN.exec(box.value.slice(0, box.selectionStart));
-    if (!m || !folder()) return hide();
+    const before = box.value.slice(0, box.selectionStart);
+    const slash = SLASH.exec(before);
+    const m = TOKEN.exec(before);
     const n = ++asked;
-    let files: string[];
-    try {
-      files = (await agentApi.files(folder(), m[2]!)).files.slice(0, 8);
-    } catch {
-      return hide();
+    let files: { value: string; note?: string }[];
+    if (slash && commands().length > 0) {
+      const q = slash[1]!.toLowerCase();
+      files = commands().filter((c) => c.name.toLowerCase().startsWith(q)).slice(0, 8).map((c) => ({ value: `/${c.name}`, note: c.hint ? `${c.description} (${c.hint})` : c.description }));
+    } else {
+      if (!m || !folder()) return hide();
+      try {
+        files = (await agentApi.files(folder(), m[2]!)).files.slice(0, 8).map((value) => ({ value }));
+      } catch {
+        return hide();
+      }
     }
     if (n !== asked) return;
     if (!files.length) return hide();
     listbox.replaceChildren(
-      ...files.map((f) => {
+      ...files.map(({ value: f, note }) => {
         const li = el('li');
         li.setAttribute('role', 'option');
         const b = el('button', 'mention', f);
+        if (note) b.append(el('span', 'mention-note', ` ${note}`));
         b.type = 'button';
         b.tabIndex = -1;
         // Before the textarea loses focus to the tap.
         b.addEventListener('pointerdown', (e) => e.preventDefault());
+        b.dataset.value = f;
         b.addEventListener('click', () => insert(f));
         li.append(b);
         return li;
@@ -83,7 +98,7 @@ export function attachMentions(box: HTMLTextAreaElement, listbox: HTMLUListEleme
       const pick = options()[active < 0 ? 0 : active];
       if (pick) {
         e.preventDefault();
-        insert(pick.textContent ?? '');
+        insert(pick.dataset.value ?? '');
       }
     } else if (e.key === 'Escape') {
       e.stopPropagation();

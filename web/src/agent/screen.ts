@@ -5,7 +5,7 @@
  * its composer (the next turn, queued while one runs), Stop and `@` file suggestions.
  * Its elements are built here (not looked up by id): model output shares the document.
  */
-import type { AgentEvent } from '../../../server/src/protocol';
+import type { AgentChoice, AgentCommand, AgentEvent } from '../../../server/src/protocol';
 import { ApiError } from '../api';
 import { app } from '../app';
 import { el, ui } from '../dom';
@@ -60,7 +60,10 @@ const list = el('ul', 'agent-sessions');
 list.setAttribute('aria-label', 'Sessions');
 const listError = el('p', 'error');
 listError.setAttribute('role', 'alert');
-listView.append(listHead, listError, listEmpty, list);
+// A tool server that is not working is said here: the agent works without its tools.
+const serversNote = el('p', 'hint agent-servers');
+serversNote.hidden = true;
+listView.append(listHead, listError, serversNote, listEmpty, list);
 
 // The session view.
 const sessionView = el('div', 'agent-session-view');
@@ -76,6 +79,23 @@ sessionTitles.append(sessionTitle, sessionMeta);
 const stopButton = el('button', 'danger agent-stop', 'Stop');
 stopButton.type = 'button';
 sessionHead.append(back, sessionTitles, stopButton);
+// An ACP agent's modes and models, where it offers a choice.
+const pickers = el('div', 'agent-pickers');
+pickers.hidden = true;
+const picker = (what: 'mode' | 'model', label: string) => {
+  const wrap = el('div', 'agent-picker');
+  const select = el('select');
+  select.id = `agent-${what}-picker`;
+  const name = el('label', '', label);
+  name.htmlFor = select.id;
+  wrap.append(name, select);
+  wrap.hidden = true;
+  select.addEventListener('change', () => void choose(what, select));
+  pickers.append(wrap);
+  return select;
+};
+const modeSelect = picker('mode', 'Agent mode');
+const modelSelect = picker('model', 'Agent model');
 const transcriptBox = el('div', 'agent-transcript');
 const outcome = el('p', 'agent-outcome');
 outcome.setAttribute('role', 'status');
@@ -112,7 +132,7 @@ latestButton.type = 'button';
 latestButton.hidden = true;
 latestButton.setAttribute('aria-label', 'Jump to the latest');
 composeForm.append(waitingButton, latestButton, mentionList, composeNote, composer);
-sessionView.append(sessionHead, transcriptBox, outcome, composeForm);
+sessionView.append(sessionHead, pickers, transcriptBox, outcome, composeForm);
 
 screen.append(listView, sessionView);
 
@@ -134,6 +154,13 @@ const folderSelect = el('select');
 folderSelect.id = 'agent-folder';
 folderLabel.htmlFor = folderSelect.id;
 const folderPath = el('p', 'hint agent-folder-path');
+const agentLabel = el('label', 'group-title', 'Agent');
+const agentSelect = el('select');
+agentSelect.id = 'agent-agent';
+agentLabel.htmlFor = agentSelect.id;
+const agentReasons = el('details', 'hint agent-unavailable');
+const agentReasonList = el('ul');
+agentReasons.append(el('summary', '', 'Agents not on this desk'), agentReasonList);
 const promptLabel = el('label', 'group-title', 'What should it do?');
 const prompt = el('textarea');
 prompt.id = 'agent-prompt';
@@ -141,11 +168,17 @@ prompt.rows = 4;
 prompt.required = true;
 prompt.placeholder = 'e.g. Fix the failing test in src/math.js';
 promptLabel.htmlFor = prompt.id;
+const worktreeLabel = el('label', 'agent-worktree-switch');
+const worktreeBox = el('input');
+worktreeBox.type = 'checkbox';
+worktreeBox.id = 'agent-worktree';
+worktreeLabel.htmlFor = worktreeBox.id;
+worktreeLabel.append(worktreeBox, el('span', '', ' Work in a worktree of its own (a new git branch; merge or discard it later)'));
 const newError = el('p', 'error');
 newError.setAttribute('role', 'alert');
 const start = el('button', 'primary', 'Start');
 start.type = 'submit';
-newForm.append(folderLabel, folderSelect, folderPath, promptLabel, prompt, newError, start);
+newForm.append(folderLabel, folderSelect, folderPath, agentLabel, agentSelect, agentReasons, promptLabel, prompt, worktreeLabel, newError, start);
 sheet.append(sheetHead, newForm);
 
 function arrowIcon(): SVGSVGElement {
@@ -164,7 +197,7 @@ function closeIcon(): SVGSVGElement {
 let mode: Mode = sessionStorage.getItem(MODE_KEY) === 'agent' ? 'agent' : 'chat';
 let available = false;
 let folders: AgentFolder[] = [];
-let current: { id: string; folder: string; transcript: Transcript; follow: Follow; focusCall?: string } | null = null;
+let current: { id: string; folder: string; transcript: Transcript; follow: Follow; focusCall?: string; commands: AgentCommand[]; instructions?: string; worktree?: { branch: string; into?: string } } | null = null;
 let listTimer: ReturnType<typeof setInterval> | undefined;
 /** The page's query as it loaded (initAgent): taking the pairing token out of the address bar also drops it. */
 let launchQuery = new URLSearchParams();
@@ -268,6 +301,11 @@ async function loadList(): Promise<void> {
   try {
     const sessions = await agentApi.sessions();
     listError.textContent = '';
+    void agentApi.toolServers().then((servers) => {
+      const down = servers.filter((x) => !x.ok);
+      serversNote.textContent = down.map((x) => `Tool server \u201c${x.name}\u201d is not working: ${x.error ?? ''}`).join('\n');
+      serversNote.hidden = down.length === 0;
+    }, () => {});
     list.replaceChildren(...sessions.map(sessionItem));
     listEmpty.hidden = sessions.length > 0;
   } catch (err) {
@@ -297,6 +335,14 @@ function showStatus(t: Transcript): void {
   const busy = t.status === 'running' || t.status === 'waiting';
   stopButton.hidden = !busy;
   sessionMeta.replaceChildren(el('span', `agent-status ${t.status}`, STATUS_WORDS[t.status]), el('span', '', ` · ${current?.folder ?? ''}`));
+  if (current?.instructions) sessionMeta.append(el('span', 'agent-instructions', ` · follows ${current.instructions}`));
+  const wt = current?.worktree;
+  worktreeBar.hidden = !wt;
+  if (wt) {
+    sessionMeta.append(el('span', 'agent-branch', ` · ${wt.branch}`));
+    mergeButton.textContent = `Merge into ${wt.into ?? 'the project'}`;
+    mergeButton.disabled = discardButton.disabled = busy;
+  }
   outcome.textContent = t.status === 'idle' ? 'The agent finished this turn. Send a message to go on.' : t.status === 'stopped' ? 'Stopped. A new message starts a new turn.' : t.status === 'failed' ? 'The turn failed (see above). Send a message to try again.' : '';
   outcome.className = `agent-outcome ${t.status}`;
   outcome.hidden = !outcome.textContent;
@@ -345,10 +391,16 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
     if (err instanceof ApiError && err.code === 'agent.not_pending') return 'already';
     throw err;
   }));
-  transcriptBox.replaceChildren(transcript.log);
+  transcriptBox.replaceChildren(worktreeBar, transcript.log);
+  pickers.hidden = true;
+  for (const select of [modeSelect, modelSelect]) select.parentElement!.hidden = true;
   const onEvent = (e: AgentEvent) => {
+    if (e.type === 'commands' && current) current.commands = e.commands;
+    if (e.type === 'modes') showChoices(modeSelect, e.current, e.modes);
+    if (e.type === 'models') showChoices(modelSelect, e.current, e.models);
     if (e.type === 'user' && sessionTitle.textContent === 'Session') sessionTitle.textContent = e.text.split('\n')[0]!.slice(0, 80);
     transcript.apply(e);
+    if (e.type === 'status' && current?.id === id) void learnSession(id);
     if (e.type === 'status' || e.type === 'user') showStatus(transcript);
     if (e.type === 'approval' || e.type === 'decision' || e.type === 'status') attention?.refresh();
     if (current?.focusCall === ANY_PENDING && (e.type === 'approval' || e.type === 'decision')) {
@@ -378,7 +430,7 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
       stopButton.hidden = true;
     }
   });
-  current = { id, folder, transcript, follow, focusCall };
+  current = { id, folder, transcript, follow, focusCall, commands: [] };
   showStatus(transcript);
   // A pending card already on screen (the push came while the page was open).
   if (focusCall) transcript.approvals.get(focusCall)?.focus();
@@ -386,6 +438,57 @@ function openSession(id: string, folder: string, title = '', focusCall?: string)
 }
 
 let focusSoon: ReturnType<typeof setTimeout> | undefined;
+
+/** Which instructions file the session follows (read before the first model call) and its worktree, from the list. */
+async function learnSession(id: string): Promise<void> {
+  if (current?.instructions && current.worktree) return;
+  const found = (await agentApi.sessions().catch(() => [])).find((x) => x.id === id);
+  if (!found || current?.id !== id) return;
+  current.instructions = found.instructions;
+  current.worktree = found.worktree;
+  showStatus(current.transcript);
+}
+
+// A worktree session's own buttons: Merge (asked like a command: its card appears) and Discard.
+const worktreeBar = el('div', 'agent-worktree-bar');
+worktreeBar.hidden = true;
+const mergeButton = el('button', 'agent-merge', 'Merge');
+mergeButton.type = 'button';
+const discardButton = el('button', 'danger agent-discard', 'Discard');
+discardButton.type = 'button';
+worktreeBar.append(mergeButton, discardButton);
+mergeButton.addEventListener('click', () => {
+  if (!current) return;
+  void agentApi.merge(current.id).catch((err: unknown) => showToast(err instanceof Error ? err.message : String(err)));
+});
+discardButton.addEventListener('click', () => {
+  if (!current || !confirm('Discard this session\u2019s worktree and branch, with every change in them?')) return;
+  void agentApi.discard(current.id).then(() => showList(), (err: unknown) => showToast(err instanceof Error ? err.message : String(err)));
+});
+
+function showChoices(select: HTMLSelectElement, now: string, choices: AgentChoice[]): void {
+  select.replaceChildren(...choices.map((c) => {
+    const o = el('option', '', c.unasked ? `${c.name} (at the desk only)` : c.name);
+    o.value = c.id;
+    o.disabled = c.unasked === true && c.id !== now;
+    if (c.description) o.title = c.description;
+    return o;
+  }));
+  select.value = now;
+  select.dataset.current = now;
+  select.parentElement!.hidden = choices.length < 2;
+  pickers.hidden = modeSelect.parentElement!.hidden && modelSelect.parentElement!.hidden;
+}
+
+async function choose(what: 'mode' | 'model', select: HTMLSelectElement): Promise<void> {
+  if (!current) return;
+  try {
+    await agentApi.choose(current.id, what, select.value);
+  } catch (err) {
+    select.value = select.dataset.current ?? select.value;
+    showToast(err instanceof Error ? err.message : String(err));
+  }
+}
 
 const atBottom = () => document.documentElement.scrollHeight - window.scrollY - window.innerHeight < 120;
 
@@ -437,6 +540,16 @@ async function openNew(): Promise<void> {
   const showPath = () => (folderPath.textContent = folders.find((f) => f.name === folderSelect.value)?.path ?? '');
   folderSelect.onchange = showPath;
   showPath();
+  // Which agent: DeskRelay's own, or an ACP agent the desk has; those it lacks say how to add them.
+  const agents = await agentApi.agents();
+  agentSelect.replaceChildren(...agents.filter((a) => a.available).map((a) => {
+    const o = el('option', '', a.name);
+    o.value = a.id;
+    return o;
+  }));
+  agentReasonList.replaceChildren(...agents.filter((a) => !a.available).map((a) => el('li', '', `${a.name}: ${a.reason ?? 'not available'}`)));
+  agentLabel.hidden = agentSelect.hidden = agentSelect.options.length < 2;
+  agentReasons.hidden = agentReasonList.childElementCount === 0;
   openLayer(sheet, newButton);
   prompt.focus();
 }
@@ -450,8 +563,9 @@ async function startSession(): Promise<void> {
   }
   start.disabled = true;
   try {
-    const created = await agentApi.create(text, folderSelect.value);
+    const created = await agentApi.create(text, folderSelect.value, agentSelect.hidden ? undefined : agentSelect.value, worktreeBox.checked);
     prompt.value = '';
+    worktreeBox.checked = false;
     closeLayer();
     openSession(created.id, created.folder, text.split('\n')[0]!.slice(0, 80));
   } catch (err) {
@@ -518,7 +632,7 @@ export function initAgent(search: string): void {
     }
   });
   autoGrow(message);
-  attachMentions(message, mentionList, () => current?.folder ?? '');
+  attachMentions(message, mentionList, () => current?.folder ?? '', () => current?.commands ?? []);
   stopButton.addEventListener('click', () => void stopSession());
   waitingButton.addEventListener('click', () => current?.transcript.pendingCard()?.focus());
   latestButton.addEventListener('click', toEnd);

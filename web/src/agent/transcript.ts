@@ -3,7 +3,7 @@
  * then live): the user's messages, the model's words as Markdown (the chat's renderer and
  * sanitiser), tool cards and approval cards, the decisions and the outcome.
  */
-import type { AgentEvent, AgentStatus } from '../../../server/src/protocol';
+import type { AgentEvent, AgentPlanEntry, AgentStatus } from '../../../server/src/protocol';
 import { decorateCode } from '../code';
 import { el } from '../dom';
 import { closeOpenSpans, renderMarkdown } from '../render';
@@ -22,6 +22,10 @@ export const STATUS_WORDS: Record<AgentStatus, string> = {
 export class Transcript {
   readonly log = el('ol', 'log agent-log');
   private text: { li: HTMLLIElement; reply: HTMLDivElement; raw: string } | null = null;
+  /** An ACP agent's thinking, folded; a new block after anything else. */
+  private thought: HTMLDivElement | null = null;
+  /** An ACP agent's plan: one checklist, updated in place. */
+  private plan: HTMLLIElement | null = null;
   private readonly tools = new Map<string, ToolCard>();
   readonly approvals = new Map<string, ApprovalCard>();
   status: AgentStatus = 'running';
@@ -49,7 +53,23 @@ export class Transcript {
 
   apply(e: AgentEvent): void {
     if (e.type !== 'text') this.endText();
+    if (e.type !== 'thinking') this.thought = null;
     switch (e.type) {
+      case 'thinking': {
+        if (!this.thought) {
+          const li = el('li', 'agent-thinking');
+          const details = el('details');
+          this.thought = el('div', 'thought');
+          details.append(el('summary', '', 'Thinking'), this.thought);
+          li.append(details);
+          this.log.append(li);
+        }
+        this.thought.textContent += e.delta;
+        break;
+      }
+      case 'plan':
+        this.showPlan(e.entries);
+        break;
       case 'user': {
         const li = el('li', 'msg user');
         li.append(el('span', 'visually-hidden', 'You said:'), el('div', 'text', e.text));
@@ -95,9 +115,35 @@ export class Transcript {
         this.log.append(li);
         break;
       }
+      case 'context': {
+        // Said, never silent: what the model no longer sees whole.
+        const li = el('li', 'agent-context', e.summarised ? 'Earlier steps were summarised to fit the model\u2019s context.' : e.message);
+        if (e.dropped?.length) li.title = e.dropped.join('\n');
+        this.log.append(li);
+        break;
+      }
       case 'status':
         this.status = e.status;
         break;
     }
   }
+
+  private showPlan(entries: AgentPlanEntry[]): void {
+    if (!this.plan) {
+      this.plan = el('li', 'agent-plan');
+      this.log.append(this.plan);
+    }
+    const list = el('ul', 'plan-entries');
+    list.setAttribute('aria-label', 'Plan');
+    for (const entry of entries) {
+      const item = el('li', `plan-entry ${entry.status}`);
+      const mark = el('span', 'plan-mark', entry.status === 'completed' ? '\u2611' : entry.status === 'in_progress' ? '\u25d0' : '\u2610');
+      mark.setAttribute('aria-hidden', 'true');
+      item.append(mark, el('span', 'visually-hidden', `${PLAN_WORDS[entry.status]}:`), el('span', 'plan-text', entry.content));
+      list.append(item);
+    }
+    this.plan.replaceChildren(el('span', 'plan-title', 'Plan'), list);
+  }
 }
+
+const PLAN_WORDS: Record<AgentPlanEntry['status'], string> = { pending: 'To do', in_progress: 'Doing', completed: 'Done' };

@@ -1,10 +1,19 @@
 import type { IncomingMessage } from 'node:http';
+import { AgentCatalog, OWN_AGENT } from '../../agent/acp/agents';
+import { acpEngine } from '../../agent/acp/engine';
+import { commandEnv } from '../../agent/commandEnv';
+import { EngineOptionError } from '../../agent/engine';
 import type { AgentHost } from '../../agent/host';
 import { DEFAULT_LIMITS, type AgentLimits } from '../../agent/limits';
 import { DECISIONS, MAX_NOTE, NotPendingError, type Decision } from '../../agent/gate';
 import type { AgentSession } from '../../agent/session';
 import { SessionStore } from '../../agent/sessions';
-import type { Workspace } from '../../agent/workspace';
+import { WorkspaceError, type Workspace } from '../../agent/workspace';
+import { addWorktree, currentBranch, mergeCommand, removeWorktree, worktreesDir } from '../../agent/worktrees';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { isAbsolute, relative, sep } from 'node:path';
+import { AgentSessionKeep, agentSessionsDir } from '../../store/agentSessions';
 import { HttpError } from '../../http/errors';
 import type { RelayContext } from '../../http/context';
 import { sendJson, sendNoContent } from '../../http/json';
@@ -17,10 +26,15 @@ import { verifyDecision } from './signature';
 export const AGENT_FOLDERS_PATH = '/v1/agent/folders';
 export const AGENT_SESSIONS_PATH = '/v1/agent/sessions';
 export const AGENT_FILES_PATH = '/v1/agent/files';
+export const AGENT_AGENTS_PATH = '/v1/agent/agents';
 /** The `@` suggestions answer at most this many paths: a phone shows a handful, not the tree. */
 export const MAX_FILE_SUGGESTIONS = 50;
 const { one: SESSION, events: EVENTS, messages: MESSAGES, stop: STOP, sub } = itemPaths(AGENT_SESSIONS_PATH);
 const APPROVAL = sub('approvals/{callId}');
+const MERGE = sub('merge');
+const DISCARD = sub('discard');
+const MODE = sub('mode');
+const MODEL = sub('model');
 
 const DEFAULT_HOW_TO_ENABLE = 'Turn it on at the desk: `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).';
 
@@ -44,16 +58,38 @@ function nonEmptyString(body: Record<string, unknown>, name: string, shape: stri
 export interface AgentDoorOptions {
   /** The workspace agent: its folders, asked on every request. Absent or no folders: every /v1/agent path answers 403 agent.disabled. */
   agent?: AgentHost;
+  /** Keep conversations on the desktop (the same opt-in keeps agent sessions), asked when the relay starts. */
+  keepConversations?: () => boolean;
 }
 
 export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   const host: AgentHost | undefined = ctx.options.agent;
   const limits: AgentLimits = { ...DEFAULT_LIMITS, ...host?.limits };
   const { logger } = ctx.options;
-  const store = new SessionStore({ chat: ctx.chat, limits, logger, push: (payload) => ctx.replies.agentPush(payload) });
+  const store = new SessionStore({ chat: ctx.chat, limits, logger, push: (payload) => ctx.replies.agentPush(payload), tools: () => host?.tools?.() ?? [] });
   ctx.replies.agentSessions = () =>
     (host?.workspaces().length ?? 0) === 0 ? [] : store.list().map((s) => ({ id: s.id, title: s.title, updatedAt: s.updatedAt, preview: `${s.folder} · ${s.status}` }));
   host?.attach?.(store);
+  // Sessions kept on the desktop (with keepConversations) are read back before the door answers.
+  const loading: Promise<void> =
+    ctx.options.keepConversations?.() === true && (host?.workspaces().length ?? 0) > 0
+      ? AgentSessionKeep.open(agentSessionsDir(ctx.options.configDir), logger)
+          .then(({ keep, sessions }) =>
+            store.keep(keep, sessions, (r) => {
+              const folder = host?.workspaces().find((w) => w.name === r.folder);
+              if (!r.worktree) return folder;
+              // Only a worktree of DeskRelay's own folder, as it made them: a file naming another place is not followed.
+              const own = relative(worktreesDir(ctx.options.configDir), r.worktree.path);
+              if (own === '' || own.startsWith('..') || isAbsolute(own) || own.includes(sep)) return undefined;
+              return existsSync(r.worktree.path) ? folder?.worktree?.(r.worktree.path) : undefined;
+            }),
+          )
+          .catch((err: unknown) => logger.error(`agent sessions: cannot read ${agentSessionsDir(ctx.options.configDir)} (${(err as NodeJS.ErrnoException).code ?? 'error'}); sessions are not kept this run`))
+      : Promise.resolve();
+  const acpEnv = () => host?.acpEnv?.() ?? commandEnv(process.env);
+  // git for worktrees starts from the same scrubbed environment (runSafeGit drops every GIT_* too).
+  const gitEnv = acpEnv;
+  const catalog = new AgentCatalog({ configured: () => host?.acpAgents?.() ?? {}, env: acpEnv });
 
   /** The folders in force; the agent turned off meanwhile ends every session. */
   const folders = (): readonly Workspace[] => {
@@ -96,14 +132,16 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     method,
     path,
     auth: true,
-    handle(req, res, c) {
+    handle: async (req, res, c) => {
+      await loading;
       mayDrive(req, c);
       return handle(req, res, c);
     },
   });
 
   const listFolders = route('GET', AGENT_FOLDERS_PATH, (_req, res) => {
-    sendJson(res, 200, { folders: folders().map((w) => ({ name: w.name, ...(w.displayPath ? { path: w.displayPath } : {}) })) });
+    const servers = host?.toolServers?.() ?? [];
+    sendJson(res, 200, { folders: folders().map((w) => ({ name: w.name, ...(w.displayPath ? { path: w.displayPath } : {}) })), ...(servers.length > 0 ? { toolServers: servers } : {}) });
   });
 
   // The composer's `@` suggestions: the same listing the model's list_files gets (its .gitignore
@@ -122,7 +160,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
 
   const createSession = route('POST', AGENT_SESSIONS_PATH, async (req, res, c) => {
     const list = folders();
-    const shape = '{"prompt": "…", "folder"?: "<a name from GET /v1/agent/folders>"}';
+    const shape = '{"prompt": "…", "folder"?: "<a name from GET /v1/agent/folders>", "agent"?: "<an id from GET /v1/agent/agents>"}';
     const body = jsonObject((await readJsonBody(req, c)).json, shape);
     const prompt = nonEmptyString(body, 'prompt', shape);
     let workspace = list[0]!;
@@ -131,17 +169,46 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
       if (!named) throw invalid(`"folder" must be one of the folders GET /v1/agent/folders lists: ${list.map((w) => JSON.stringify(w.name)).join(', ')}.`);
       workspace = named;
     }
-    const created = store.create(workspace);
-    if (!created) throw new HttpError(429, 'agent.too_many_sessions', `All ${limits.maxSessions} agent sessions the desktop keeps are working; stop or delete one first.`, { 'Retry-After': '5' });
-    logger.info(`agent ${created.id.slice(0, 8)}: session started in folder ${JSON.stringify(workspace.name)}`);
+    let agent: Parameters<SessionStore['create']>[1];
+    if (body.agent !== undefined && body.agent !== OWN_AGENT.id) {
+      const specs = catalog.specs();
+      const spec = typeof body.agent === 'string' ? specs.get(body.agent) : undefined;
+      if (!spec) throw invalid(`"agent" must be one of the agents GET /v1/agent/agents lists: ${[OWN_AGENT.id, ...specs.keys()].map((id) => JSON.stringify(id)).join(', ')}.`);
+      if (workspace.absolutePath === undefined) throw invalid(`The folder "${workspace.name}" is not on this desktop's disk; an ACP agent cannot run there.`);
+      const info = await catalog.check(spec, workspace.absolutePath);
+      if (!info.available) throw invalid(`${spec.name} is not available: ${info.reason}`);
+      agent = { id: spec.id, engine: acpEngine(spec, acpEnv) };
+    }
+    if (body.worktree !== undefined && typeof body.worktree !== 'boolean') throw invalid('"worktree" must be true or false.');
+    const id = randomUUID();
+    let worktree: AgentSession['worktree'];
+    let where = workspace;
+    if (body.worktree === true) {
+      if (!workspace.worktree || workspace.absolutePath === undefined) throw invalid(`The folder "${workspace.name}" cannot have worktrees on this desktop.`);
+      try {
+        worktree = await addWorktree(workspace.absolutePath, ctx.options.configDir, workspace.name, id.slice(0, 8), gitEnv());
+      } catch (err) {
+        if (err instanceof WorkspaceError) throw invalid(err.message);
+        throw err;
+      }
+      const into = await currentBranch(worktree.project, gitEnv());
+      worktree = { ...worktree, ...(into ? { into } : {}) };
+      where = workspace.worktree(worktree.path);
+    }
+    const created = store.create(where, agent, { id, ...(worktree ? { worktree } : {}) });
+    if (!created) {
+      if (worktree) await removeWorktree(worktree, gitEnv()).catch(() => {});
+      throw new HttpError(429, 'agent.too_many_sessions', `All ${limits.maxSessions} agent sessions the desktop keeps are working; stop or delete one first.`, { 'Retry-After': '5' });
+    }
+    logger.info(`agent ${created.id.slice(0, 8)}: session started in folder ${JSON.stringify(workspace.name)} with agent ${created.agent}${worktree ? ` in worktree ${worktree.branch}` : ''}`);
     created.send(prompt);
-    sendJson(res, 201, { id: created.id, folder: workspace.name });
+    sendJson(res, 201, { id: created.id, folder: workspace.name, agent: created.agent, ...(worktree ? { worktree: { branch: worktree.branch, path: worktree.path, ...(worktree.into ? { into: worktree.into } : {}) } } : {}) });
   });
 
   const listSessions = route('GET', AGENT_SESSIONS_PATH, (_req, res) => {
     folders();
     sendJson(res, 200, {
-      sessions: store.list().map((s) => ({ id: s.id, folder: s.folder, title: s.title, status: s.status, pending: s.pendingCount, updatedAt: new Date(s.updatedAt).toISOString() })),
+      sessions: store.list().map((s) => ({ id: s.id, agent: s.agent, folder: s.folder, title: s.title, status: s.status, pending: s.pendingCount, updatedAt: new Date(s.updatedAt).toISOString(), ...(s.instructionsFile ? { instructions: s.instructionsFile } : {}), ...(s.worktree ? { worktree: { branch: s.worktree.branch, ...(s.worktree.into ? { into: s.worktree.into } : {}) } } : {}) })),
     });
   });
 
@@ -201,6 +268,59 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     sendNoContent(res);
   });
 
+  const listAgents = route('GET', AGENT_AGENTS_PATH, async (_req, res) => {
+    const list = folders();
+    sendJson(res, 200, { agents: await catalog.list(list.find((w) => w.absolutePath !== undefined)?.absolutePath) });
+  });
+
+  // The agent's mode or model (ACP agents that offer a choice): the session screen's picker.
+  const choose = (what: 'mode' | 'model', pattern: string): Route =>
+    route('POST', pattern, async (req, res, c) => {
+      const s = session(req, pattern);
+      const shape = `{"${what}": "<an id from the session's ${what}s event>"}`;
+      const body = jsonObject((await readJsonBody(req, c)).json, shape);
+      const id = nonEmptyString(body, what, shape);
+      try {
+        await s.choose(what, id);
+      } catch (err) {
+        if (err instanceof EngineOptionError) throw invalid(err.message);
+        throw err;
+      }
+      logger.info(`agent ${s.id.slice(0, 8)}: ${what} set to ${JSON.stringify(id)}`);
+      sendNoContent(res);
+    });
+
+  /** A worktree session's own, never while it works: Merge runs through the gate, Discard removes the worktree. */
+  const worktreeOf = (s: AgentSession): NonNullable<AgentSession['worktree']> => {
+    if (!s.worktree) throw invalid('This session has no worktree of its own (start one with "worktree": true).');
+    if (s.busy) throw new HttpError(409, 'agent.busy', 'The session is working; stop it or wait until it is idle.');
+    return s.worktree;
+  };
+
+  const merge = route('POST', MERGE, (req, res) => {
+    const s = session(req, MERGE);
+    const w = worktreeOf(s);
+    const project = folders().find((f) => f.name === s.folder);
+    if (!project) throw notFound();
+    const command = mergeCommand(w, s.id.slice(0, 8));
+    void s.runAsked('merge', command, project).catch((err: unknown) => logger.error(`agent ${s.id.slice(0, 8)}: merge failed unexpectedly: ${err instanceof Error ? err.name : typeof err}`));
+    sendJson(res, 202, { command, into: w.into ?? null });
+  });
+
+  const discard = route('POST', DISCARD, async (req, res) => {
+    const s = session(req, DISCARD);
+    const w = worktreeOf(s);
+    store.delete(s.id);
+    try {
+      await removeWorktree(w, gitEnv());
+    } catch (err) {
+      if (err instanceof WorkspaceError) throw new HttpError(500, 'server.internal_error', `The session is gone but its worktree could not be removed: ${err.message}`);
+      throw err;
+    }
+    logger.info(`agent ${s.id.slice(0, 8)}: worktree ${w.branch} discarded`);
+    sendNoContent(res);
+  });
+
   const stop = route('POST', STOP, (req, res) => {
     const s = session(req, STOP);
     s.stop();
@@ -210,9 +330,16 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
 
   return {
     // GET is the issue's; POST is the same stream for quick tunnels, which hold a GET event stream until it closes.
-    routes: [listFolders, listFiles, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop],
-    stop() {
+    routes: [listFolders, listFiles, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop, listAgents, choose('mode', MODE), choose('model', MODEL), merge, discard],
+    // What a session was doing when the relay stopped is what it comes back as: the stop (and the
+    // chats' cancelling before it) is not saved.
+    async beforeStop() {
+      await loading;
+      await store.unkeep();
+    },
+    async stop() {
       store.closeAll();
+      await host?.stop?.();
     },
   };
 };

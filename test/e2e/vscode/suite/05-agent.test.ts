@@ -114,7 +114,7 @@ describe('The workspace agent in VS Code', function () {
     // Devices are remembered by default: the next suite starts with none.
     await run('deskrelay.forgetDevices', true);
     await run('deskrelay.stop');
-    for (const key of ['port', 'providers', 'activeProvider', 'agent.enabled', 'keepConversations']) await setSetting(key, undefined);
+    for (const key of ['port', 'providers', 'activeProvider', 'agent.enabled', 'keepConversations', 'agent.acpAgents']) await setSetting(key, undefined);
     await model?.close();
   });
 
@@ -401,6 +401,39 @@ describe('The workspace agent in VS Code', function () {
     assert.deepEqual((await snapshot(auto)).transcript.filter((t: any) => t.role === 'tool').map((t: any) => t.output), ['It is 12:00 in Lima.']);
     await setSetting('agent.autoApproveTools', undefined);
     failures();
+  });
+
+  it('an ACP agent (deskrelay.agent.acpAgents): its edit is a WorkspaceEdit Undo takes back; its terminal runs in the DeskRelay Agent terminal', async () => {
+    // The suite runs from .cache/vscode-suite/suite; the stand-in ACP agent is the repository's.
+    const standIn = join(__dirname, '..', '..', '..', 'test', 'fixtures', 'acp', 'agent.mjs');
+    await setSetting('agent.acpAgents', { standin: { name: 'Stand-in', command: process.execPath, args: [standIn] } });
+    const agents = await call('GET', '/v1/agent/agents');
+    assert.deepEqual(agents.json.agents.find((a: any) => a.id === 'standin'), { id: 'standin', name: 'Stand-in', available: true });
+    writeFileSync(join(folder, 'acp.txt'), 'one old line\n');
+    const created = await call('POST', '/v1/agent/sessions', { prompt: 'edit acp.txt old new', agent: 'standin' });
+    assert.equal(created.status, 201, JSON.stringify(created.json));
+    const id = created.json.id as string;
+    const approval = await pending(id);
+    assert.match(approval.diff, /-one old line\n\+one new line/);
+    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    await idle(id);
+    assert.equal(readFileSync(join(folder, 'acp.txt'), 'utf8'), 'one new line\n');
+    const doc = await vscode.workspace.openTextDocument(join(folder, 'acp.txt'));
+    await vscode.window.showTextDocument(doc);
+    await run('undo');
+    assert.equal(doc.getText(), 'one old line\n');
+    await run('workbench.action.files.revert');
+    await run('workbench.action.closeActiveEditor');
+
+    const before = vscode.window.terminals.filter((t) => t.name === 'DeskRelay Agent').length;
+    assert.equal((await call('POST', `/v1/agent/sessions/${id}/messages`, { text: 'run echo acp-in-terminal' })).status, 202);
+    const command = await waitFor('the command approval', async () => (await snapshot(id)).pending.find((p: any) => p.command === 'echo acp-in-terminal'), 20_000);
+    await call('POST', `/v1/agent/sessions/${id}/approvals/${command.callId}`, { decision: 'allow' });
+    await idle(id);
+    const said = (await snapshot(id)).transcript.filter((t: any) => t.role === 'tool').map((t: any) => t.output).join('\n');
+    assert.match(said, /\$ echo acp-in-terminal\nacp-in-terminal/);
+    assert.ok(vscode.window.terminals.some((t) => t.name === 'DeskRelay Agent' && 'pty' in t.creationOptions), `the DeskRelay Agent terminal (${before} before)`);
+    await setSetting('agent.acpAgents', undefined);
   });
 
   it('the DeskRelay view: a session from the phone\'s door appears; the desk\'s answer reaches the phone\'s stream; the edit opens as a diff; Stop', async () => {

@@ -40,6 +40,12 @@ export interface NodeWorkspaceOptions {
   keyNames?: () => readonly string[];
   /** Names commands keep anyway and names they lose besides (config `agent.env`, settings `deskrelay.agent.env.*`), asked per command. */
   envRules?: () => { pass?: readonly string[]; drop?: readonly string[] };
+  /**
+   * The folder is a session's git worktree in DeskRelay's config folder (`<configDir>/worktrees/`):
+   * the config folder contains it, so it is not refused whole; its other files lie outside the
+   * folder, where nothing reaches.
+   */
+  worktree?: boolean;
   /** A ripgrep binary to search with (VS Code's own, or `rg` on PATH); without it, the plain JS search. */
   ripgrep?: () => string | undefined;
 }
@@ -65,10 +71,14 @@ export class NodeWorkspace implements Workspace {
   private readonly own: RegExp[];
   private rootReal: Promise<string>;
 
+  get absolutePath(): string {
+    return this.options.folder;
+  }
+
   constructor(private readonly options: NodeWorkspaceOptions) {
     this.name = options.name ?? (basename(options.folder) || options.folder);
     this.displayPath = shortPath(options.folder);
-    this.own = ownInside(options.folder, [options.configDir, ...(options.protect ?? [])]).map(denyExact);
+    this.own = ownInside(options.folder, this.protectList()).map(denyExact);
     this.deny = [...denyGlobs(options.denyPaths ?? []), ...this.own];
     this.rootReal = realpath(options.folder);
     this.rootReal.catch(() => {});
@@ -125,7 +135,16 @@ export class NodeWorkspace implements Workspace {
 
   /** DeskRelay's own files, resolved: never reachable, never listed, never searched. */
   private async protectedPaths(): Promise<string[]> {
-    return Promise.all([this.options.configDir, ...(this.options.protect ?? [])].map((own) => realpath(own).catch(() => own)));
+    return Promise.all(this.protectList().map((own) => realpath(own).catch(() => own)));
+  }
+
+  private protectList(): string[] {
+    return [...(this.options.worktree ? [] : [this.options.configDir]), ...(this.options.protect ?? [])];
+  }
+
+  /** The same workspace's rules (deny list, protected files, environment, search) in a session's git worktree of this folder. */
+  worktree(folder: string): NodeWorkspace {
+    return new NodeWorkspace({ ...this.options, folder, name: this.name, worktree: true });
   }
 
   private async root(): Promise<string> {

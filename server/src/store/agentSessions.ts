@@ -1,0 +1,157 @@
+import { readdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../logger';
+import type { AgentEvent } from '../protocol';
+import type { ChatMessage } from '../providers/types';
+import { writePrivateFile } from './file';
+
+/** What the desktop keeps of one agent session (docs/agent.md, "Sessions kept on the desktop"). */
+export interface StoredAgentSession {
+  version: 1;
+  id: string;
+  /** The folder's name (GET /v1/agent/folders). */
+  folder: string;
+  title: string;
+  createdAt: number;
+  updatedAt: number;
+  /** As it was at the last write: `running` or `waiting` means the relay stopped during a turn. */
+  status: string;
+  /** The conversation as the model gets it. */
+  messages: ChatMessage[];
+  /** The snapshot's transcript. */
+  transcript: unknown[];
+  /** The numbered events held (the phone's replay). */
+  events: { id: number; event: AgentEvent }[];
+  /** Relay call ids of the approvals waiting at the last write. */
+  pending: string[];
+  instructions?: { file: string; text: string; cut: boolean };
+  worktree?: { path: string; branch: string; project: string; into?: string };
+  /** The relay's next call id number (`c<n>`), so ids stay unique in the session. */
+  nextCall: number;
+}
+
+export interface AgentKeepBounds {
+  /** Sessions kept; past it the least recently updated go. */
+  count: number;
+  /** One session's file at most; past it its oldest events are left out, then the session is not kept. */
+  bytes: number;
+}
+
+export const DEFAULT_AGENT_KEEP_BOUNDS: AgentKeepBounds = { count: 200, bytes: 32 * 1024 * 1024 };
+
+export const agentSessionsDir = (configDir: string) => join(configDir, 'agent-sessions');
+
+const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Agent sessions kept on the desktop (issue 40, with keepConversations): one file per session,
+ * `<id>.json`, 0600 in a 0700 folder, written whole through a temp file and a rename (the
+ * conversations' rules). Writes to one session are coalesced: at most one runs, and the next
+ * takes the newest state, so a crash loses at most what changed since the last write. A file
+ * that cannot be read is set aside as `<id>.json.damaged` with a warning; the rest load.
+ */
+export class AgentSessionKeep {
+  private readonly updated = new Map<string, number>();
+  private readonly writing = new Map<string, Promise<void>>();
+  private readonly next = new Map<string, () => StoredAgentSession>();
+  private stopped = false;
+  /** Deleted: later changes (its stop as it closes) are not saved. */
+  private readonly forgotten = new Set<string>();
+
+  private constructor(
+    readonly dir: string,
+    private readonly bounds: AgentKeepBounds,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Sessions kept at most. */
+  get count(): number {
+    return this.bounds.count;
+  }
+
+  /** Reads every kept session, newest first. */
+  static async open(dir: string, logger: Logger, bounds: Partial<AgentKeepBounds> = {}): Promise<{ keep: AgentSessionKeep; sessions: StoredAgentSession[] }> {
+    const keep = new AgentSessionKeep(dir, { ...DEFAULT_AGENT_KEEP_BOUNDS, ...bounds }, logger);
+    let names: string[] = [];
+    try {
+      names = await readdir(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const sessions: StoredAgentSession[] = [];
+    for (const name of names) {
+      const id = name.endsWith('.json') ? name.slice(0, -5) : '';
+      if (!ID.test(id)) continue;
+      try {
+        const s = JSON.parse(await readFile(join(dir, name), 'utf8')) as StoredAgentSession;
+        if (s.version !== 1 || s.id !== id || !Array.isArray(s.messages) || !Array.isArray(s.transcript) || !Array.isArray(s.events)) throw new Error('not an agent session');
+        sessions.push(s);
+        keep.updated.set(id, s.updatedAt);
+      } catch (err) {
+        const aside = `${name}.damaged`;
+        await rename(join(dir, name), join(dir, aside)).catch(() => {});
+        logger.warn(`agent sessions: ${name} could not be read (${err instanceof Error ? err.message : 'unreadable'}); set aside as ${aside}`);
+      }
+    }
+    sessions.sort((a, b) => b.updatedAt - a.updatedAt);
+    for (const old of sessions.splice(keep.bounds.count)) await keep.unlink(old.id);
+    return { keep, sessions };
+  }
+
+  /** Saves the session's state (taken when the write starts, so a burst of changes is one write). */
+  save(id: string, state: () => StoredAgentSession): void {
+    if (this.stopped || this.forgotten.has(id)) return;
+    this.next.set(id, state);
+    if (this.writing.has(id)) return;
+    const run = (async () => {
+      for (let take = this.next.get(id); take && !this.stopped; take = this.next.get(id)) {
+        this.next.delete(id);
+        await this.write(take()).catch((err: unknown) => this.logger.warn(`agent sessions: could not save ${id.slice(0, 8)} (${(err as NodeJS.ErrnoException).code ?? 'error'})`));
+      }
+    })().finally(() => this.writing.delete(id));
+    this.writing.set(id, run);
+  }
+
+  /** Deletes the session's file, after a write under way, and saves it no more. */
+  async remove(id: string): Promise<void> {
+    this.forgotten.add(id);
+    this.next.delete(id);
+    await this.writing.get(id);
+    await this.unlink(id);
+  }
+
+  private async unlink(id: string): Promise<void> {
+    this.updated.delete(id);
+    await rm(join(this.dir, `${id}.json`), { force: true });
+  }
+
+  /** Waits for the writes under way, then takes no more: a stopping relay's own stop is not saved over the state it stopped in. */
+  async close(): Promise<void> {
+    while (this.writing.size > 0) await Promise.all([...this.writing.values()]);
+    this.stopped = true;
+  }
+
+  private async write(s: StoredAgentSession): Promise<void> {
+    let text = JSON.stringify(s);
+    // Too big: the oldest events go first (the transcript keeps what was said and done).
+    while (Buffer.byteLength(text) > this.bounds.bytes && s.events.length > 0) {
+      s = { ...s, events: s.events.slice(Math.ceil(s.events.length / 2)) };
+      text = JSON.stringify(s);
+    }
+    if (Buffer.byteLength(text) > this.bounds.bytes) {
+      this.logger.warn(`agent sessions: ${s.id.slice(0, 8)} is past ${this.bounds.bytes} bytes and is no longer kept`);
+      this.forgotten.add(s.id);
+      await this.unlink(s.id);
+      return;
+    }
+    if (!this.updated.has(s.id) && this.updated.size >= this.bounds.count) {
+      const oldest = [...this.updated].sort((a, b) => a[1] - b[1])[0]![0];
+      this.logger.info(`agent sessions: ${oldest.slice(0, 8)} deleted (the desktop keeps ${this.bounds.count})`);
+      this.forgotten.add(oldest);
+      this.next.delete(oldest);
+      await this.unlink(oldest);
+    }
+    this.updated.set(s.id, s.updatedAt);
+    await writePrivateFile(join(this.dir, `${s.id}.json`), text);
+  }
+}

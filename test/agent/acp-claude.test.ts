@@ -1,0 +1,111 @@
+/**
+ * A real ACP agent end to end (issue 39): Claude Code through @zed-industries/claude-code-acp
+ * (installed from npm into .cache/acp by scripts/install-acp-agents.mjs), pointed at the scripted
+ * Anthropic Messages stand-in (test/fixtures/providers/anthropic.ts, tool-calls mode), run by the
+ * real CLI as config.json "agents".claude. The phone's side over HTTP: the agent's permission
+ * arrives as an approval; Allow writes the file on disk through DeskRelay, Deny leaves it alone.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAnthropicStandIn, type AnthropicStandIn } from '../fixtures/providers/anthropic';
+import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
+import { bearer, send } from '../helpers/http';
+import { Follower, gitProject, startCli, type Cli } from './support';
+
+const CLAUDE_ACP = join(__dirname, '..', '..', '.cache', 'acp', 'node_modules', '@zed-industries', 'claude-code-acp', 'dist', 'index.js');
+
+let anthropic: AnthropicStandIn;
+let model: ScriptedModel;
+let cli: Cli & { configDir: string };
+let repo: string;
+let base: string;
+let home: string;
+
+const post = (path: string, body: unknown) => send(cli.url, path, { method: 'POST', headers: { ...bearer(cli.token), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+
+beforeAll(async () => {
+  if (!existsSync(CLAUDE_ACP)) throw new Error('claude-code-acp is missing: run "node scripts/install-acp-agents.mjs" first');
+  ({ base, repo } = gitProject('deskrelay-claude-', { 'README.md': '# project\n' }));
+  home = mkdtempSync(join(tmpdir(), 'deskrelay-claude-home-'));
+  anthropic = await startAnthropicStandIn({ mode: 'tool-calls' });
+  model = await startScriptedModel();
+  cli = await startCli(['--agent', repo], `${model.url}/v1`, {}, {
+    agents: {
+      claude: {
+        name: 'Claude Code',
+        command: process.execPath,
+        args: [CLAUDE_ACP],
+        env: {
+          ANTHROPIC_BASE_URL: anthropic.url,
+          ANTHROPIC_API_KEY: 'sk-ant-test-key-for-the-stand-in',
+          HOME: home,
+          IS_SANDBOX: '1',
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          DISABLE_TELEMETRY: '1',
+          DISABLE_AUTOUPDATER: '1',
+        },
+      },
+    },
+  });
+}, 60_000);
+afterAll(async () => {
+  cli?.child.kill('SIGKILL');
+  await anthropic?.close();
+  await model?.close();
+  for (const dir of [base, home, cli?.configDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A session asking Claude Code to write `name`; resolves at its approval card. */
+const askToWrite = (name: string, content: string) => ask(`Write ${name}`, 'mcp__acp__Write', { file_path: join(repo, name), content });
+
+/** A session where the model calls Claude Code's `tool` with `input`; resolves at its first approval card. */
+async function ask(prompt: string, tool: string, input: Record<string, unknown>): Promise<{ id: string; events: Follower; approval: any }> {
+  anthropic.set({ mode: 'tool-calls', script: [[{ name: tool, arguments: JSON.stringify(input) }]] });
+  const created = await post('/v1/agent/sessions', { prompt, agent: 'claude' });
+  expect(created.status, created.body).toBe(201);
+  const events = new Follower(cli.url, cli.token, `/v1/agent/sessions/${created.json.id}/events`);
+  await events.waitFor((f) => f.of('approval').length > 0 || f.of('status').some((s) => s.status === 'failed'), 'the approval', 60_000);
+  expect(events.of('error'), JSON.stringify(events.of('error'))).toEqual([]);
+  return { id: created.json.id, events, approval: events.of('approval')[0] };
+}
+
+describe('Claude Code (claude-code-acp 0.16.2) as an ACP agent', () => {
+  it('is listed as available', async () => {
+    const reply = await send(cli.url, '/v1/agent/agents', { headers: bearer(cli.token) });
+    expect(reply.json.agents.find((a: any) => a.id === 'claude')).toEqual({ id: 'claude', name: 'Claude Code', available: true });
+  }, 60_000);
+
+  it('asks to write a file: the approval shows the diff; Allow writes it on disk', async () => {
+    const s = await askToWrite('hello.txt', 'Hello from Claude\n');
+    expect(s.approval.diff).toContain('+Hello from Claude');
+    expect(s.approval.digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(existsSync(join(repo, 'hello.txt'))).toBe(false);
+    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'allow' })).status).toBe(204);
+    await s.events.waitStatus('idle');
+    expect(readFileSync(join(repo, 'hello.txt'), 'utf8')).toBe('Hello from Claude\n');
+    s.events.close();
+  }, 120_000);
+
+  it('runs a shell command through DeskRelay\'s terminal after the approval of that exact line', async () => {
+    const s = await ask('Run it', 'mcp__acp__Bash', { command: 'echo from-claude > bash.txt', description: 'Write bash.txt', timeout: 10_000 });
+    expect(s.approval.command).toBe('echo from-claude > bash.txt');
+    expect(existsSync(join(repo, 'bash.txt'))).toBe(false);
+    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'allow' })).status).toBe(204);
+    await s.events.waitStatus('idle');
+    expect(s.events.of('approval')).toHaveLength(1);
+    expect(readFileSync(join(repo, 'bash.txt'), 'utf8')).toBe('from-claude\n');
+    // It ran in DeskRelay's runner (terminal/create), covered by the Allow of that line.
+    expect(cli.stdout() + cli.stderr()).toContain('terminal/create command="echo from-claude > bash.txt" (allowed)');
+    s.events.close();
+  }, 120_000);
+
+  it('Deny leaves the file alone', async () => {
+    const s = await askToWrite('denied.txt', 'Should not exist\n');
+    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'deny' })).status).toBe(204);
+    await s.events.waitStatus('idle');
+    expect(existsSync(join(repo, 'denied.txt'))).toBe(false);
+    s.events.close();
+  }, 120_000);
+});

@@ -1,22 +1,29 @@
 /**
- * A real ACP agent end to end (issue 39): Claude Code through @zed-industries/claude-code-acp
- * (installed from npm into .cache/acp by scripts/install-acp-agents.mjs), pointed at the scripted
- * Anthropic Messages stand-in (test/fixtures/providers/anthropic.ts, tool-calls mode), run by the
- * real CLI as config.json "agents".claude. The phone's side over HTTP: the agent's permission
- * arrives as an approval; Allow writes the file on disk through DeskRelay, Deny leaves it alone.
+ * Real ACP agents end to end (issue 39), installed from npm into .cache/acp by
+ * scripts/install-acp-agents.mjs, each pointed at a scripted stand-in of its provider's wire
+ * format, run by the real CLI as config.json "agents": Claude Code through
+ * @zed-industries/claude-code-acp with the Anthropic Messages stand-in, Gemini CLI (`gemini --acp`)
+ * with the Gemini stand-in (test/fixtures/providers, tool-calls mode). The phone's side over HTTP:
+ * the agent's permission arrives as an approval; Allow writes the file on disk through DeskRelay,
+ * Deny leaves it alone.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnthropicStandIn, type AnthropicStandIn } from '../fixtures/providers/anthropic';
+import { startGeminiStandIn, type GeminiStandIn } from '../fixtures/providers/gemini';
 import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
 import { Follower, gitProject, startCli, type Cli } from './support';
 
-const CLAUDE_ACP = join(__dirname, '..', '..', '.cache', 'acp', 'node_modules', '@zed-industries', 'claude-code-acp', 'dist', 'index.js');
+const CACHE = join(__dirname, '..', '..', '.cache', 'acp', 'node_modules');
+const CLAUDE_ACP = join(CACHE, '@zed-industries', 'claude-code-acp', 'dist', 'index.js');
+const GEMINI = join(CACHE, '@google', 'gemini-cli', 'bundle', 'gemini.js');
 
 let anthropic: AnthropicStandIn;
+let gemini: GeminiStandIn;
+let geminiHome: string;
 let model: ScriptedModel;
 let cli: Cli & { configDir: string };
 let repo: string;
@@ -26,10 +33,15 @@ let home: string;
 const post = (path: string, body: unknown) => send(cli.url, path, { method: 'POST', headers: { ...bearer(cli.token), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 
 beforeAll(async () => {
-  if (!existsSync(CLAUDE_ACP)) throw new Error('claude-code-acp is missing: run "node scripts/install-acp-agents.mjs" first');
+  for (const entry of [CLAUDE_ACP, GEMINI]) if (!existsSync(entry)) throw new Error(`${entry} is missing: run "node scripts/install-acp-agents.mjs" first`);
   ({ base, repo } = gitProject('deskrelay-claude-', { 'README.md': '# project\n' }));
   home = mkdtempSync(join(tmpdir(), 'deskrelay-claude-home-'));
   anthropic = await startAnthropicStandIn({ mode: 'tool-calls' });
+  gemini = await startGeminiStandIn({ mode: 'tool-calls' });
+  // Gemini CLI: an API key, no usage statistics or telemetry (they would look up Google hosts).
+  geminiHome = mkdtempSync(join(tmpdir(), 'deskrelay-gemini-home-'));
+  mkdirSync(join(geminiHome, '.gemini'));
+  writeFileSync(join(geminiHome, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false } }));
   model = await startScriptedModel();
   cli = await startCli(['--agent', repo], `${model.url}/v1`, {}, {
     agents: {
@@ -47,23 +59,25 @@ beforeAll(async () => {
           DISABLE_AUTOUPDATER: '1',
         },
       },
+      gemini: { name: 'Gemini CLI', command: process.execPath, args: [GEMINI, '--acp'], env: { HOME: geminiHome, GEMINI_API_KEY: 'test-key-for-the-stand-in', GOOGLE_GEMINI_BASE_URL: gemini.url } },
     },
   });
 }, 60_000);
 afterAll(async () => {
   cli?.child.kill('SIGKILL');
   await anthropic?.close();
+  await gemini?.close();
   await model?.close();
-  for (const dir of [base, home, cli?.configDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+  for (const dir of [base, home, geminiHome, cli?.configDir]) if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 /** A session asking Claude Code to write `name`; resolves at its approval card. */
 const askToWrite = (name: string, content: string) => ask(`Write ${name}`, 'mcp__acp__Write', { file_path: join(repo, name), content });
 
-/** A session where the model calls Claude Code's `tool` with `input`; resolves at its first approval card. */
-async function ask(prompt: string, tool: string, input: Record<string, unknown>): Promise<{ id: string; events: Follower; approval: any }> {
-  anthropic.set({ mode: 'tool-calls', script: [[{ name: tool, arguments: JSON.stringify(input) }]] });
-  const created = await post('/v1/agent/sessions', { prompt, agent: 'claude' });
+/** A session where `agent`'s model calls its `tool` with `input`; resolves at its first approval card. */
+async function ask(prompt: string, tool: string, input: Record<string, unknown>, agent: 'claude' | 'gemini' = 'claude'): Promise<{ id: string; events: Follower; approval: any }> {
+  (agent === 'claude' ? anthropic : gemini).set({ mode: 'tool-calls', script: [[{ name: tool, arguments: JSON.stringify(input) }]] });
+  const created = await post('/v1/agent/sessions', { prompt, agent });
   expect(created.status, created.body).toBe(201);
   const events = new Follower(cli.url, cli.token, `/v1/agent/sessions/${created.json.id}/events`);
   await events.waitFor((f) => f.of('approval').length > 0 || f.of('status').some((s) => s.status === 'failed'), 'the approval', 60_000);
@@ -106,6 +120,30 @@ describe('Claude Code (claude-code-acp 0.16.2) as an ACP agent', () => {
     expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'deny' })).status).toBe(204);
     await s.events.waitStatus('idle');
     expect(existsSync(join(repo, 'denied.txt'))).toBe(false);
+    s.events.close();
+  }, 120_000);
+});
+
+describe('Gemini CLI (0.61.0, gemini --acp) as an ACP agent', () => {
+  const askGemini = (name: string, content: string) => ask(`Write ${name}`, 'write_file', { file_path: join(repo, name), content }, 'gemini');
+
+  it('asks to write a file (reading it through DeskRelay first): Allow writes it on disk', async () => {
+    const s = await askGemini('gemini.txt', 'Hello from Gemini\n');
+    expect(s.approval.diff).toContain('+Hello from Gemini');
+    expect(existsSync(join(repo, 'gemini.txt'))).toBe(false);
+    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'allow' })).status).toBe(204);
+    await s.events.waitStatus('idle');
+    expect(s.events.of('approval')).toHaveLength(1);
+    expect(readFileSync(join(repo, 'gemini.txt'), 'utf8')).toBe('Hello from Gemini\n');
+    expect(cli.stdout() + cli.stderr()).toContain('(gemini): fs/read_text_file path="gemini.txt" (missing)');
+    s.events.close();
+  }, 120_000);
+
+  it('Deny leaves the file alone', async () => {
+    const s = await askGemini('gemini-denied.txt', 'Should not exist\n');
+    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'deny' })).status).toBe(204);
+    await s.events.waitStatus('idle');
+    expect(existsSync(join(repo, 'gemini-denied.txt'))).toBe(false);
     s.events.close();
   }, 120_000);
 });

@@ -1,6 +1,6 @@
 // Installs the real ACP agents the end-to-end tests drive into an ignored cache folder, from the
 // npm registry alone (no install scripts, nothing downloaded besides npm packages): Claude Code
-// through @zed-industries/claude-code-acp and Gemini CLI (both pure JS, about 225 MB together).
+// through @zed-industries/claude-code-acp, Gemini CLI and Qwen Code (pure JS, about 370 MB together).
 // Idempotent: a stamp marks a finished install of these versions.
 // Usage: node scripts/install-acp-agents.mjs [cacheDir]
 import { spawnSync } from 'node:child_process';
@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const ACP_AGENTS = ['@zed-industries/claude-code-acp@0.16.2', '@google/gemini-cli@0.61.0'];
+export const ACP_AGENTS = ['@zed-industries/claude-code-acp@0.16.2', '@google/gemini-cli@0.61.0', '@qwen-code/qwen-code@0.24.4'];
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const cacheDir = resolve(process.argv[2] ?? join(repoRoot, '.cache', 'acp'));
 const stampFile = join(cacheDir, '.installed');

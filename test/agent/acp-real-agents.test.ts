@@ -3,7 +3,8 @@
  * scripts/install-acp-agents.mjs, each pointed at a scripted stand-in of its provider's wire
  * format, run by the real CLI as config.json "agents": Claude Code through
  * @zed-industries/claude-code-acp with the Anthropic Messages stand-in, Gemini CLI (`gemini --acp`)
- * with the Gemini stand-in (test/fixtures/providers, tool-calls mode). The phone's side over HTTP:
+ * with the Gemini stand-in, Qwen Code (`qwen --acp`) with the OpenAI Chat Completions stand-in
+ * (test/fixtures/providers, tool-calls mode). The phone's side over HTTP:
  * the agent's permission arrives as an approval; Allow writes the file on disk through DeskRelay,
  * Deny leaves it alone.
  */
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnthropicStandIn, type AnthropicStandIn } from '../fixtures/providers/anthropic';
 import { startGeminiStandIn, type GeminiStandIn } from '../fixtures/providers/gemini';
+import { startOpenAiStandIn, type OpenAiStandIn } from '../fixtures/providers/openai';
 import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
 import { Follower, gitProject, startCli, type Cli } from './support';
@@ -20,10 +22,13 @@ import { Follower, gitProject, startCli, type Cli } from './support';
 const CACHE = join(__dirname, '..', '..', '.cache', 'acp', 'node_modules');
 const CLAUDE_ACP = join(CACHE, '@zed-industries', 'claude-code-acp', 'dist', 'index.js');
 const GEMINI = join(CACHE, '@google', 'gemini-cli', 'bundle', 'gemini.js');
+const QWEN = join(CACHE, '@qwen-code', 'qwen-code', 'cli-entry.js');
 
 let anthropic: AnthropicStandIn;
 let gemini: GeminiStandIn;
 let geminiHome: string;
+let openai: OpenAiStandIn;
+let qwenHome: string;
 let model: ScriptedModel;
 let cli: Cli & { configDir: string };
 let repo: string;
@@ -33,7 +38,7 @@ let home: string;
 const post = (path: string, body: unknown) => send(cli.url, path, { method: 'POST', headers: { ...bearer(cli.token), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 
 beforeAll(async () => {
-  for (const entry of [CLAUDE_ACP, GEMINI]) if (!existsSync(entry)) throw new Error(`${entry} is missing: run "node scripts/install-acp-agents.mjs" first`);
+  for (const entry of [CLAUDE_ACP, GEMINI, QWEN]) if (!existsSync(entry)) throw new Error(`${entry} is missing: run "node scripts/install-acp-agents.mjs" first`);
   ({ base, repo } = gitProject('deskrelay-claude-', { 'README.md': '# project\n' }));
   home = mkdtempSync(join(tmpdir(), 'deskrelay-claude-home-'));
   anthropic = await startAnthropicStandIn({ mode: 'tool-calls' });
@@ -42,6 +47,10 @@ beforeAll(async () => {
   geminiHome = mkdtempSync(join(tmpdir(), 'deskrelay-gemini-home-'));
   mkdirSync(join(geminiHome, '.gemini'));
   writeFileSync(join(geminiHome, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false } }));
+  openai = await startOpenAiStandIn({ mode: 'tool-calls' });
+  qwenHome = mkdtempSync(join(tmpdir(), 'deskrelay-qwen-home-'));
+  mkdirSync(join(qwenHome, '.qwen'));
+  writeFileSync(join(qwenHome, '.qwen', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'openai' } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false } }));
   model = await startScriptedModel();
   cli = await startCli(['--agent', repo], `${model.url}/v1`, {}, {
     agents: {
@@ -59,6 +68,7 @@ beforeAll(async () => {
           DISABLE_AUTOUPDATER: '1',
         },
       },
+      qwen: { name: 'Qwen Code', command: process.execPath, args: [QWEN, '--acp'], env: { HOME: qwenHome, OPENAI_API_KEY: 'test-key-for-the-stand-in', OPENAI_BASE_URL: openai.url, OPENAI_MODEL: 'gpt-4o' } },
       gemini: { name: 'Gemini CLI', command: process.execPath, args: [GEMINI, '--acp'], env: { HOME: geminiHome, GEMINI_API_KEY: 'test-key-for-the-stand-in', GOOGLE_GEMINI_BASE_URL: gemini.url } },
     },
   });
@@ -67,16 +77,17 @@ afterAll(async () => {
   cli?.child.kill('SIGKILL');
   await anthropic?.close();
   await gemini?.close();
+  await openai?.close();
   await model?.close();
-  for (const dir of [base, home, geminiHome, cli?.configDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+  for (const dir of [base, home, geminiHome, qwenHome, cli?.configDir]) if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 /** A session asking Claude Code to write `name`; resolves at its approval card. */
 const askToWrite = (name: string, content: string) => ask(`Write ${name}`, 'mcp__acp__Write', { file_path: join(repo, name), content });
 
 /** A session where `agent`'s model calls its `tool` with `input`; resolves at its first approval card. */
-async function ask(prompt: string, tool: string, input: Record<string, unknown>, agent: 'claude' | 'gemini' = 'claude'): Promise<{ id: string; events: Follower; approval: any }> {
-  (agent === 'claude' ? anthropic : gemini).set({ mode: 'tool-calls', script: [[{ name: tool, arguments: JSON.stringify(input) }]] });
+async function ask(prompt: string, tool: string, input: Record<string, unknown>, agent: 'claude' | 'gemini' | 'qwen' = 'claude'): Promise<{ id: string; events: Follower; approval: any }> {
+  ({ claude: anthropic, gemini, qwen: openai })[agent].set({ mode: 'tool-calls', script: [[{ name: tool, arguments: JSON.stringify(input) }]] });
   const created = await post('/v1/agent/sessions', { prompt, agent });
   expect(created.status, created.body).toBe(201);
   const events = new Follower(cli.url, cli.token, `/v1/agent/sessions/${created.json.id}/events`);
@@ -144,6 +155,29 @@ describe('Gemini CLI (0.61.0, gemini --acp) as an ACP agent', () => {
     expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'deny' })).status).toBe(204);
     await s.events.waitStatus('idle');
     expect(existsSync(join(repo, 'gemini-denied.txt'))).toBe(false);
+    s.events.close();
+  }, 120_000);
+});
+
+describe('Qwen Code (0.24.4, qwen --acp) as an ACP agent', () => {
+  const askQwen = (name: string, content: string) => ask(`Write ${name}`, 'write_file', { file_path: join(repo, name), content }, 'qwen');
+
+  it('starts in its "auto" mode, which writes unasked: DeskRelay sets "default", so the write asks; Allow writes it', async () => {
+    const s = await askQwen('qwen.txt', 'Hello from Qwen\n');
+    expect(s.events.of('modes').map((m) => m.current)).toEqual(['auto', 'default']);
+    expect(s.approval.diff).toContain('+Hello from Qwen');
+    expect(existsSync(join(repo, 'qwen.txt'))).toBe(false);
+    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'allow' })).status).toBe(204);
+    await s.events.waitStatus('idle');
+    expect(readFileSync(join(repo, 'qwen.txt'), 'utf8')).toBe('Hello from Qwen\n');
+    s.events.close();
+  }, 120_000);
+
+  it('Deny leaves the file alone', async () => {
+    const s = await askQwen('qwen-denied.txt', 'Should not exist\n');
+    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'deny' })).status).toBe(204);
+    await s.events.waitStatus('idle');
+    expect(existsSync(join(repo, 'qwen-denied.txt'))).toBe(false);
     s.events.close();
   }, 120_000);
 });

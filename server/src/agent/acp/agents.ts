@@ -128,7 +128,7 @@ export class AgentCatalog {
       ]);
       return init === undefined ? { ...base, available: true } : { ...base, available: false, reason: `${spec.name} could not start: ${init}.` };
     } catch (err) {
-      const how = await proc.endedWithin(1000);
+      const how = await proc.endedWithin(3000);
       if (how) return { ...base, available: false, reason: `${spec.name} could not start: ${proc.startFailure(how)}.` };
       return { ...base, available: false, reason: `${spec.name} failed initialize: ${redactTokens(err instanceof Error ? err.message : String(err), Object.values(spec.env))}.` };
     } finally {

@@ -21,6 +21,8 @@ export interface AcpAgentSpec extends AcpCommand {
 
 /** After session/cancel, how long the agent gets to end its turn before its process group is killed. */
 export const CANCEL_GRACE_MS = 5000;
+/** After the connection closed, how long to wait for the agent's exit (and its stderr). */
+const CLOSE_TO_EXIT_MS = 3000;
 /** How long starting the agent (initialize and session/new) may take. */
 const START_TIMEOUT_MS = 60_000;
 /**
@@ -130,6 +132,8 @@ class AcpEngine implements Engine {
       else if (answer.stopReason === 'refusal') this.host.emit({ type: 'error', message: `${this.spec.name} refused to go on with this request.` });
       return { ok: true };
     } catch (err) {
+      // A closed connection is told before the exit: wait for it, to say how the agent ended.
+      if (this.conn?.signal.aborted && !proc.ended) await proc.endedWithin(CLOSE_TO_EXIT_MS);
       if (proc.ended || proc.wasKilled) return signal.aborted && proc.wasKilled ? { ok: false, ended: true, message: this.killedMessage() } : { ok: false, ended: true, message: this.crashMessage() };
       if (signal.aborted) return { ok: true };
       if (err instanceof RequestError && err.code === -32000) return { ok: false, message: this.loginMessage() };
@@ -242,7 +246,7 @@ class AcpEngine implements Engine {
     } catch (err) {
       if (err instanceof Refusal) throw err;
       // A closed connection is told before the exit: say how it ended when it did.
-      const how = await proc.endedWithin(1000);
+      const how = await proc.endedWithin(CLOSE_TO_EXIT_MS);
       if (how) throw new Refusal(`${this.spec.name} could not start: ${proc.startFailure(how)}.`);
       throw err;
     } finally {

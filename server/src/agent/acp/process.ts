@@ -13,6 +13,8 @@ export interface AcpCommand {
 /** The stderr kept for a crash's message: its last lines, at most this many bytes. */
 const TAIL_BYTES = 4096;
 const TAIL_LINES = 8;
+/** After the agent exits, how long its stderr may still drain before the exit is told. */
+const EXIT_DRAIN_MS = 1000;
 /** After SIGTERM to the group, how long before SIGKILL. */
 const KILL_GRACE_MS = 2000;
 
@@ -51,7 +53,10 @@ export class AgentProcess {
     this.child = spawn(spec.command, [...spec.args], { cwd, env: { ...baseEnv, ...spec.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: !windows, windowsHide: true });
     this.exited = new Promise((resolve) => {
       this.child.once('error', (err: NodeJS.ErrnoException) => resolve({ code: null, signal: null, error: err.code === 'ENOENT' ? `${spec.command} was not found` : `${spec.command} could not start (${err.code ?? err.message})` }));
-      this.child.once('exit', (code, signal) => resolve({ code, signal }));
+      // `close` comes once its pipes ended too, so the stderr tail is whole; a process it left
+      // behind holding them open delays that, so `exit` settles it after a short wait anyway.
+      this.child.once('close', (code, signal) => resolve({ code, signal }));
+      this.child.once('exit', (code, signal) => setTimeout(() => resolve({ code, signal }), EXIT_DRAIN_MS).unref());
     });
     for (const pipe of [this.child.stdin, this.child.stdout, this.child.stderr]) pipe?.on('error', () => {});
     this.child.stderr!.on('data', (chunk: Buffer) => {

@@ -16,6 +16,7 @@ import { startAnthropicStandIn, type AnthropicStandIn } from '../fixtures/provid
 import { startGeminiStandIn, type GeminiStandIn } from '../fixtures/providers/gemini';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../fixtures/providers/openai';
 import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
+import { decideAs } from '../helpers/devices';
 import { bearer, send } from '../helpers/http';
 import { Follower, gitProject, startCli, type Cli } from './support';
 
@@ -107,7 +108,7 @@ describe('Claude Code (claude-code-acp 0.16.2) as an ACP agent', () => {
     expect(s.approval.diff).toContain('+Hello from Claude');
     expect(s.approval.digest).toMatch(/^[0-9a-f]{64}$/);
     expect(existsSync(join(repo, 'hello.txt'))).toBe(false);
-    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'allow' })).status).toBe(204);
+    expect((await decideAs(cli, cli.phone, s.id, s.approval.callId, 'allow')).status).toBe(204);
     await s.events.waitStatus('idle');
     expect(readFileSync(join(repo, 'hello.txt'), 'utf8')).toBe('Hello from Claude\n');
     s.events.close();
@@ -117,7 +118,7 @@ describe('Claude Code (claude-code-acp 0.16.2) as an ACP agent', () => {
     const s = await ask('Run it', 'mcp__acp__Bash', { command: 'echo from-claude > bash.txt', description: 'Write bash.txt', timeout: 10_000 });
     expect(s.approval.command).toBe('echo from-claude > bash.txt');
     expect(existsSync(join(repo, 'bash.txt'))).toBe(false);
-    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'allow' })).status).toBe(204);
+    expect((await decideAs(cli, cli.phone, s.id, s.approval.callId, 'allow')).status).toBe(204);
     await s.events.waitStatus('idle');
     expect(s.events.of('approval')).toHaveLength(1);
     expect(readFileSync(join(repo, 'bash.txt'), 'utf8')).toBe('from-claude\n');
@@ -128,7 +129,7 @@ describe('Claude Code (claude-code-acp 0.16.2) as an ACP agent', () => {
 
   it('Deny leaves the file alone', async () => {
     const s = await askToWrite('denied.txt', 'Should not exist\n');
-    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'deny' })).status).toBe(204);
+    expect((await decideAs(cli, cli.phone, s.id, s.approval.callId, 'deny')).status).toBe(204);
     await s.events.waitStatus('idle');
     expect(existsSync(join(repo, 'denied.txt'))).toBe(false);
     s.events.close();
@@ -142,7 +143,7 @@ describe('Gemini CLI (0.61.0, gemini --acp) as an ACP agent', () => {
     const s = await askGemini('gemini.txt', 'Hello from Gemini\n');
     expect(s.approval.diff).toContain('+Hello from Gemini');
     expect(existsSync(join(repo, 'gemini.txt'))).toBe(false);
-    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'allow' })).status).toBe(204);
+    expect((await decideAs(cli, cli.phone, s.id, s.approval.callId, 'allow')).status).toBe(204);
     await s.events.waitStatus('idle');
     expect(s.events.of('approval')).toHaveLength(1);
     expect(readFileSync(join(repo, 'gemini.txt'), 'utf8')).toBe('Hello from Gemini\n');
@@ -152,7 +153,7 @@ describe('Gemini CLI (0.61.0, gemini --acp) as an ACP agent', () => {
 
   it('Deny leaves the file alone', async () => {
     const s = await askGemini('gemini-denied.txt', 'Should not exist\n');
-    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'deny' })).status).toBe(204);
+    expect((await decideAs(cli, cli.phone, s.id, s.approval.callId, 'deny')).status).toBe(204);
     await s.events.waitStatus('idle');
     expect(existsSync(join(repo, 'gemini-denied.txt'))).toBe(false);
     s.events.close();
@@ -167,7 +168,7 @@ describe('Qwen Code (0.24.4, qwen --acp) as an ACP agent', () => {
     expect(s.events.of('modes').map((m) => m.current)).toEqual(['auto', 'default']);
     expect(s.approval.diff).toContain('+Hello from Qwen');
     expect(existsSync(join(repo, 'qwen.txt'))).toBe(false);
-    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'allow' })).status).toBe(204);
+    expect((await decideAs(cli, cli.phone, s.id, s.approval.callId, 'allow')).status).toBe(204);
     await s.events.waitStatus('idle');
     expect(readFileSync(join(repo, 'qwen.txt'), 'utf8')).toBe('Hello from Qwen\n');
     s.events.close();
@@ -175,7 +176,7 @@ describe('Qwen Code (0.24.4, qwen --acp) as an ACP agent', () => {
 
   it('Deny leaves the file alone', async () => {
     const s = await askQwen('qwen-denied.txt', 'Should not exist\n');
-    expect((await post(`/v1/agent/sessions/${s.id}/approvals/${s.approval.callId}`, { decision: 'deny' })).status).toBe(204);
+    expect((await decideAs(cli, cli.phone, s.id, s.approval.callId, 'deny')).status).toBe(204);
     await s.events.waitStatus('idle');
     expect(existsSync(join(repo, 'qwen-denied.txt'))).toBe(false);
     s.events.close();

@@ -8,6 +8,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
+import { decideAs } from '../helpers/devices';
 import { bearer, send } from '../helpers/http';
 import { Follower, gitProject, startCli, type Cli } from './support';
 
@@ -29,7 +30,7 @@ async function session(prompt: string, agent = 'standin'): Promise<{ id: string;
   expect(created.json.agent).toBe(agent);
   return { id: created.json.id, events: new Follower(cli.url, cli.token, `/v1/agent/sessions/${created.json.id}/events`) };
 }
-const decide = (id: string, callId: string, decision: string) => post(`/v1/agent/sessions/${id}/approvals/${callId}`, { decision });
+const decide = (id: string, callId: string, decision: string) => decideAs(cli, cli.phone, id, callId, decision);
 const said = (f: Follower) => f.of('text').map((e) => e.delta).join('');
 /** Sends `text` as the next turn and waits for it to end (idle). */
 async function turn(s: { id: string; events: Follower }, text: string): Promise<void> {

@@ -19,7 +19,9 @@ export interface AgentRelay extends TestRelay {
 export async function startAgentRelay(folders: string[], model: ScriptedModel, options: Partial<RelayOptions> & { agentHost?: Partial<AgentHost> } = {}): Promise<AgentRelay> {
   const workspaces = folders.map((folder) => new NodeWorkspace({ folder, configDir: options.configDir ?? '/nonexistent-config' }));
   const { agentHost, ...rest } = options;
-  const relay = await startRelay({ agent: { workspaces: () => workspaces, ...agentHost }, ...rest });
+  // These suites drive sessions, not who may: token approvals (any token, unsigned decisions) keep
+  // them on what they test; signedDecisions and the CLI suites hold the device rules.
+  const relay = await startRelay({ agent: { workspaces: () => workspaces, approvals: () => 'token', ...agentHost }, ...rest });
   relay.useProvider({ id: 'scripted', kind: 'openai-compatible', baseUrl: `${model.url}/v1`, model: 'gpt-4o' });
   const headers = () => ({ ...bearer(relay.token), 'Content-Type': 'application/json' });
   const self: AgentRelay = Object.assign(relay, {

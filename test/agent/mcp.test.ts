@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, toolResults, type ScriptedModel } from '../fixtures/providers/scripted';
 import { spawnCli } from '../helpers/cli';
+import { decideAs } from '../helpers/devices';
 import { bearer, send } from '../helpers/http';
 import { alive, Follower, gitProject, startCli, waitUntil, type Cli } from './support';
 
@@ -82,7 +83,7 @@ describe('MCP servers in the CLI', () => {
     expect(approval.tool).toBe('notes__lookup');
     expect(approval.input).toEqual({ key: 'groceries' });
     expect(approval.command).toBeUndefined();
-    expect((await post(`/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' })).status).toBe(204);
+    expect((await decideAs(cli, cli.phone, id, approval.callId, 'allow')).status).toBe(204);
     await events.waitStatus('idle');
     events.close();
     expect(model.failures).toEqual([]);
@@ -101,7 +102,7 @@ describe('MCP servers in the CLI', () => {
     const { id, events } = await session('What time is it there?');
     await events.waitFor((f) => f.of('approval').length === 1, 'the env approval');
     expect(events.of('approval').map((a) => a.tool)).toEqual(['notes__env']);
-    await post(`/v1/agent/sessions/${id}/approvals/${events.of('approval')[0].callId}`, { decision: 'allow' });
+    await decideAs(cli, cli.phone, id, events.of('approval')[0].callId, 'allow');
     await events.waitStatus('idle');
     events.close();
     expect(model.failures).toEqual([]);

@@ -9,8 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webClientLink } from '../../server/src/session/pairing';
-import { axe, ensureVendor, launchBrowser, phone, startAgentDesk, type AgentDesk } from './harness';
+import { agentPhone, axe, ensureVendor, launchBrowser, phone, startAgentDesk, type AgentDesk } from './harness';
 
 let browser: Browser;
 let desk: AgentDesk;
@@ -32,7 +31,8 @@ describe('issue 40 on the phone', () => {
     desk.model.script([{ calls: [{ name: 'write_file', arguments: { path: 'src/a.txt', content: 'two\n' } }] }, { text: ['Written.'] }]);
     const { page, context } = await phone(browser);
     try {
-      await page.goto(webClientLink(desk.proxy.url, desk.cli.token));
+      // Paired as a phone is (its own device and key), and allowed the agent at the desk.
+      await agentPhone(page, desk);
       await page.getByRole('tab', { name: 'Agent' }).click();
       await page.getByRole('button', { name: 'New session' }).click();
       await page.getByLabel('What should it do?').fill('Write two into src/a.txt');

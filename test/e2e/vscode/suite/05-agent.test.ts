@@ -415,7 +415,7 @@ describe('The workspace agent in VS Code', function () {
     const id = created.json.id as string;
     const approval = await pending(id);
     assert.match(approval.diff, /-one old line\n\+one new line/);
-    await call('POST', `/v1/agent/sessions/${id}/approvals/${approval.callId}`, { decision: 'allow' });
+    await decide(id, approval.callId, 'allow');
     await idle(id);
     assert.equal(readFileSync(join(folder, 'acp.txt'), 'utf8'), 'one new line\n');
     const doc = await vscode.workspace.openTextDocument(join(folder, 'acp.txt'));
@@ -428,7 +428,7 @@ describe('The workspace agent in VS Code', function () {
     const before = vscode.window.terminals.filter((t) => t.name === 'DeskRelay Agent').length;
     assert.equal((await call('POST', `/v1/agent/sessions/${id}/messages`, { text: 'run echo acp-in-terminal' })).status, 202);
     const command = await waitFor('the command approval', async () => (await snapshot(id)).pending.find((p: any) => p.command === 'echo acp-in-terminal'), 20_000);
-    await call('POST', `/v1/agent/sessions/${id}/approvals/${command.callId}`, { decision: 'allow' });
+    await decide(id, command.callId, 'allow');
     await idle(id);
     const said = (await snapshot(id)).transcript.filter((t: any) => t.role === 'tool').map((t: any) => t.output).join('\n');
     assert.match(said, /\$ echo acp-in-terminal\nacp-in-terminal/);

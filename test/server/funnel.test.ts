@@ -63,7 +63,7 @@ function head(method: string, path: string, headers: Record<string, string | num
     .join('')}\r\n`;
 }
 
-function expectContractError(a: Pick<RawAnswer, 'status' | 'headers' | 'body'>, status: number, code: string): void {
+function expectContractError(a: { status: number; headers: Record<string, string | string[] | undefined>; body: string }, status: number, code: string): void {
   expect(a.status).toBe(status);
   expect(a.headers['content-type']).toBe('application/json; charset=utf-8');
   const id = a.headers['x-request-id'];
@@ -317,5 +317,47 @@ describe('defence in depth (issue 18)', () => {
 
     for (let i = 0; i < 60; i++) await send(t.url, '/v1/remote/info', { headers: { Authorization: `Bearer ${t.token}` } });
     expect(t.logLines.filter((l) => l.startsWith('request GET /v1/remote/info 200')).length).toBe(60);
+  });
+});
+
+describe('routes on polka (issue 37): path parameters, exact paths, 405', () => {
+  it('a :name segment reaches the handler decoded', async () => {
+    const t = await relay();
+    const reply = await send(t.url, '/v1/providers/my%20box/models', { headers: { Authorization: `Bearer ${t.token}` } });
+    expect(reply.status).toBe(404);
+    expect(reply.json.error.code).toBe('provider.not_found');
+    expect(reply.json.error.message).toContain('"my box"');
+  });
+
+  it.each(['/v1/providers/%E0%A4%A/models', '/v1/providers/%FF/models', '/v1/devices/%E0'])('a segment that is no percent-encoded text names nothing: %s is route.not_found, whatever the method', async (path) => {
+    const t = await relay();
+    for (const method of ['GET', 'POST', 'PATCH', 'DELETE']) {
+      const reply = await send(t.url, path, { method, headers: { Authorization: `Bearer ${t.token}` } });
+      expectContractError(reply, 404, 'route.not_found');
+    }
+  });
+
+  it.each([
+    ['PATCH', '/v1/devices/codes', 'POST'],
+    ['DELETE', '/v1/devices/claim', 'POST'],
+    ['DELETE', '/v1/conversations/events', 'GET, POST'],
+    ['PUT', '/v1/conversations/events', 'GET, POST'],
+  ])('an exact path is never a :name segment: %s %s is 405 with Allow: %s', async (method, path, allow) => {
+    const t = await relay();
+    const reply = await send(t.url, path, { method, headers: { Authorization: `Bearer ${t.token}` } });
+    expectContractError(reply, 405, 'route.method_not_allowed');
+    expect(reply.headers.allow).toBe(allow);
+  });
+
+  it.each([
+    ['PUT', '/v1/agent/sessions/s1/events', 'GET, POST'],
+    ['GET', '/v1/agent/sessions/s1/approvals/c1', 'POST'],
+    ['POST', '/v1/providers/p1/models', 'GET'],
+    ['GET', '/v1/devices/d1/agent', 'PUT'],
+  ])('a path with :name segments has its 405 too: %s %s is 405 with Allow: %s', async (method, path, allow) => {
+    const t = await relay();
+    const reply = await send(t.url, path, { method, headers: { Authorization: `Bearer ${t.token}` } });
+    expectContractError(reply, 405, 'route.method_not_allowed');
+    expect(reply.headers.allow).toBe(allow);
   });
 });

@@ -76,7 +76,7 @@ export async function readJsonBody(req: IncomingMessage, ctx: RelayContext, limi
  * kept conversation): the item, its event stream, the messages posted to it, and stop.
  */
 export function itemPaths(collection: string): { one: string; events: string; messages: string; stop: string; sub(name: string): string } {
-  const one = `${collection}/{id}`;
+  const one = `${collection}/:id`;
   const sub = (name: string) => `${one}/${name}`;
   return { one, events: sub('events'), messages: sub('messages'), stop: sub('stop'), sub };
 }

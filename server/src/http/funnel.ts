@@ -7,7 +7,7 @@ import type { RelayContext } from './context';
 import type { DeviceHolds } from './deviceHolds';
 import { contractDialect, HttpError, hostNotAllowed, internalError, methodNotAllowed, notFound, serverStopping } from './errors';
 import { freshState, requestState, type FunnelState, type RequestLog, type Unfinished } from './requestState';
-import { isPattern, pathParams, type Route } from './route';
+import { isPattern, routePattern, type Route } from './route';
 import { webClient } from './static';
 import { declineUpgrade, refuseUpgrade } from './upgrade';
 
@@ -35,80 +35,56 @@ export { requestState };
  * own way. Routes match their path exactly (no case folding, no trailing slash), so a path that
  * is not one of ours is a 404 rather than a guess.
  *
- * polka is the front: its router finds the route, its `onNoMatch` and `onError` feed `fail`.
- * Where polka's own order differs from ours, the funnel keeps ours:
+ * polka routes: every route is registered on it, its router finds the handlers and fills
+ * `req.params`, its `onNoMatch` and `onError` feed `fail`. Where polka's order differs from
+ * ours, the funnel keeps ours:
  * - request id and Host come before polka sees the request (polka has no step before routing,
  *   and an absolute-form target must be rewritten before polka parses the path);
  * - stopping and auth run inside each route's polka handler, after the route matched, because
  *   a 404/405 is answered without a token (polka's middleware would run before routing);
- * - polka has no 405: a path whose routes all declined is answered in `onNoMatch` from our own
- *   table of paths (405 with Allow, or the 404 of a route that did not take the request);
- * - polka's patterns allow a trailing slash and lose to nothing: each route is registered as an
- *   anchored RegExp, and a `{name}` route declines a path that has an exact route.
+ * - polka has no 405: when no route took the request, `onNoMatch` asks polka which methods
+ *   the path has (405 with Allow), else it is a 404 (a route that did not take the request);
+ * - polka's string patterns allow a trailing slash and fold case: each route is registered as
+ *   an anchored RegExp (`routePattern`), whose `:name` segments never take a path that has
+ *   routes of its own.
  */
 export function createFunnel(ctx: RelayContext, routes: readonly Route[], { server, hosts, log, holds }: FunnelParts): Funnel {
-  const byPath = new Map<string, Route[]>();
-  const patterns = new Map<string, Route[]>();
-  for (const route of routes) {
-    const table = isPattern(route.path) ? patterns : byPath;
-    const list = table.get(route.path) ?? [];
-    list.push(route);
-    table.set(route.path, list);
-  }
-  /** The routes for a path: its exact ones, else those of the first `{name}` pattern it fits. */
-  const routesFor = (path: string): readonly Route[] | undefined => {
-    const exact = byPath.get(path);
-    if (exact) return exact;
-    for (const [pattern, list] of patterns) if (pathParams(pattern, path)) return list;
-    return undefined;
-  };
+  const exact = [...new Set(routes.map((r) => r.path).filter((p) => !isPattern(p)))];
+  const patterns = new Map(routes.map((r) => [r.path, routePattern(r.path, exact)]));
+  // The methods a 405 may name, in one order for every path.
+  const methods = ROUTE_METHODS.filter((m) => routes.some((r) => r.method === m));
+  const upgrades = routes.filter((r) => r.upgrade);
   const web = webClient();
 
   const app = polka<PolkaRequest>({
     server,
     onNoMatch(req, res) {
-      const candidates = routesFor(req.path);
+      // polka found no route that took it: the path's other methods are its 405.
+      const allowed = decodes(req.path) ? methods.filter((m) => app.find(m, req.path).handlers.length > 0) : [];
       // The phone web client at `/` (GET/HEAD outside /v1 only; what it lacks is the 404).
-      if (!candidates) {
+      if (allowed.length === 0) {
         if (web) return web(req, res, () => fail(req, res, notFound()));
         throw notFound();
       }
-      // Every route of this path declined: the 405, or the 404 of a route that did not take it.
-      match(candidates, req);
-      throw notFound();
+      // Routes of this method declined it (a header they need, HEAD on a route with a token): a 404 or the 405.
+      if ((allowed as readonly string[]).includes(req.method)) throw notFound();
+      throw methodNotAllowed(allowed);
     },
     onError: (err, req, res) => fail(req, res, err),
   });
-  // Exact paths first: polka runs every route that fits, in order, and an exact path wins.
-  for (const table of [byPath, patterns]) for (const list of table.values()) for (const route of list) register(route, list);
-  // polka's find tries every route's RegExp in turn on every request; for one of our exact paths
-  // the answer never changes (no params), so it is looked up once per method (a bounded set:
-  // Node's parser knows a fixed list of methods, and the paths are ours).
-  const find = app.find.bind(app);
-  const found = new Map<string, Map<string, ReturnType<typeof find>>>();
-  app.find = (method, path) => {
-    if (!byPath.has(path)) return find(method, path);
-    let byMethod = found.get(path);
-    if (!byMethod) found.set(path, (byMethod = new Map()));
-    let hit = byMethod.get(method);
-    if (!hit) {
-      hit = find(method, path);
-      // Shared by every request to this path: nothing may write into it.
-      Object.freeze(hit.params);
-      byMethod.set(method, hit);
-    }
-    return hit;
-  };
+  // In the given order: routes sharing a method and path are tried in it (polka runs each that fits until one answers).
+  for (const route of routes) register(route);
 
-  function register(route: Route, samePath: readonly Route[]): void {
-    const pattern = isPattern(route.path);
+  function register(route: Route): void {
+    const hasParams = isPattern(route.path);
     // A HEAD is answered like GET only on a path with a GET that needs no token (the health probe).
-    const headAsGet = samePath.some((r) => r.method === 'GET' && r.auth === false);
+    const headAsGet = routes.some((r) => r.path === route.path && r.method === 'GET' && r.auth === false);
     // Not async: it returns the route's promise, where awaiting it kept one more suspended frame
     // per held stream. polka calls it from an async function, so a throw here still reaches onError.
-    app.add(route.method, routeRegExp(route.path), (req, res, next) => {
+    app.add(route.method, patterns.get(route.path)!, (req, res, next) => {
       if (req.method === 'HEAD' && !headAsGet) return next();
-      if (pattern && (byPath.has(req.path) || !pathParams(route.path, req.path))) return next();
+      // A segment that is no percent-encoded text (polka leaves it as it came) names nothing of ours.
+      if (hasParams && !decodes(req.path)) return next();
       if (!takes(route, req)) return next();
       const state = requestState(req);
       state.dialect = route.dialect ?? contractDialect;
@@ -215,7 +191,8 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     upgrade(req, socket, head) {
       const target = targetOf(req);
       const wantsSocket = req.method === 'GET' && req.headers.upgrade?.toLowerCase() === 'websocket';
-      const route = wantsSocket ? byPath.get(target.path)?.find((r) => r.method === 'GET' && r.upgrade && takes(r, req)) : undefined;
+      // polka sees requests, not upgrades: the routes that take a WebSocket are looked for here.
+      const route = wantsSocket ? upgrades.find((r) => r.method === 'GET' && patterns.get(r.path)!.test(target.path) && takes(r, req)) : undefined;
       // An Upgrade we do not serve (h2c on a POST…) is answered as the plain request it also is.
       if (!route?.upgrade) return whenAnswered(socket, () => declineUpgrade(server, req, socket, head));
 
@@ -234,11 +211,6 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       }
     },
   };
-}
-
-/** A route path as polka's pattern: anchored, case-sensitive, no optional trailing slash, `{name}` one segment. */
-function routeRegExp(path: string): RegExp {
-  return new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{(\w+)\\?\}/g, '(?<$1>[^/]+)')}$`);
 }
 
 /**
@@ -262,19 +234,17 @@ function bodyUnread(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/**
- * The route serving a request, undefined for a path that is not an API route, or the 405. HEAD
- * on a route that needs no token (the health probe) is answered like GET: Node leaves the body
- * out. Every other HEAD under /v1 stays a wrong method.
- */
-function match(candidates: readonly Route[] | undefined, req: IncomingMessage): Route | undefined {
-  if (!candidates) return undefined;
-  const method = req.method === 'HEAD' && candidates.some((r) => r.method === 'GET' && r.auth === false) ? 'GET' : req.method;
-  const same = candidates.filter((r) => r.method === method);
-  if (same.length === 0) throw methodNotAllowed([...new Set(candidates.map((r) => r.method))]);
-  const route = same.find((r) => takes(r, req));
-  if (!route) throw notFound();
-  return route;
+const ROUTE_METHODS: readonly Route['method'][] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** False for a path with an escape that is no percent-encoded UTF-8 (`%E0%A4%A`). */
+function decodes(path: string): boolean {
+  if (path.indexOf('%') === -1) return true;
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 interface Target {

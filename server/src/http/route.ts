@@ -17,6 +17,11 @@ export interface Dialect {
 /** Checks the credentials of a request and says whose they are; throws the 401 HttpError when they do not match. */
 export type Authenticator = (req: IncomingMessage, credentials: Credentials) => Principal;
 
+/** A request as its route's handler gets it: the path's `:name` segments, decoded, in `params` (polka's). */
+export interface RouteRequest extends IncomingMessage {
+  readonly params: Readonly<Record<string, string>>;
+}
+
 /**
  * One endpoint of a door. The funnel runs request id → route (404, 405) → stopping → auth →
  * `handle`, and renders anything `handle` throws in the route's dialect.
@@ -24,8 +29,9 @@ export type Authenticator = (req: IncomingMessage, credentials: Credentials) => 
 export interface Route {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /**
-   * The exact path. A segment written `{name}` matches any one non-empty segment
-   * (`/v1/providers/{id}/models`); the handler reads it with `pathParam`. Exact paths win.
+   * The exact path. A segment written `:name` (polka's syntax) matches any one non-empty
+   * segment (`/v1/providers/:id/models`); the handler reads it decoded from `req.params`. A path
+   * that has routes of its own is never taken by a `:name` segment.
    */
   path: string;
   /** false: no token (health). true: the bearer token. A function: the door's own way (the WebSocket's subprotocol). */
@@ -39,7 +45,7 @@ export interface Route {
    * funnel decides without running door code for requests the route does not take.
    */
   withHeader?: string;
-  handle(req: IncomingMessage, res: ServerResponse, ctx: RelayContext): void | Promise<void>;
+  handle(req: RouteRequest, res: ServerResponse, ctx: RelayContext): void | Promise<void>;
   /**
    * WebSocket routes: a `GET` carrying `Upgrade: websocket`, after the funnel admitted it
    * (stopping, auth). An HttpError thrown here is answered as a refused handshake (CONTRACT's
@@ -48,26 +54,20 @@ export interface Route {
   upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer, ctx: RelayContext): void;
 }
 
-/** The segments a `{name}` route path matched, decoded; undefined when the path does not match. */
-export function pathParams(pattern: string, path: string): Record<string, string> | undefined {
-  const names: string[] = [];
-  const source = pattern.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{(\w+)\\?\}/g, (_m, name: string) => {
-    names.push(name);
-    return '([^/]+)';
-  });
-  const match = new RegExp(`^${source}$`).exec(path);
-  if (!match) return undefined;
-  const params: Record<string, string> = {};
-  try {
-    names.forEach((name, i) => (params[name] = decodeURIComponent(match[i + 1])));
-  } catch {
-    return undefined;
-  }
-  return params;
+/**
+ * A route path as polka registers it: anchored and case-sensitive, with no optional trailing
+ * slash (polka's string patterns allow both), each `:name` one non-empty segment, captured by
+ * name, which polka puts, decoded, in `req.params`. `exact` are the paths that have routes of
+ * their own: a `:name` segment never takes one of them (`/v1/conversations/events` is the
+ * change feed, not a conversation named "events"), whatever the method.
+ */
+export function routePattern(path: string, exact: readonly string[] = []): RegExp {
+  const source = (p: string) => p.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&');
+  const body = source(path).replace(/\/:(\w+)/g, '/(?<$1>[^/]+)');
+  const own = new RegExp(`^${body}$`);
+  const taken = isPattern(path) ? exact.filter((p) => own.test(p)) : [];
+  return taken.length === 0 ? own : new RegExp(`^(?!(?:${taken.map(source).join('|')})$)${body}$`);
 }
 
-/** The `{name}` segments of a request's path (its query left out) under a route's pattern; {} when it does not match. */
-export const requestParams = (pattern: string, req: IncomingMessage): Record<string, string> => pathParams(pattern, (req.url ?? '').split('?', 1)[0]!) ?? {};
-
-/** True for a route path with a `{name}` segment. */
-export const isPattern = (path: string) => /\{\w+\}/.test(path);
+/** True for a route path with a `:name` segment. */
+export const isPattern = (path: string) => /\/:\w/.test(path);

@@ -17,7 +17,7 @@ import { AgentSessionKeep, agentSessionsDir } from '../../store/agentSessions';
 import { HttpError } from '../../http/errors';
 import type { RelayContext } from '../../http/context';
 import { sendJson, sendNoContent } from '../../http/json';
-import { requestParams, type Route } from '../../http/route';
+import type { Route, RouteRequest } from '../../http/route';
 import { type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import { followLog } from '../logStream';
 import { verifyDecision } from './signature';
@@ -30,7 +30,7 @@ export const AGENT_AGENTS_PATH = '/v1/agent/agents';
 /** The `@` suggestions answer at most this many paths: a phone shows a handful, not the tree. */
 export const MAX_FILE_SUGGESTIONS = 50;
 const { one: SESSION, events: EVENTS, messages: MESSAGES, stop: STOP, sub } = itemPaths(AGENT_SESSIONS_PATH);
-const APPROVAL = sub('approvals/{callId}');
+const APPROVAL = sub('approvals/:callId');
 const MERGE = sub('merge');
 const DISCARD = sub('discard');
 const MODE = sub('mode');
@@ -100,9 +100,9 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     }
     return list;
   };
-  const session = (req: IncomingMessage, pattern: string): AgentSession => {
+  const session = (req: RouteRequest): AgentSession => {
     folders();
-    const found = store.get(requestParams(pattern, req).id ?? '');
+    const found = store.get(req.params.id ?? '');
     if (!found) throw notFound();
     return found;
   };
@@ -212,10 +212,10 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     });
   });
 
-  const getSession = route('GET', SESSION, (req, res) => sendJson(res, 200, session(req, SESSION).snapshot()));
+  const getSession = route('GET', SESSION, (req, res) => sendJson(res, 200, session(req).snapshot()));
 
   const deleteSession = route('DELETE', SESSION, (req, res) => {
-    const s = session(req, SESSION);
+    const s = session(req);
     store.delete(s.id);
     logger.info(`agent ${s.id.slice(0, 8)}: session deleted`);
     sendNoContent(res);
@@ -223,12 +223,12 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
 
   const events = (method: 'GET' | 'POST'): Route =>
     route(method, EVENTS, (req, res, c) => {
-      const s = session(req, EVENTS);
+      const s = session(req);
       followLog(req, res, c, s.log, 'this session');
     });
 
   const postMessage = route('POST', MESSAGES, async (req, res, c) => {
-    const s = session(req, MESSAGES);
+    const s = session(req);
     const body = jsonObject((await readJsonBody(req, c)).json, '{"text": "…"}');
     s.send(nonEmptyString(body, 'text', '{"text": "…"}'));
     res.statusCode = 202;
@@ -237,8 +237,8 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   });
 
   const decide = route('POST', APPROVAL, async (req, res, c) => {
-    const s = session(req, APPROVAL);
-    const callId = requestParams(APPROVAL, req).callId ?? '';
+    const s = session(req);
+    const callId = req.params.callId ?? '';
     const shape = '{"decision": "allow" | "deny" | "allow_session", "signature": "<base64url>", "note"?: "…"}';
     const body = jsonObject((await readJsonBody(req, c)).json, shape);
     if (!DECISIONS.includes(body.decision as Decision)) throw invalid(`"decision" must be "allow", "deny" or "allow_session": ${shape}.`);
@@ -276,7 +276,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   // The agent's mode or model (ACP agents that offer a choice): the session screen's picker.
   const choose = (what: 'mode' | 'model', pattern: string): Route =>
     route('POST', pattern, async (req, res, c) => {
-      const s = session(req, pattern);
+      const s = session(req);
       const shape = `{"${what}": "<an id from the session's ${what}s event>"}`;
       const body = jsonObject((await readJsonBody(req, c)).json, shape);
       const id = nonEmptyString(body, what, shape);
@@ -298,7 +298,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   };
 
   const merge = route('POST', MERGE, (req, res) => {
-    const s = session(req, MERGE);
+    const s = session(req);
     const w = worktreeOf(s);
     const project = folders().find((f) => f.name === s.folder);
     if (!project) throw notFound();
@@ -308,7 +308,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   });
 
   const discard = route('POST', DISCARD, async (req, res) => {
-    const s = session(req, DISCARD);
+    const s = session(req);
     const w = worktreeOf(s);
     store.delete(s.id);
     try {
@@ -322,7 +322,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   });
 
   const stop = route('POST', STOP, (req, res) => {
-    const s = session(req, STOP);
+    const s = session(req);
     s.stop();
     logger.info(`agent ${s.id.slice(0, 8)}: stopped by the user`);
     sendNoContent(res);

@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import { AgentEventLog } from '../../agent/eventLog';
 import { CancelReason, STOPPED_BY_CLIENT, type TerminalEvent } from '../../chat/events';
 import { parseChatRequest } from '../../chat/request';
@@ -7,7 +6,7 @@ import { SpecReply } from '../../chat/specReply';
 import type { RelayContext } from '../../http/context';
 import { HttpError } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
-import { requestParams, type Route } from '../../http/route';
+import type { Route, RouteRequest } from '../../http/route';
 import type { ChatMessage } from '../../providers/types';
 import {
   ConversationStore,
@@ -129,9 +128,9 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
     }
   };
 
-  const find = async (req: IncomingMessage, pattern: string): Promise<{ s: ConversationStore; c: StoredConversation }> => {
+  const find = async (req: RouteRequest): Promise<{ s: ConversationStore; c: StoredConversation }> => {
     const s = await store();
-    const c = s.get(requestParams(pattern, req).id ?? '');
+    const c = s.get(req.params.id ?? '');
     if (!c) throw notFound();
     return { s, c };
   };
@@ -182,7 +181,7 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
   });
 
   const get = route('GET', ONE, async (req, res) => {
-    const { s, c } = await find(req, ONE);
+    const { s, c } = await find(req);
     const live = replies.get(c.id);
     const messages = await wireMessages(s, c);
     // The reply in progress is part of the conversation; follow it from lastEventId.
@@ -201,7 +200,7 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
   });
 
   const update = route('PUT', ONE, async (req, res, ctx2) => {
-    const { s, c } = await find(req, ONE);
+    const { s, c } = await find(req);
     const shape = '{"title"?: "…", "system"?: "…", "messages"?: [{"role": "user" | "assistant", "content"}]}';
     const body = jsonObject((await readJsonBody(req, ctx2, { images: true })).json, shape);
     const given = fields(body, shape);
@@ -220,7 +219,7 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
   });
 
   const remove = route('DELETE', ONE, async (req, res) => {
-    const { s, c } = await find(req, ONE);
+    const { s, c } = await find(req);
     dropLog(c.id);
     await s.delete(c.id);
     changed('deleted', c.id);
@@ -229,7 +228,7 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
   });
 
   const exportMarkdown = route('GET', EXPORT, async (req, res) => {
-    const { c } = await find(req, EXPORT);
+    const { c } = await find(req);
     const body = conversationMarkdown(c, replies.get(c.id)?.text);
     res.statusCode = 200;
     res.setHeader('Content-Type', 'text/markdown; charset=utf-8');
@@ -240,11 +239,11 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
 
   const events = (method: 'GET' | 'POST'): Route =>
     route(method, EVENTS, async (req, res, c) => {
-      const { c: conv } = await find(req, EVENTS);
+      const { c: conv } = await find(req);
       followLog(req, res, c, logOf(conv.id), 'this conversation');
     });
 
-  // Exact paths win over `{id}`: this is never taken for a conversation named "events".
+  // Exact paths win over `:id`: this is never taken for a conversation named "events".
   const feed = (method: 'GET' | 'POST'): Route =>
     route(method, CONVERSATION_CHANGES_PATH, async (req, res, c) => {
       await store();
@@ -252,7 +251,7 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
     });
 
   const postMessage = route('POST', MESSAGES, async (req, res, c) => {
-    const { s, c: conv } = await find(req, MESSAGES);
+    const { s, c: conv } = await find(req);
     const shape = '{"content": "…" or [{"type": "text", "text"}, {"type": "image", "mediaType", "data"}]}';
     const body = jsonObject((await readJsonBody(req, c, { images: true })).json, shape);
     if (body.content === undefined) throw invalid(`"content" is required: ${shape}.`);
@@ -263,7 +262,7 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
 
   /** A reply to the conversation as it stands (a client that wrote the user's message with PUT: an edit, a regenerate). */
   const reply = route('POST', REPLY, async (req, res, c) => {
-    const { s, c: conv } = await find(req, REPLY);
+    const { s, c: conv } = await find(req);
     if (conv.messages.at(-1)?.role !== 'user') throw invalid('The conversation does not end with a message from the user: send one (POST …/messages) instead.');
     sendJson(res, 202, { lastEventId: await startReply(c, s, conv, undefined) });
   });
@@ -332,7 +331,7 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
   }
 
   const stop = route('POST', STOP, async (req, res) => {
-    const { c } = await find(req, STOP);
+    const { c } = await find(req);
     const live = replies.get(c.id);
     if (live?.handle) {
       live.stopped = true;

@@ -1,20 +1,20 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { RelayContext, Route } from '../../http/context';
 import { HttpError, serverStopping } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
-import { requestParams } from '../../http/route';
 import { authenticateDesk } from '../../http/admission';
+import type { RouteRequest } from '../../http/route';
 import { PATHS, type DeviceInfo, type DeviceRegistration } from '../../protocol';
 import { CONNECTED_WINDOW_MS, cleanDeviceName, cleanPublicKey, MAX_DEVICES, MAX_NAME_LENGTH, type DevicePublicKey, type DeviceRegistry, type DeviceSummary } from '../../store/devices';
 import { CODE_LENGTH } from '../../store/claimCodes';
 import { type DoorFactory, readJsonBody } from '../door';
 
 export const DEVICES_PATH = PATHS.devices;
-export const DEVICE_PATH = '/v1/devices/{id}';
+export const DEVICE_PATH = '/v1/devices/:id';
 export const CLAIM_PATH = PATHS.deviceClaim;
 /** The desk's own routes (the desk token): a new pairing code, a device's agent access. */
 export const CODES_PATH = '/v1/devices/codes';
-export const DEVICE_AGENT_PATH = '/v1/devices/{id}/agent';
+export const DEVICE_AGENT_PATH = '/v1/devices/:id/agent';
 
 const NAME_SHAPE = `a name of 1 to ${MAX_NAME_LENGTH} characters on one line (e.g. "iPhone Safari")`;
 const KEY_SHAPE = '"publicKey" must be an ECDSA P-256 public key as a JWK: {"kty":"EC","crv":"P-256","x":"<base64url, 32 bytes>","y":"<base64url, 32 bytes>"}';
@@ -78,8 +78,8 @@ const deviceNotFound = (id: string) => new HttpError(404, 'device.not_found', `N
  * another device, unless `agentMay` and the asking phone has the desk's leave to use the agent
  * (such a phone may cut a lost one off).
  */
-function pathDevice(req: IncomingMessage, ctx: RelayContext, forbidden: string, agentMay = false, pattern = DEVICE_PATH): { id: string; current: string | undefined; devices: DeviceRegistry } {
-  const id = requestParams(pattern, req).id ?? '';
+function pathDevice(req: RouteRequest, ctx: RelayContext, forbidden: string, agentMay = false): { id: string; current: string | undefined; devices: DeviceRegistry } {
+  const id = req.params.id ?? '';
   const current = ctx.state(req).device;
   const devices = registry(ctx);
   if (!devices.get(id)) throw deviceNotFound(id);
@@ -153,7 +153,7 @@ export const devicesDoor: DoorFactory = () => {
     path: DEVICE_AGENT_PATH,
     auth: authenticateDesk,
     async handle(req, res, ctx) {
-      const { id, devices } = pathDevice(req, ctx, '', false, DEVICE_AGENT_PATH);
+      const { id, devices } = pathDevice(req, ctx, '', false);
       const body = asObject((await readJsonBody(req, ctx)).json);
       if (typeof body?.allowed !== 'boolean') throw new HttpError(400, 'request.invalid_body', 'The body must be {"allowed": true} or {"allowed": false}.');
       let changed;
@@ -183,7 +183,7 @@ export const devicesDoor: DoorFactory = () => {
     method: 'PATCH',
     path: DEVICE_PATH,
     auth: true,
-    async handle(req: IncomingMessage, res, ctx) {
+    async handle(req, res, ctx) {
       // A phone names itself (its Settings); it may not relabel another phone the desk would then misjudge.
       const { id, current, devices } = pathDevice(req, ctx, 'A device can rename only itself; rename other devices at the desktop.');
       const { json } = await readJsonBody(req, ctx);
@@ -206,7 +206,7 @@ export const devicesDoor: DoorFactory = () => {
     method: 'DELETE',
     path: DEVICE_PATH,
     auth: true,
-    async handle(req: IncomingMessage, res, ctx) {
+    async handle(req, res, ctx) {
       // A phone may unpair itself; removing others is for the desk (the pairing token) and for a
       // phone the desk trusts with the agent, so a lost phone can be cut off from the other.
       const { id, current, devices } = pathDevice(req, ctx, 'This phone can remove only itself: removing another device needs the pairing token or a phone the desk allowed to use the agent.', true);

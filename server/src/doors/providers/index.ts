@@ -1,8 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { RelayContext, Route } from '../../http/context';
 import { HttpError } from '../../http/errors';
 import { sendJson } from '../../http/json';
-import { requestParams } from '../../http/route';
+import type { RouteRequest } from '../../http/route';
 import { describeProvider, isAbortError, ProviderError } from '../../providers';
 import { listModels } from '../../providers';
 import { transcriptionProvider } from '../../providers/transcription';
@@ -13,7 +13,7 @@ import { type DoorFactory, readJsonBody } from '../door';
 const LIST_TIMEOUT_MS = 15_000;
 /** Kinds `auto` works for (the runner lists its models); others need a model named. */
 const AUTO_KINDS: readonly ProviderKind[] = ['ollama', 'openai-compatible'];
-const MODELS_PATH = '/v1/providers/{id}/models';
+const MODELS_PATH = '/v1/providers/:id/models';
 /** Longer than any provider's model id; a phone's switch is written to the desktop's settings. */
 export const MAX_MODEL_CHARS = 256;
 /** How many of the provider's models a refusal names. */
@@ -93,8 +93,8 @@ const modelsRoute: Route = {
   method: 'GET',
   path: MODELS_PATH,
   auth: true,
-  async handle(req: IncomingMessage, res: ServerResponse, ctx: RelayContext) {
-    const id = requestParams(MODELS_PATH, req).id ?? '';
+  async handle(req: RouteRequest, res: ServerResponse, ctx: RelayContext) {
+    const id = req.params.id ?? '';
     const provider = configuredProviders(ctx.options.providers).find((p) => p.id === id);
     if (!provider) throw notFound(id);
     ctx.state(req).provider = provider.id;

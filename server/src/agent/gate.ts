@@ -1,31 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { ApprovalKind } from './tools';
 
-export type Decision = 'allow' | 'deny' | 'allow_session';
-export const DECISIONS: readonly Decision[] = ['allow', 'deny', 'allow_session'];
+import { DECISIONS, MAX_NOTE, type ApprovalShown, type Decision, type PendingApproval } from '../protocol';
 
-/** What an approval card shows: the command, or the diff, or else the tool's input. */
-export interface ApprovalShown {
-  input: Record<string, unknown>;
-  diff?: string;
-  command?: string;
-}
-
-/** An approval waiting for the user, as events and snapshots carry it (docs/agent.md). */
-export interface PendingApproval extends ApprovalShown {
-  /** The relay's id of the call (never the model's): unique within the session. */
-  callId: string;
-  tool: string;
-  /** approvalDigest() of what the card shows. */
-  digest: string;
-  /** Why this asks although something like it was allowed before (a grant ended). */
-  reason?: string;
-}
+// The wire's decisions and approval shapes (protocol/agent.ts), used here as the gate keeps them.
+export { DECISIONS, MAX_NOTE };
+export type { ApprovalShown, Decision, PendingApproval };
 
 export class NotPendingError extends Error {}
-
-/** The longest note kept with a denial (characters). */
-export const MAX_NOTE = 2000;
 
 /** Said on a command's card when an edit ended its session grant. */
 export const GRANT_ENDED_REASON = 'A file changed since you allowed this command for the session.';

@@ -7,17 +7,12 @@
  * IEEE P1363 form (r‖s, 64 bytes), sent base64url. The page and the service worker (a
  * notification's Allow / Deny) both sign through here, so it uses nothing a worker lacks.
  */
-export type Decision = 'allow' | 'deny' | 'allow_session';
+import type { Decision, PendingApproval } from '../../../server/src/protocol';
 
-/** An approval as the events stream (and the session's `pending`) carries it. */
-export interface SignableApproval {
-  callId: string;
-  tool?: string;
-  input: Record<string, unknown>;
-  diff?: string;
-  command?: string;
-  digest?: string;
-}
+export type { Decision };
+
+/** An approval as the events stream (and the session's `pending`) carries it; a relay before issue 36 sent no digest. */
+export type SignableApproval = Pick<PendingApproval, 'callId' | 'input' | 'diff' | 'command'> & Partial<Pick<PendingApproval, 'tool' | 'digest'>>;
 
 export const DIGEST_MISMATCH_MESSAGE =
   'This phone will not sign this: what the card shows is not what the desktop asked about (its fingerprint differs). Stop the session or deny it at the desk, and check the connection between this phone and the desktop.';

@@ -20,20 +20,16 @@ import {
 } from '../../store/conversations';
 import { type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import { followLog } from '../logStream';
-import { conversationMarkdown, markdownFileName } from './markdown';
+import { conversationMarkdown, markdownFileName, PATHS, type ConversationChange, type ConversationEvent } from '../../protocol';
 
 /** The door's paths (docs/conversations.md). */
-export const CONVERSATIONS_PATH = '/v1/conversations';
-export const CONVERSATION_CHANGES_PATH = '/v1/conversations/events';
+export const CONVERSATIONS_PATH = PATHS.conversations;
+export const CONVERSATION_CHANGES_PATH = PATHS.conversationChanges;
 const { one: ONE, events: EVENTS, messages: MESSAGES, stop: STOP, sub } = itemPaths(CONVERSATIONS_PATH);
 const REPLY = sub('reply');
 const EXPORT = sub('export');
 
-export type ReplyStatus = 'running' | 'idle' | 'stopped' | 'failed';
-/** A conversation's events: the agent's vocabulary (docs/agent.md), so one client renders both. */
-export type ConversationEvent = { type: 'user'; text: string } | { type: 'text'; delta: string } | { type: 'status'; status: ReplyStatus } | { type: 'error'; message: string };
-/** The change feed: which conversation to fetch again (or drop). */
-export type ConversationChange = { type: 'created' | 'changed' | 'deleted'; id: string };
+export type { ConversationChange, ConversationEvent, ReplyStatus } from '../../protocol';
 
 const DEFAULT_HOW_TO_ENABLE = 'Turn it on at the desk: "keepConversations": true in config.json (deskrelay serve), or the deskrelay.keepConversations setting in VS Code.';
 /** Bytes of events kept per conversation for a resume; the conversation itself is always whole in GET. */

@@ -10,7 +10,7 @@ import { ApiError, apiError, bearer, isDroppedConnection, UNREACHABLE_MESSAGE } 
 import type { Chat, ChatStore, Message } from './chats';
 import type { Photo } from './photos';
 import { readText, sseParser } from './sse';
-import type { ContentPart, ConversationSummary, KeptConversation, WireMessage } from '../../server/src/protocol';
+import type { ContentPart, ConversationCreated, ConversationSummary, ConversationUpdated, KeptConversation, WireMessage } from '../../server/src/protocol';
 import { CONVERSATION_PATHS } from '../../server/src/protocol/conversations';
 import { pathTo } from '../../server/src/protocol/paths';
 
@@ -129,7 +129,7 @@ export class DesktopStore implements ChatStore {
   private async sync(chat: Chat): Promise<void> {
     if (!DESKTOP_ID.test(chat.id)) {
       const made = await this.call('POST', PATH, { title: chat.title, system: chat.systemPrompt });
-      const { id } = (await made.json()) as { id: string };
+      const { id } = (await made.json()) as ConversationCreated;
       await this.cache.remove(chat.id);
       chat.id = id;
     }
@@ -151,7 +151,7 @@ export class DesktopStore implements ChatStore {
       return;
     }
     // The desktop's time, so the next list does not fetch it again.
-    chat.updated = Date.parse(((await res.json()) as { updatedAt: string }).updatedAt);
+    chat.updated = Date.parse(((await res.json()) as ConversationUpdated).updatedAt);
     await this.cache.put(chat);
   }
 

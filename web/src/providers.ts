@@ -3,7 +3,7 @@
  * each connection and switch; when the desktop allows it (`canSwitch`), "Change" opens a picker
  * that lists a provider's models and switches with `PUT /v1/providers/active`.
  */
-import type { ProvidersView } from '../../server/src/protocol';
+import type { ProviderModels, ProvidersView } from '../../server/src/protocol';
 import { PROVIDER_PATHS, pathTo } from '../../server/src/protocol/paths';
 import { bearer } from './api';
 import { deviceAwareError } from './devices';
@@ -91,7 +91,7 @@ async function resolveAuto(): Promise<void> {
   const v = view;
   if (!v?.active || answeringModelNamed(v)) return;
   try {
-    const { models } = await call<{ models: { id: string }[] }>(pathTo(PROVIDER_PATHS.providerModels, { id: v.active }));
+    const { models } = await call<ProviderModels>(pathTo(PROVIDER_PATHS.providerModels, { id: v.active }));
     if (models[0] && view?.active === v.active) {
       autoModel = { provider: v.active, model: models[0].id };
       showModel();
@@ -134,7 +134,7 @@ async function listModels(): Promise<void> {
   ui.pickModel.disabled = true;
   const id = p.id;
   try {
-    const { models } = await call<{ models: { id: string }[] }>(pathTo(PROVIDER_PATHS.providerModels, { id }));
+    const { models } = await call<ProviderModels>(pathTo(PROVIDER_PATHS.providerModels, { id }));
     if (ui.pickProvider.value !== id) return;
     const current = id === view?.active ? view.model : p.model;
     for (const m of models) ui.pickModel.append(option(m.id, m.id, m.id === current));

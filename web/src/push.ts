@@ -8,6 +8,7 @@
  * Subscriptions belong to the token on the desktop, so each (re)connection posts the browser's
  * subscription again, without asking anything, once the user turned the bell on.
  */
+import type { PushKey } from '../../server/src/protocol';
 import { PUSH_PATHS } from '../../server/src/protocol/push';
 import { ApiError, bearer } from './api';
 import { deviceAwareError } from './devices';
@@ -58,7 +59,7 @@ async function relayJson(token: string, method: string, path: string, body?: unk
 
 /** Subscribes this browser (with the desktop's key; an old subscription under another key is replaced) and tells the relay. */
 async function subscribe(token: string): Promise<void> {
-  const { publicKey } = (await (await relayJson(token, 'GET', PUSH_PATHS.pushKey)).json()) as { publicKey: string };
+  const { publicKey } = (await (await relayJson(token, 'GET', PUSH_PATHS.pushKey)).json()) as PushKey;
   const key = keyBytes(publicKey);
   const registration = await navigator.serviceWorker.ready;
   let subscription = await registration.pushManager.getSubscription();

@@ -2,7 +2,7 @@
  * The two ways a turn's reply travels: resumable SSE over fetch (the default) and the WebSocket
  * (when a proxy holds streamed responses back). Both feed the turn's events to `turn.event`.
  */
-import type { ChatEvent } from '../../server/src/protocol';
+import type { ChatEvent, ConversationEvent, ReplyStarted } from '../../server/src/protocol';
 import { CONVERSATION_PATHS } from '../../server/src/protocol/conversations';
 import { CHAT_PATHS, HEADERS, pathTo, SOCKET_BEARER_PREFIX, SOCKET_CLOSE, SOCKET_PROTOCOL } from '../../server/src/protocol/paths';
 import { apiError, bearer, isDroppedConnection } from './api';
@@ -163,7 +163,7 @@ export async function runConversation(turn: Turn): Promise<void> {
         const err = await apiError(started);
         return err.status === 401 ? turn.unauthorized(err.code) : turn.finish('error', err.message, err.code);
       }
-      turn.lastId = ((await started.json()) as { lastEventId: number }).lastEventId;
+      turn.lastId = ((await started.json()) as ReplyStarted).lastEventId;
     }
     // POST: the same stream; quick tunnels hold back a GET event stream until it closes.
     const res = await fetch(pathTo(CONVERSATION_PATHS.conversationEvents, params), {
@@ -181,7 +181,7 @@ export async function runConversation(turn: Turn): Promise<void> {
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     const parse = sseParser((data, id) => {
       if (id !== null && /^\d+$/.test(id)) turn.lastId = Number(id);
-      const event = JSON.parse(data) as { type: string; delta?: string; message?: string; status?: string };
+      const event = JSON.parse(data) as ConversationEvent;
       if (event.type === 'text' && typeof event.delta === 'string') turn.event({ type: 'token', delta: event.delta });
       else if (event.type === 'error') failure = event.message ?? '';
       else if (event.type === 'status' && event.status === 'idle') turn.event({ type: 'done', content: turn.raw });

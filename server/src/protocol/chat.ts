@@ -57,6 +57,11 @@ export interface ProviderView {
   selectable: boolean;
 }
 
+/** `GET /v1/providers/:id/models`: the models the provider lists, in its order. */
+export interface ProviderModels {
+  models: { id: string }[];
+}
+
 /** `GET /v1/providers` and the answer to a switch. `active` and `model` are null when no provider is named. */
 export interface ProvidersView {
   active: string | null;

@@ -26,6 +26,24 @@ export interface ConversationSummary {
   preview: string;
 }
 
+/** The answer to `POST /v1/conversations` (201). */
+export interface ConversationCreated {
+  id: string;
+}
+
+/** The answer to `PUT /v1/conversations/:id`: what the desktop now has, its time included. */
+export interface ConversationUpdated {
+  id: string;
+  title: string;
+  system: string;
+  updatedAt: string;
+}
+
+/** The answer to `POST /v1/conversations/:id/messages` and `…/reply` (202): follow the reply from this event id. */
+export interface ReplyStarted {
+  lastEventId: number;
+}
+
 /** `GET /v1/conversations/:id`. A reply in progress is its last message, `pending`; follow it from `lastEventId`. */
 export interface KeptConversation {
   id: string;

@@ -8,6 +8,11 @@ export const PUSH_PATHS = /* @__PURE__ */ Object.freeze({
   pushSubscriptions: '/v1/push/subscriptions',
 });
 
+/** `GET /v1/push/key`: the desktop's VAPID public key (base64url), for `PushManager.subscribe`. */
+export interface PushKey {
+  publicKey: string;
+}
+
 /** A reply is ready: which one, and whether it ended well. */
 export interface ReplyReadyPush {
   type: 'reply_ready';

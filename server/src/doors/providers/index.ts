@@ -8,7 +8,7 @@ import { listModels } from '../../providers';
 import { transcriptionProvider } from '../../providers/transcription';
 import type { ProviderConfig, ProviderKind, ProviderSource } from '../../providers/types';
 import { type DoorFactory, readJsonBody } from '../door';
-import type { ProvidersView as WireProvidersView, ProviderView as WireProviderView } from '../../protocol';
+import type { ProviderModels, ProvidersView as WireProvidersView, ProviderView as WireProviderView } from '../../protocol';
 
 /** A model list is a small document: a provider that takes longer than this is not answering. */
 const LIST_TIMEOUT_MS = 15_000;
@@ -92,7 +92,7 @@ const modelsRoute: Route = {
     if (!provider) throw notFound(id);
     ctx.state(req).provider = provider.id;
     const models = await modelsOf(provider, ctx, leaving(res));
-    if (!res.destroyed) sendJson(res, 200, { models: models.map((m) => ({ id: m })) });
+    if (!res.destroyed) sendJson(res, 200, { models: models.map((m) => ({ id: m })) } satisfies ProviderModels);
   },
 };
 

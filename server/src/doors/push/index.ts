@@ -4,7 +4,7 @@ import { HttpError, serverStopping } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
 import type { Route } from '../../http/route';
 import { type DoorFactory, invalidBody as invalid, jsonObject, readJsonBody } from '../door';
-import { PATHS, type AgentPush, type ReplyReadyPush } from '../../protocol';
+import { PATHS, type AgentPush, type PushKey, type ReplyReadyPush } from '../../protocol';
 import type { ReplyFinished } from '../replyEvents';
 import { checkEndpoint, pushHostsFromEnv } from './endpoint';
 import { PUSH_TIMEOUT_MS, sendPush, type PushOutcome, type PushTarget } from './send';
@@ -107,7 +107,7 @@ export const pushDoor: DoorFactory<PushOptions> = (ctx) => {
     async handle(_req, res) {
       if (!enabled()) throw disabled();
       const { publicKey } = await vapid();
-      sendJson(res, 200, { publicKey });
+      sendJson(res, 200, { publicKey } satisfies PushKey);
     },
   };
 

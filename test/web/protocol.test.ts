@@ -14,6 +14,8 @@ import { SOCKET_PROTOCOL as SERVER_SOCKET_PROTOCOL } from '../../server/src/door
 import { chatCancelRoute } from '../../server/src/doors/resumable/cancel';
 
 const ROOT = join(__dirname, '..', '..');
+/** Every .ts file below a folder. */
+const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.ts') ? [join(d, e.name)] : []));
 
 describe('the shared wire protocol', () => {
   it('names the routes the relay serves', () => {
@@ -55,7 +57,6 @@ describe('the shared wire protocol', () => {
     }
     expect(exported).toContain('AgentSessionSummary');
     const problems: string[] = [];
-    const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.ts') ? [join(d, e.name)] : []));
     for (const file of [...walk(join(ROOT, 'web', 'src')), ...walk(join(ROOT, 'web', 'sw'))]) {
       const source = readFileSync(file, 'utf8');
       const name = file.slice(ROOT.length + 1);
@@ -75,7 +76,6 @@ describe('the shared wire protocol', () => {
   });
 
   it('lists every error code the relay answers with, at the status it answers it', () => {
-    const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.ts') ? [join(d, e.name)] : []));
     const wrong: string[] = [];
     let seen = 0;
     for (const file of walk(join(ROOT, 'server', 'src'))) {

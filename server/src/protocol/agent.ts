@@ -44,6 +44,10 @@ export interface PendingApproval extends ApprovalShown {
   reason?: string;
 }
 
+/** The exact text a decision's signature covers (CONTRACT §9): the session, the call, the decision and the digest of what its card showed. */
+export const approvalMessage = (sessionId: string, callId: string, decision: Decision, digest: string): string =>
+  `deskrelay-approval:v1\n${sessionId}\n${callId}\n${decision}\n${digest}`;
+
 /** `POST /v1/agent/sessions/:id/approvals/:callId`. `signature` is base64url over the approval's signed text (CONTRACT §9). */
 export interface DecisionBody {
   decision: Decision;

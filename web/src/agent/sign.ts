@@ -7,9 +7,12 @@
  * IEEE P1363 form (r‖s, 64 bytes), sent base64url. The page and the service worker (a
  * notification's Allow / Deny) both sign through here, so it uses nothing a worker lacks.
  */
-import type { Decision, PendingApproval } from '../../../server/src/protocol';
+import type { Decision, DecisionBody, PendingApproval } from '../../../server/src/protocol';
+import { approvalMessage } from '../../../server/src/protocol/agent';
 
 export type { Decision };
+/** The text a decision's signature covers: the protocol's, so the relay verifies exactly what the phone signs. */
+export { approvalMessage };
 
 /** An approval as the events stream (and the session's `pending`) carries it; a relay before issue 36 sent no digest. */
 export type SignableApproval = Pick<PendingApproval, 'callId' | 'input' | 'diff' | 'command'> & Partial<Pick<PendingApproval, 'tool' | 'digest'>>;
@@ -40,9 +43,6 @@ export async function digestMatches(a: SignableApproval): Promise<boolean> {
   return typeof a.digest === 'string' && a.digest === (await sha256Hex(shownText(a)));
 }
 
-export const approvalMessage = (sessionId: string, callId: string, decision: Decision, digest: string) =>
-  `deskrelay-approval:v1\n${sessionId}\n${callId}\n${decision}\n${digest}`;
-
 export function base64url(bytes: Uint8Array): string {
   let s = '';
   for (const b of bytes) s += String.fromCharCode(b);
@@ -60,7 +60,7 @@ export async function decisionBody(
   sessionId: string,
   a: SignableApproval,
   decision: Decision,
-): Promise<{ decision: Decision; signature?: string }> {
+): Promise<DecisionBody> {
   if (a.digest === undefined || !privateKey) return { decision };
   if (!(await digestMatches(a))) throw new DigestMismatchError();
   const data = new TextEncoder().encode(approvalMessage(sessionId, a.callId, decision, a.digest));

@@ -1,25 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { ApprovalKind } from './tools';
-
-import { DECISIONS, MAX_NOTE, type ApprovalShown, type Decision, type PendingApproval } from '../protocol';
+import { approvalShows, DECISIONS, MAX_NOTE, type ApprovalShown, type Decision, type PendingApproval } from '../protocol';
 
 // The wire's decisions and approval shapes (protocol/agent.ts), used here as the gate keeps them.
-export { DECISIONS, MAX_NOTE };
+export { approvalShows, DECISIONS, MAX_NOTE };
 export type { ApprovalShown, Decision, PendingApproval };
 
 export class NotPendingError extends Error {}
 
 /** Said on a command's card when an edit ended its session grant. */
 export const GRANT_ENDED_REASON = 'A file changed since you allowed this command for the session.';
-
-/**
- * The exact text an approval card shows: `command` for a command, `diff` for an edit or a
- * write, `JSON.stringify(input)` for any other tool. A decision is about this text and nothing
- * else; a device's signature covers approvalDigest() of it.
- */
-export function approvalShows(a: ApprovalShown): string {
-  return a.command ?? a.diff ?? JSON.stringify(a.input);
-}
 
 /** Lowercase hex SHA-256 of the UTF-8 bytes of what the card shows (CONTRACT.md §9). */
 export function approvalDigest(a: ApprovalShown): string {

@@ -33,6 +33,18 @@ export interface ApprovalShown {
   command?: string;
 }
 
+/**
+ * The exact text an approval card shows: `command` for a command, `diff` for an edit or a write,
+ * `JSON.stringify(input)` for any other tool. A decision is about this text and nothing else; a
+ * device's signature covers its digest (CONTRACT §9). `typeof`, not `??`: the phone reads the
+ * approval from the network.
+ */
+export function approvalShows(a: ApprovalShown): string {
+  if (typeof a.command === 'string') return a.command;
+  if (typeof a.diff === 'string') return a.diff;
+  return JSON.stringify(a.input);
+}
+
 /** An approval waiting for the user, as events and snapshots carry it. */
 export interface PendingApproval extends ApprovalShown {
   /** The relay's id of the call (never the model's): unique within the session. */

@@ -8,7 +8,7 @@
  * notification's Allow / Deny) both sign through here, so it uses nothing a worker lacks.
  */
 import type { Decision, DecisionBody, PendingApproval } from '../../../server/src/protocol';
-import { approvalMessage } from '../../../server/src/protocol/agent';
+import { approvalMessage, approvalShows } from '../../../server/src/protocol/agent';
 
 export type { Decision };
 /** The text a decision's signature covers: the protocol's, so the relay verifies exactly what the phone signs. */
@@ -26,12 +26,8 @@ export class DigestMismatchError extends Error {
   }
 }
 
-/** What the card shows, as its digest covers it: the command, or the diff, or the JSON of the input. */
-export function shownText(a: SignableApproval): string {
-  if (typeof a.command === 'string') return a.command;
-  if (typeof a.diff === 'string') return a.diff;
-  return JSON.stringify(a.input);
-}
+/** What the card shows, as its digest covers it: the protocol's approvalShows, the relay's own. */
+export const shownText: (a: SignableApproval) => string = approvalShows;
 
 export async function sha256Hex(text: string): Promise<string> {
   const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));

@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ERROR_STATUS, PATHS } from '../../server/src/protocol';
 
 const root = resolve(__dirname, '../..');
 const read = (p: string) => readFileSync(join(root, p), 'utf8');
@@ -17,15 +18,19 @@ const serverSources = readdirSync(join(root, 'server/src'), { recursive: true, e
 
 describe('docs/', () => {
   it('documents every error code the relay can answer', () => {
-    const union = /export type ErrorCode =([^;]+);/.exec(serverSources)?.[1] ?? '';
-    const codes = [...union.matchAll(/'([a-z]+\.[a-z_]+)'/g)].map((m) => m[1]!);
+    // The protocol's list (test/web/protocol.test.ts checks it against every HttpError the relay throws).
+    const codes = Object.keys(ERROR_STATUS);
     expect(codes.length).toBeGreaterThan(10);
     for (const code of codes) expect(read('docs/http-api.md'), code).toContain(`\`${code}\``);
   });
 
   it('documents every /v1 path the relay serves', () => {
-    // Route paths: `path: '/v1/…'` in a route, or a `…_PATH = '/v1/…'` constant.
-    const paths = new Set([...serverSources.matchAll(/(?:path:\s*|_PATH\s*=\s*)['`](\/v1\/[a-z][a-z/]*)['`]/g)].map((m) => m[1]!));
+    // Route paths: `path: '/v1/…'` in a route, a `…_PATH = '/v1/…'` constant, or PATHS (every door's:
+    // test/server/paths.test.ts); a path with parameters up to its first.
+    const paths = new Set([
+      ...[...serverSources.matchAll(/(?:path:\s*|_PATH\s*=\s*)['`](\/v1\/[a-z][a-z/]*)['`]/g)].map((m) => m[1]!),
+      ...Object.values(PATHS).filter((p) => p.startsWith('/v1/')).map((p) => p.replace(/:.*$/, '')),
+    ]);
     expect(paths.size).toBeGreaterThanOrEqual(7);
     expect(paths).toContain('/v1/chat/cancel');
     for (const path of paths) expect(allDocs, path).toContain(path);

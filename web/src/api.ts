@@ -1,11 +1,14 @@
 /** The relay's HTTP API, same-origin (CSP: connect-src 'self'). */
-import { HEADERS, PATHS, type ErrorBody, type RemoteInfo } from '../../server/src/protocol';
+import type { ErrorBody, ErrorCode, RemoteInfo } from '../../server/src/protocol';
+import { CONVERSATION_PATHS } from '../../server/src/protocol/conversations';
+import { CHAT_PATHS, HEADERS, pathTo } from '../../server/src/protocol/paths';
 
 export class ApiError extends Error {
   constructor(
     message: string,
     readonly status: number,
-    readonly code: string,
+    /** The relay's code, or the page's own: `network` (no answer at all), `wrong_service` (not a DeskRelay relay). */
+    readonly code: ErrorCode | 'network' | 'wrong_service',
   ) {
     super(message);
   }
@@ -34,7 +37,7 @@ export function isDroppedConnection(err: unknown): boolean {
 
 /** Turns a non-2xx response into a user-facing ApiError (the relay's error body when there is one). */
 export async function apiError(res: Response): Promise<ApiError> {
-  let code = '';
+  let code: ErrorCode | '' = '';
   let message = '';
   try {
     const body = (await res.json()) as Partial<ErrorBody> | null;
@@ -54,7 +57,7 @@ export async function apiError(res: Response): Promise<ApiError> {
 export async function fetchInfo(token: string): Promise<RemoteInfo> {
   let res: Response;
   try {
-    res = await fetch(PATHS.info, { headers: bearer(token), cache: 'no-store' });
+    res = await fetch(CHAT_PATHS.info, { headers: bearer(token), cache: 'no-store' });
   } catch {
     throw new ApiError(UNREACHABLE_MESSAGE, 0, 'network');
   }
@@ -77,7 +80,7 @@ export async function fetchInfo(token: string): Promise<RemoteInfo> {
  * on its own (or after the relay's resume window).
  */
 export function cancelKeyed(token: string, key: string): void {
-  fetch(PATHS.chatCancel, {
+  fetch(CHAT_PATHS.chatCancel, {
     method: 'POST',
     headers: { ...bearer(token), [HEADERS.idempotencyKey]: key },
     keepalive: true,
@@ -87,7 +90,7 @@ export function cancelKeyed(token: string, key: string): void {
 
 /** Stops the reply the desktop is running in a kept conversation (issue 30); best effort, as cancelKeyed. */
 export function stopConversation(token: string, id: string): void {
-  fetch(`/v1/conversations/${encodeURIComponent(id)}/stop`, { method: 'POST', headers: bearer(token), keepalive: true, cache: 'no-store' }).catch(() => {});
+  fetch(pathTo(CONVERSATION_PATHS.conversationStop, { id }), { method: 'POST', headers: bearer(token), keepalive: true, cache: 'no-store' }).catch(() => {});
 }
 
 /** A fresh Idempotency-Key (IDEMPOTENCY_KEY_RE): 22 url-safe characters of randomness. */

@@ -4,7 +4,7 @@
  * the secret) and answers the device, as a registration does. Only the pairing screen uses it,
  * so it loads with that screen, not with the app.
  */
-import { PATHS } from '../../server/src/protocol';
+import { DEVICE_PATHS } from '../../server/src/protocol/devices';
 import { ApiError, apiError } from './api';
 import { postJson, registration } from './devices';
 import type { DeviceRegistration } from '../../server/src/protocol';
@@ -28,7 +28,7 @@ export function normalizeCode(typed: string): string | null {
  * secret. Throws ApiError with the plain words for a wrong code and for too many tries.
  */
 export async function claimDevice(code: string, name: string, publicKey?: PublicJwk): Promise<DeviceRegistration> {
-  const res = await postJson(`${PATHS.devices}/claim`, { code, name, ...(publicKey ? { publicKey } : {}) });
+  const res = await postJson(DEVICE_PATHS.deviceClaim, { code, name, ...(publicKey ? { publicKey } : {}) });
   if (res.status === 201) return registration(res, (await res.json()) as Partial<DeviceRegistration>);
   const err = await apiError(res);
   if (err.code === 'auth.invalid_code' || (res.status === 401 && err.code !== 'auth.too_many_attempts')) throw new ApiError(CODE_MESSAGES.invalid, 401, 'auth.invalid_code');

@@ -5,7 +5,7 @@
  * forgetting the desktop ("Forget this desktop", "Unpair" after a confirmation).
  */
 import { ApiError, bearer, fetchInfo } from './api';
-import { PATHS } from '../../server/src/protocol';
+import { CHAT_PATHS } from '../../server/src/protocol/paths';
 import { desktopKeeps, useDesktopChats } from './library';
 import { app } from './app';
 import { renewPushAfterConnect, hideBell } from './bell';
@@ -96,7 +96,7 @@ let keptBefore: Pairing | null = null;
 
 /** Whether the desk still takes a device token (one request; a failure to reach it counts as no). */
 const stillTaken = (token: string) =>
-  fetch(PATHS.info, { headers: bearer(token), cache: 'no-store' }).then(
+  fetch(CHAT_PATHS.info, { headers: bearer(token), cache: 'no-store' }).then(
     (res) => res.ok,
     () => false,
   );

@@ -10,29 +10,16 @@ import { ApiError, apiError, bearer, isDroppedConnection, UNREACHABLE_MESSAGE } 
 import type { Chat, ChatStore, Message } from './chats';
 import type { Photo } from './photos';
 import { readText, sseParser } from './sse';
-import type { ContentPart } from './turn';
+import type { ContentPart, ConversationCreated, ConversationSummary, ConversationUpdated, KeptConversation, WireMessage } from '../../server/src/protocol';
+import { CONVERSATION_PATHS } from '../../server/src/protocol/conversations';
+import { pathTo } from '../../server/src/protocol/paths';
 
-const PATH = '/v1/conversations';
+const PATH = CONVERSATION_PATHS.conversations;
+const one = (id: string) => pathTo(CONVERSATION_PATHS.conversation, { id });
 const DESKTOP_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Whether a chat is on the desktop (it took the desktop's id when it was written there). */
 export const onDesktop = (id: string): boolean => DESKTOP_ID.test(id);
-
-interface Summary {
-  id: string;
-  title: string;
-  updatedAt: string;
-  kind: 'chat' | 'agent';
-}
-
-interface WireConversation {
-  id: string;
-  title: string;
-  system: string;
-  createdAt: string;
-  updatedAt: string;
-  messages: { role: 'user' | 'assistant'; content: string | ContentPart[]; pending?: boolean }[];
-}
 
 /** Whether the desktop keeps conversations: its list answers (403 conversations.disabled when it does not). */
 export async function desktopKeepsChats(token: string): Promise<boolean> {
@@ -44,7 +31,7 @@ export async function desktopKeepsChats(token: string): Promise<boolean> {
   }
 }
 
-function fromWire(c: WireConversation): Chat {
+function fromWire(c: KeptConversation): Chat {
   const messages: Message[] = c.messages
     .filter((m) => !m.pending)
     .map((m) => {
@@ -70,7 +57,7 @@ export function keepOwn(chat: Chat, before: Chat | undefined): Chat {
   return chat;
 }
 
-function toWire(m: Message): { role: Message['role']; content: string | ContentPart[] } {
+function toWire(m: Message): WireMessage {
   if (!m.images?.length) return { role: m.role, content: m.content };
   return { role: m.role, content: [...(m.content ? [{ type: 'text' as const, text: m.content }] : []), ...m.images.map((i) => ({ type: 'image' as const, mediaType: i.mediaType, data: i.data }))] };
 }
@@ -99,9 +86,9 @@ export class DesktopStore implements ChatStore {
 
   /** The desktop's chats (fetched again only when changed since the cached copy); the cache alone when the desktop cannot be reached. */
   async list(): Promise<Chat[]> {
-    let summaries: Summary[];
+    let summaries: ConversationSummary[];
     try {
-      summaries = ((await (await this.call('GET', PATH)).json()) as { conversations: Summary[] }).conversations.filter((s) => s.kind === 'chat');
+      summaries = ((await (await this.call('GET', PATH)).json()) as { conversations: ConversationSummary[] }).conversations.filter((s) => s.kind === 'chat');
     } catch {
       return this.cache.list();
     }
@@ -109,8 +96,8 @@ export class DesktopStore implements ChatStore {
     for (const s of summaries) {
       const have = cached.get(s.id);
       if (have && have.updated >= Date.parse(s.updatedAt)) continue;
-      const res = await this.call('GET', `${PATH}/${encodeURIComponent(s.id)}`).catch(() => undefined);
-      if (res?.ok) await this.cache.put(keepOwn(fromWire((await res.json()) as WireConversation), have));
+      const res = await this.call('GET', one(s.id)).catch(() => undefined);
+      if (res?.ok) await this.cache.put(keepOwn(fromWire((await res.json()) as KeptConversation), have));
     }
     // Deleted on the desktop (or by another phone): gone here too. A chat not yet on the desktop stays.
     const listed = new Set(summaries.map((s) => s.id));
@@ -142,18 +129,18 @@ export class DesktopStore implements ChatStore {
   private async sync(chat: Chat): Promise<void> {
     if (!DESKTOP_ID.test(chat.id)) {
       const made = await this.call('POST', PATH, { title: chat.title, system: chat.systemPrompt });
-      const { id } = (await made.json()) as { id: string };
+      const { id } = (await made.json()) as ConversationCreated;
       await this.cache.remove(chat.id);
       chat.id = id;
     }
     await this.cache.put(chat);
     let res: Response;
     try {
-      res = await this.call('PUT', `${PATH}/${chat.id}`, { title: chat.title, system: chat.systemPrompt, messages: chat.messages.map(toWire) });
+      res = await this.call('PUT', one(chat.id), { title: chat.title, system: chat.systemPrompt, messages: chat.messages.map(toWire) });
     } catch (err) {
       // The desktop is writing this chat's reply (from here or elsewhere): it keeps the messages; the title and prompt still go.
       if (!(err instanceof ApiError && err.code === 'conversations.busy')) throw err;
-      res = await this.call('PUT', `${PATH}/${chat.id}`, { title: chat.title, system: chat.systemPrompt });
+      res = await this.call('PUT', one(chat.id), { title: chat.title, system: chat.systemPrompt });
     }
     if (res.status === 404) {
       // Deleted elsewhere meanwhile: this phone's copy becomes a new conversation.
@@ -164,7 +151,7 @@ export class DesktopStore implements ChatStore {
       return;
     }
     // The desktop's time, so the next list does not fetch it again.
-    chat.updated = Date.parse(((await res.json()) as { updatedAt: string }).updatedAt);
+    chat.updated = Date.parse(((await res.json()) as ConversationUpdated).updatedAt);
     await this.cache.put(chat);
   }
 
@@ -184,7 +171,7 @@ export class DesktopStore implements ChatStore {
 
   async remove(id: string): Promise<void> {
     await this.cache.remove(id);
-    if (DESKTOP_ID.test(id)) await this.call('DELETE', `${PATH}/${encodeURIComponent(id)}`);
+    if (DESKTOP_ID.test(id)) await this.call('DELETE', one(id));
   }
 
   async clear(): Promise<void> {
@@ -204,7 +191,7 @@ export function followChanges(token: string, changed: () => void): () => void {
     while (!abort.signal.aborted) {
       try {
         // POST: the same stream; quick tunnels hold back a GET event stream until it closes.
-        const res = await fetch(`${PATH}/events`, {
+        const res = await fetch(CONVERSATION_PATHS.conversationChanges, {
           method: 'POST',
           headers: { ...bearer(token), Accept: 'text/event-stream', ...(lastId ? { 'Last-Event-ID': lastId } : {}) },
           cache: 'no-store',
@@ -238,9 +225,9 @@ export function followChanges(token: string, changed: () => void): () => void {
  */
 export async function desktopChat(token: string, id: string): Promise<{ chat: Chat; running?: { lastEventId: number; text: string } } | undefined> {
   try {
-    const res = await fetch(`${PATH}/${encodeURIComponent(id)}`, { headers: bearer(token), cache: 'no-store' });
+    const res = await fetch(one(id), { headers: bearer(token), cache: 'no-store' });
     if (!res.ok) return undefined;
-    const c = (await res.json()) as WireConversation & { status: string; lastEventId: number };
+    const c = (await res.json()) as KeptConversation;
     const last = c.messages.at(-1);
     const chat = fromWire(c);
     if (c.status !== 'running' || !last?.pending) return { chat };

@@ -5,7 +5,9 @@
  * itself. The UI wiring (connection.ts, pairScreen.ts, deviceList.ts) uses these; they hold no state.
  */
 import { ApiError, apiError, AUTH_MESSAGE, bearer, UNREACHABLE_MESSAGE } from './api';
-import { DEVICE_REMOVED_MESSAGE, DEVICE_TOKEN_PREFIX, PATHS, type DeviceInfo, type DeviceRegistration } from '../../server/src/protocol';
+import type { DeviceInfo, DeviceRegistration } from '../../server/src/protocol';
+import { DEVICE_PATHS, DEVICE_REMOVED_MESSAGE, DEVICE_TOKEN_PREFIX } from '../../server/src/protocol/devices';
+import { pathTo } from '../../server/src/protocol/paths';
 import type { PublicJwk } from './keep';
 
 export { DEVICE_REMOVED_MESSAGE };
@@ -66,7 +68,7 @@ export const postJson = (path: string, body: unknown, headers: Record<string, st
  * when the relay has no devices (404 or 405). Throws ApiError otherwise (401: the pairing token is stale).
  */
 export async function registerDevice(pairingToken: string, name: string, publicKey?: PublicJwk): Promise<DeviceRegistration | undefined> {
-  const res = await postJson(PATHS.devices, { name, ...(publicKey ? { publicKey } : {}) }, bearer(pairingToken));
+  const res = await postJson(DEVICE_PATHS.devices, { name, ...(publicKey ? { publicKey } : {}) }, bearer(pairingToken));
   if (res.status === 404 || res.status === 405) return undefined;
   if (res.status !== 201) throw await apiError(res);
   return registration(res, (await res.json()) as Partial<DeviceRegistration>);
@@ -77,14 +79,14 @@ export type ListedDevice = DeviceInfo & { hasKey?: boolean; agent?: unknown };
 
 /** The desktop's devices (this one marked `current`). */
 export async function listDevices(token: string): Promise<ListedDevice[]> {
-  const res = await call(PATHS.devices, { headers: bearer(token) });
+  const res = await call(DEVICE_PATHS.devices, { headers: bearer(token) });
   if (!res.ok) throw await deviceAwareError(res, token);
   return (await res.json()) as ListedDevice[];
 }
 
 /** Removes another device (Settings → Devices); one already gone (404) counts as done; a 403 keeps the desk's words. */
 export async function removeDevice(token: string, id: string): Promise<void> {
-  const res = await call(`${PATHS.devices}/${encodeURIComponent(id)}`, { method: 'DELETE', headers: bearer(token) });
+  const res = await call(pathTo(DEVICE_PATHS.device, { id }), { method: 'DELETE', headers: bearer(token) });
   if (res.status === 204 || res.status === 404) return;
   throw await deviceAwareError(res, token);
 }
@@ -94,7 +96,7 @@ export async function removeDevice(token: string, id: string): Promise<void> {
  * an older desktop; a removed device is a 401, not a 404, since its token no longer opens the door).
  */
 export async function renameDevice(token: string, id: string, name: string): Promise<DeviceInfo | undefined> {
-  const res = await call(`${PATHS.devices}/${encodeURIComponent(id)}`, { method: 'PATCH', headers: { ...bearer(token), 'Content-Type': 'application/json' }, body: JSON.stringify({ name }) });
+  const res = await call(pathTo(DEVICE_PATHS.device, { id }), { method: 'PATCH', headers: { ...bearer(token), 'Content-Type': 'application/json' }, body: JSON.stringify({ name }) });
   if (res.status === 404 || res.status === 405) return undefined;
   if (!res.ok) throw await deviceAwareError(res, token);
   return (await res.json()) as DeviceInfo;
@@ -105,7 +107,7 @@ export async function renameDevice(token: string, id: string, name: string): Pro
  * done), or another (Settings → Devices), which the desk allows to a device with agent access.
  */
 export async function unpairDevice(token: string, id: string): Promise<void> {
-  const res = await call(`${PATHS.devices}/${encodeURIComponent(id)}`, { method: 'DELETE', headers: bearer(token) });
+  const res = await call(pathTo(DEVICE_PATHS.device, { id }), { method: 'DELETE', headers: bearer(token) });
   if (res.status === 204 || res.status === 401 || res.status === 404) return;
   throw await deviceAwareError(res, token);
 }

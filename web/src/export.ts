@@ -4,7 +4,10 @@
  * written by the same function, so both read alike. Shared as a text/markdown file when the
  * browser can share files, else downloaded as a .md.
  */
-import { conversationMarkdown, markdownFileName, type MarkdownConversation } from '../../server/src/doors/conversations/markdown';
+import type { MarkdownConversation } from '../../server/src/protocol';
+import { CONVERSATION_PATHS } from '../../server/src/protocol/conversations';
+import { conversationMarkdown, markdownFileName } from '../../server/src/protocol/markdown';
+import { pathTo } from '../../server/src/protocol/paths';
 import { apiError, bearer } from './api';
 import type { Chat } from './chats';
 import { DesktopStore } from './desktopChats';
@@ -35,7 +38,7 @@ export async function chatMarkdown(chat: Chat, store: unknown): Promise<Exported
   if (!(store instanceof DesktopStore) || !/^[0-9a-f-]{36}$/.test(chat.id)) return localMarkdown(chat);
   let res: Response;
   try {
-    res = await fetch(`/v1/conversations/${encodeURIComponent(chat.id)}/export`, { headers: bearer(store.token), cache: 'no-store' });
+    res = await fetch(pathTo(CONVERSATION_PATHS.conversationExport, { id: chat.id }), { headers: bearer(store.token), cache: 'no-store' });
   } catch {
     // The desktop cannot be reached: this phone's copy is the same conversation.
     return localMarkdown(chat);

@@ -6,15 +6,14 @@
  * its key, in IndexedDB (keep.ts). Tokens go only in the Authorization header or the WebSocket
  * subprotocol, never in a URL query or the console.
  */
+import type { PairingPayload } from '../../server/src/protocol';
 import { isDeviceToken } from './devices';
 import { readDevice, writeDevice } from './keep';
 import { settings } from './settings';
 import { localStore, sessionStore } from './storage';
 
-export interface Pairing {
-  url: string;
-  /** The pairing token until this phone registers as a device, then its own `drd_` token. */
-  token: string;
+/** The pairing payload as this phone keeps it: `token` is the pairing token until this phone registers as a device, then its own `drd_` token. */
+export interface Pairing extends PairingPayload {
   /** This phone as a device of the desktop (issue 26): its id and name there, once registered. */
   deviceId?: string;
   deviceName?: string;

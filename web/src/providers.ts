@@ -3,19 +3,13 @@
  * each connection and switch; when the desktop allows it (`canSwitch`), "Change" opens a picker
  * that lists a provider's models and switches with `PUT /v1/providers/active`.
  */
+import type { ProviderModels, ProvidersView } from '../../server/src/protocol';
+import { PROVIDER_PATHS, pathTo } from '../../server/src/protocol/paths';
 import { bearer } from './api';
 import { deviceAwareError } from './devices';
 import { el, ui } from './dom';
 
-/** `GET /v1/providers` (docs/http-api.md), and the answer to a switch. */
-export interface ProvidersView {
-  active: string | null;
-  model: string | null;
-  canSwitch: boolean;
-  /** The desktop transcribes voice messages (`POST /v1/audio/transcriptions`, docs/voice.md); absent from older relays. */
-  transcription?: boolean;
-  providers: { id: string; kind: string; label: string; model: string; selectable: boolean }[];
-}
+export type { ProvidersView };
 
 let token = '';
 let view: ProvidersView | null = null;
@@ -80,7 +74,7 @@ function show(v: ProvidersView): void {
 export async function loadProviders(t: string): Promise<void> {
   token = t;
   try {
-    show(await call<ProvidersView>('/v1/providers'));
+    show(await call<ProvidersView>(PROVIDER_PATHS.providers));
   } catch {
     ui.modelBar.hidden = true;
     closePicker();
@@ -97,7 +91,7 @@ async function resolveAuto(): Promise<void> {
   const v = view;
   if (!v?.active || answeringModelNamed(v)) return;
   try {
-    const { models } = await call<{ models: { id: string }[] }>(`/v1/providers/${encodeURIComponent(v.active)}/models`);
+    const { models } = await call<ProviderModels>(pathTo(PROVIDER_PATHS.providerModels, { id: v.active }));
     if (models[0] && view?.active === v.active) {
       autoModel = { provider: v.active, model: models[0].id };
       showModel();
@@ -140,7 +134,7 @@ async function listModels(): Promise<void> {
   ui.pickModel.disabled = true;
   const id = p.id;
   try {
-    const { models } = await call<{ models: { id: string }[] }>(`/v1/providers/${encodeURIComponent(id)}/models`);
+    const { models } = await call<ProviderModels>(pathTo(PROVIDER_PATHS.providerModels, { id }));
     if (ui.pickProvider.value !== id) return;
     const current = id === view?.active ? view.model : p.model;
     for (const m of models) ui.pickModel.append(option(m.id, m.id, m.id === current));
@@ -165,7 +159,7 @@ async function switchProvider(): Promise<void> {
   ui.pickerUse.disabled = true;
   ui.pickerError.textContent = '';
   try {
-    show(await call<ProvidersView>('/v1/providers/active', { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(model ? { id, model } : { id }) }));
+    show(await call<ProvidersView>(PROVIDER_PATHS.providersActive, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(model ? { id, model } : { id }) }));
     closePicker();
   } catch (err) {
     ui.pickerError.textContent = err instanceof Error ? err.message : String(err);

@@ -8,7 +8,8 @@
  * Subscriptions belong to the token on the desktop, so each (re)connection posts the browser's
  * subscription again, without asking anything, once the user turned the bell on.
  */
-import { PATHS } from '../../server/src/protocol';
+import type { PushKey } from '../../server/src/protocol';
+import { PUSH_PATHS } from '../../server/src/protocol/push';
 import { ApiError, bearer } from './api';
 import { deviceAwareError } from './devices';
 import { localStore } from './storage';
@@ -58,7 +59,7 @@ async function relayJson(token: string, method: string, path: string, body?: unk
 
 /** Subscribes this browser (with the desktop's key; an old subscription under another key is replaced) and tells the relay. */
 async function subscribe(token: string): Promise<void> {
-  const { publicKey } = (await (await relayJson(token, 'GET', PATHS.pushKey)).json()) as { publicKey: string };
+  const { publicKey } = (await (await relayJson(token, 'GET', PUSH_PATHS.pushKey)).json()) as PushKey;
   const key = keyBytes(publicKey);
   const registration = await navigator.serviceWorker.ready;
   let subscription = await registration.pushManager.getSubscription();
@@ -67,7 +68,7 @@ async function subscribe(token: string): Promise<void> {
     subscription = null;
   }
   subscription ??= await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
-  await relayJson(token, 'POST', PATHS.pushSubscriptions, subscription.toJSON());
+  await relayJson(token, 'POST', PUSH_PATHS.pushSubscriptions, subscription.toJSON());
 }
 
 /** The bell tapped on: ask for permission (this is the user gesture), then subscribe. Throws a message for the user. */
@@ -93,7 +94,7 @@ export async function turnPushOff(token: string | null): Promise<void> {
   if (pushSupport() !== 'ok') return;
   const subscription = await (await navigator.serviceWorker.ready).pushManager.getSubscription();
   if (!subscription) return;
-  if (token) await relayJson(token, 'DELETE', PATHS.pushSubscriptions, { endpoint: subscription.endpoint }).catch(() => {});
+  if (token) await relayJson(token, 'DELETE', PUSH_PATHS.pushSubscriptions, { endpoint: subscription.endpoint }).catch(() => {});
   await subscription.unsubscribe();
 }
 

@@ -2,7 +2,9 @@
  * The two ways a turn's reply travels: resumable SSE over fetch (the default) and the WebSocket
  * (when a proxy holds streamed responses back). Both feed the turn's events to `turn.event`.
  */
-import { HEADERS, PATHS, SOCKET_BEARER_PREFIX, SOCKET_CLOSE, SOCKET_PROTOCOL, type ChatEvent } from '../../server/src/protocol';
+import type { ChatEvent, ConversationEvent, ReplyStarted } from '../../server/src/protocol';
+import { CONVERSATION_PATHS } from '../../server/src/protocol/conversations';
+import { CHAT_PATHS, HEADERS, pathTo, SOCKET_BEARER_PREFIX, SOCKET_CLOSE, SOCKET_PROTOCOL } from '../../server/src/protocol/paths';
 import { apiError, bearer, isDroppedConnection } from './api';
 import { setStatus } from './render';
 import { settings } from './settings';
@@ -46,7 +48,7 @@ export async function runSse(turn: Turn): Promise<void> {
   setStatus(resuming ? 'Resuming the reply…' : 'Waiting for the desktop…');
   turn.lastByteAt = Date.now();
   try {
-    const res = await fetch(PATHS.chatStream, { method: 'POST', headers, body: turn.body, signal: controller.signal, cache: 'no-store' });
+    const res = await fetch(CHAT_PATHS.chatStream, { method: 'POST', headers, body: turn.body, signal: controller.signal, cache: 'no-store' });
     if (!res.ok || !res.body) {
       clearTimeout(wsTimer);
       const err = await apiError(res);
@@ -99,7 +101,7 @@ export async function runSse(turn: Turn): Promise<void> {
 }
 
 function socketUrl(): string {
-  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${PATHS.chatSocket}`;
+  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${CHAT_PATHS.chatSocket}`;
 }
 
 export function runWs(turn: Turn): void {
@@ -154,17 +156,17 @@ export async function runConversation(turn: Turn): Promise<void> {
   let failure = '';
   try {
     conv.id ??= await conv.prepare();
-    const base = `/v1/conversations/${encodeURIComponent(conv.id)}`;
+    const params = { id: conv.id };
     if (turn.lastId === null) {
-      const started = await fetch(`${base}/reply`, { method: 'POST', headers: bearer(turn.token), signal: controller.signal, cache: 'no-store' });
+      const started = await fetch(pathTo(CONVERSATION_PATHS.conversationReply, params), { method: 'POST', headers: bearer(turn.token), signal: controller.signal, cache: 'no-store' });
       if (!started.ok) {
         const err = await apiError(started);
         return err.status === 401 ? turn.unauthorized(err.code) : turn.finish('error', err.message, err.code);
       }
-      turn.lastId = ((await started.json()) as { lastEventId: number }).lastEventId;
+      turn.lastId = ((await started.json()) as ReplyStarted).lastEventId;
     }
     // POST: the same stream; quick tunnels hold back a GET event stream until it closes.
-    const res = await fetch(`${base}/events`, {
+    const res = await fetch(pathTo(CONVERSATION_PATHS.conversationEvents, params), {
       method: 'POST',
       headers: { ...bearer(turn.token), Accept: 'text/event-stream', [HEADERS.lastEventId]: String(turn.lastId) },
       signal: controller.signal,
@@ -179,7 +181,7 @@ export async function runConversation(turn: Turn): Promise<void> {
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     const parse = sseParser((data, id) => {
       if (id !== null && /^\d+$/.test(id)) turn.lastId = Number(id);
-      const event = JSON.parse(data) as { type: string; delta?: string; message?: string; status?: string };
+      const event = JSON.parse(data) as ConversationEvent;
       if (event.type === 'text' && typeof event.delta === 'string') turn.event({ type: 'token', delta: event.delta });
       else if (event.type === 'error') failure = event.message ?? '';
       else if (event.type === 'status' && event.status === 'idle') turn.event({ type: 'done', content: turn.raw });

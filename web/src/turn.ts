@@ -11,7 +11,7 @@
  * key and the Last-Event-ID of the last event seen; when SSE shows no bytes (a buffering proxy),
  * it switches to the WebSocket, and later turns start there.
  */
-import type { ChatEvent, Role } from '../../server/src/protocol';
+import type { ChatEvent, ContentPart, WireMessage } from '../../server/src/protocol';
 import { cancelKeyed, newKey, stopConversation } from './api';
 import { authMessage, DEVICE_REMOVED_CODE, isRemovalMessage, PHONE_REMOVED_CODE, PHONE_REMOVED_MESSAGE } from './devices';
 import { describeFailure, type Failure, type FailureCode } from './failure';
@@ -20,11 +20,7 @@ import { settings } from './settings';
 import { runConversation, runSse, runWs } from './transports';
 
 /** A request message: the SPEC's string, or text and image parts (issue 13; docs/http-api.md). */
-export type ContentPart = { type: 'text'; text: string } | { type: 'image'; mediaType: string; data: string };
-export interface WireMessage {
-  role: Role;
-  content: string | ContentPart[];
-}
+export type { ContentPart, WireMessage };
 
 export type TurnState = 'streaming' | 'interrupted' | 'done' | 'stopped' | 'error';
 export type AbortWhy = 'stop' | 'ws' | 'stall';

@@ -72,7 +72,7 @@ self.addEventListener('fetch', (event) => {
  * the notification is for when it is not.
  */
 self.addEventListener('push', (event) => {
-  // ReplyReadyPush in server/src/protocol.ts (this worker is type-checked on its own).
+  // ReplyReadyPush in server/src/protocol/push.ts, read field by field: a push is checked, not trusted.
   let data: { type?: unknown; idempotencyKey?: unknown; ok?: unknown } = {};
   try {
     data = (event.data?.json() ?? {}) as typeof data;
@@ -97,7 +97,7 @@ self.addEventListener('push', (event) => {
   );
 });
 
-// AgentPush in server/src/protocol.ts: only where to look, never a file's text or a command.
+// AgentPush in server/src/protocol/push.ts: only where to look, never a file's text or a command.
 interface AgentPushData {
   type: 'agent_needs_you' | 'agent_idle';
   session?: unknown;

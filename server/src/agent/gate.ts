@@ -1,43 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { ApprovalKind } from './tools';
+import { approvalShows, DECISIONS, MAX_NOTE, type ApprovalShown, type Decision, type PendingApproval } from '../protocol';
 
-export type Decision = 'allow' | 'deny' | 'allow_session';
-export const DECISIONS: readonly Decision[] = ['allow', 'deny', 'allow_session'];
-
-/** What an approval card shows: the command, or the diff, or else the tool's input. */
-export interface ApprovalShown {
-  input: Record<string, unknown>;
-  diff?: string;
-  command?: string;
-}
-
-/** An approval waiting for the user, as events and snapshots carry it (docs/agent.md). */
-export interface PendingApproval extends ApprovalShown {
-  /** The relay's id of the call (never the model's): unique within the session. */
-  callId: string;
-  tool: string;
-  /** approvalDigest() of what the card shows. */
-  digest: string;
-  /** Why this asks although something like it was allowed before (a grant ended). */
-  reason?: string;
-}
+// The wire's decisions and approval shapes (protocol/agent.ts), used here as the gate keeps them.
+export { approvalShows, DECISIONS, MAX_NOTE };
+export type { ApprovalShown, Decision, PendingApproval };
 
 export class NotPendingError extends Error {}
 
-/** The longest note kept with a denial (characters). */
-export const MAX_NOTE = 2000;
-
 /** Said on a command's card when an edit ended its session grant. */
 export const GRANT_ENDED_REASON = 'A file changed since you allowed this command for the session.';
-
-/**
- * The exact text an approval card shows: `command` for a command, `diff` for an edit or a
- * write, `JSON.stringify(input)` for any other tool. A decision is about this text and nothing
- * else; a device's signature covers approvalDigest() of it.
- */
-export function approvalShows(a: ApprovalShown): string {
-  return a.command ?? a.diff ?? JSON.stringify(a.input);
-}
 
 /** Lowercase hex SHA-256 of the UTF-8 bytes of what the card shows (CONTRACT.md §9). */
 export function approvalDigest(a: ApprovalShown): string {

@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { configDir, deskTokenPath, tokenPath } from '../session/paths';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../session/relay';
 import { devicesPath } from '../store/devices';
-import { PATHS, type DeviceInfo } from '../protocol';
+import { PATHS, pathTo, type DeviceInfo } from '../protocol';
 import type { DevicesArgs } from './args';
 
 
@@ -88,9 +88,9 @@ export async function runDevices(args: DevicesArgs, out: (line: string) => void,
   const token = readFileSync(desk ? deskTokenPath(dir) : tokenFile, 'utf8').trim();
   let answer: Answer;
   try {
-    if (args.pair) answer = await ask(port, token, 'POST', `${PATHS.devices}/codes`);
-    else if (args.agent) answer = await ask(port, token, 'PUT', `${PATHS.devices}/${encodeURIComponent(args.agent.id)}/agent`, { allowed: args.agent.allowed });
-    else if (args.revoke !== undefined) answer = await ask(port, token, 'DELETE', `${PATHS.devices}/${encodeURIComponent(args.revoke)}`);
+    if (args.pair) answer = await ask(port, token, 'POST', PATHS.deviceCodes);
+    else if (args.agent) answer = await ask(port, token, 'PUT', pathTo(PATHS.deviceAgent, { id: args.agent.id }), { allowed: args.agent.allowed });
+    else if (args.revoke !== undefined) answer = await ask(port, token, 'DELETE', pathTo(PATHS.device, { id: args.revoke }));
     else answer = await ask(port, token, 'GET', PATHS.devices);
   } catch (err) {
     throw new DevicesError(

@@ -12,8 +12,8 @@ export interface ReplyFinished {
   replayableMs: number;
 }
 
-/** An agent session in a list of conversations. */
-export interface AgentSessionSummary {
+/** An agent session in the list of kept conversations (`ConversationSummary` once the door words it). */
+export interface AgentConversationEntry {
   id: string;
   title: string;
   updatedAt: number;
@@ -34,7 +34,7 @@ export class ReplyEvents {
    * The agent's sessions of this run, as the kept-conversations list shows them (issue 30); the
    * agent door sets it, and it answers none while the agent is off.
    */
-  agentSessions: () => AgentSessionSummary[] = () => [];
+  agentSessions: () => AgentConversationEntry[] = () => [];
 
   constructor(private readonly logger: Logger) {}
 

@@ -1,39 +1,13 @@
 /** The agent door's requests (docs/agent.md), same-origin, with the pairing token. */
-import type { AgentInfo, AgentStatus } from '../../../server/src/protocol';
+import type { AgentFilesAnswer, AgentFolder, AgentFoldersAnswer, AgentInfo, AgentSessionCreated, AgentSessionRequest, AgentSessionSummary, Decision, ToolServer } from '../../../server/src/protocol';
+import { AGENT_PATHS } from '../../../server/src/protocol/agent';
+import { pathTo } from '../../../server/src/protocol/paths';
 import { ApiError, apiError, bearer, UNREACHABLE_MESSAGE } from '../api';
 import { app } from '../app';
 import { readKeys } from '../keep';
 import { decisionBody, type SignableApproval } from './sign';
 
-export interface AgentFolder {
-  name: string;
-  path?: string;
-}
-
-export interface AgentSessionSummary {
-  id: string;
-  /** Which agent runs it (a relay before ACP agents says nothing: DeskRelay's own). */
-  agent?: string;
-  folder: string;
-  title: string;
-  status: AgentStatus;
-  pending: number;
-  updatedAt: string;
-  /** The project's instructions file the session's system prompt carries (`AGENTS.md`…). */
-  instructions?: string;
-  /** The session's own git worktree: its branch and the project branch Merge merges into. */
-  worktree?: { branch: string; into?: string };
-}
-
-/** An MCP server the desktop's agent uses (CLI config "mcpServers"), and whether it works. */
-export interface ToolServer {
-  name: string;
-  ok: boolean;
-  error?: string;
-}
-
-export type { Decision } from './sign';
-import type { Decision } from './sign';
+export type { AgentFolder, AgentSessionSummary, Decision, ToolServer };
 
 async function call(path: string, init: RequestInit = {}): Promise<Response> {
   const token = app.pairing?.token;
@@ -54,26 +28,25 @@ async function call(path: string, init: RequestInit = {}): Promise<Response> {
 
 const json = async <T>(path: string, init?: RequestInit): Promise<T> => (await (await call(path, init)).json()) as T;
 const post = (path: string, body: unknown) => call(path, { method: 'POST', body: JSON.stringify(body) });
-const session = (id: string) => `/v1/agent/sessions/${encodeURIComponent(id)}`;
 
 export const agentApi = {
-  folders: () => json<{ folders: AgentFolder[] }>('/v1/agent/folders').then((r) => r.folders),
-  toolServers: () => json<{ toolServers?: ToolServer[] }>('/v1/agent/folders').then((r) => r.toolServers ?? []),
-  sessions: () => json<{ sessions: AgentSessionSummary[] }>('/v1/agent/sessions').then((r) => r.sessions),
+  folders: () => json<AgentFoldersAnswer>(AGENT_PATHS.agentFolders).then((r) => r.folders),
+  toolServers: () => json<AgentFoldersAnswer>(AGENT_PATHS.agentFolders).then((r) => r.toolServers ?? []),
+  sessions: () => json<{ sessions: AgentSessionSummary[] }>(AGENT_PATHS.agentSessions).then((r) => r.sessions),
   create: (prompt: string, folder: string, agent?: string, worktree = false) =>
-    post('/v1/agent/sessions', { prompt, folder, ...(agent && agent !== 'deskrelay' ? { agent } : {}), ...(worktree ? { worktree } : {}) }).then((r) => r.json() as Promise<{ id: string; folder: string }>),
-  merge: (id: string) => post(`${session(id)}/merge`, {}),
-  discard: (id: string) => post(`${session(id)}/discard`, {}),
+    post(AGENT_PATHS.agentSessions, { prompt, folder, ...(agent && agent !== 'deskrelay' ? { agent } : {}), ...(worktree ? { worktree } : {}) } satisfies AgentSessionRequest).then((r) => r.json() as Promise<AgentSessionCreated>),
+  merge: (id: string) => post(pathTo(AGENT_PATHS.agentMerge, { id }), {}),
+  discard: (id: string) => post(pathTo(AGENT_PATHS.agentDiscard, { id }), {}),
   /** The agents a session may run (a relay before ACP agents has only DeskRelay's own). */
-  agents: () => json<{ agents: AgentInfo[] }>('/v1/agent/agents').then((r) => r.agents, (): AgentInfo[] => []),
-  choose: (id: string, what: 'mode' | 'model', value: string) => post(`${session(id)}/${what}`, { [what]: value }),
-  message: (id: string, text: string) => post(`${session(id)}/messages`, { text }),
+  agents: () => json<{ agents: AgentInfo[] }>(AGENT_PATHS.agentAgents).then((r) => r.agents, (): AgentInfo[] => []),
+  choose: (id: string, what: 'mode' | 'model', value: string) => post(pathTo(what === 'mode' ? AGENT_PATHS.agentMode : AGENT_PATHS.agentModel, { id }), { [what]: value }),
+  message: (id: string, text: string) => post(pathTo(AGENT_PATHS.agentMessages, { id }), { text }),
   /** Signed by this phone's key over the card's digest (sign.ts); refuses, sending nothing, when the card is not what the digest covers. */
   decide: async (id: string, approval: SignableApproval, decision: Decision) =>
-    post(`${session(id)}/approvals/${encodeURIComponent(approval.callId)}`, await decisionBody((await readKeys())?.privateKey, id, approval, decision)),
-  stop: (id: string) => call(`${session(id)}/stop`, { method: 'POST' }),
+    post(pathTo(AGENT_PATHS.agentApproval, { id, callId: approval.callId }), await decisionBody((await readKeys())?.privateKey, id, approval, decision)),
+  stop: (id: string) => call(pathTo(AGENT_PATHS.agentStop, { id }), { method: 'POST' }),
   files: (folder: string, q: string) =>
-    json<{ files: string[]; truncated: boolean }>(`/v1/agent/files?${new URLSearchParams({ folder, q }).toString()}`),
+    json<AgentFilesAnswer>(`${AGENT_PATHS.agentFiles}?${new URLSearchParams({ folder, q }).toString()}`),
 };
 
 /** Whether the desktop has the agent on: the door answers 403 agent.disabled when it is off. */

@@ -7,7 +7,7 @@
  */
 import { el } from '../dom';
 import { icon, type IconName } from '../ui/icons';
-import type { Decision } from './api';
+import type { Decision, PendingApproval } from '../../../server/src/protocol';
 import { diffPath, diffView } from './diff';
 import { DigestMismatchError, digestMatches, DIGEST_MISMATCH_MESSAGE } from './sign';
 
@@ -96,17 +96,8 @@ export interface ApprovalCard {
   focus(): void;
 }
 
-export interface ApprovalData {
-  callId: string;
-  tool: string;
-  input: Record<string, unknown>;
-  diff?: string;
-  command?: string;
-  /** SHA-256 (hex) of what the card shows, as the relay computed it (issue 36). */
-  digest?: string;
-  /** Why this asks although something like it was allowed before. */
-  reason?: string;
-}
+/** An approval as a card shows it: the protocol's, its digest absent from a relay before issue 36. */
+export type ApprovalData = Omit<PendingApproval, 'digest'> & Partial<Pick<PendingApproval, 'digest'>>;
 
 /** What "allow for the session" grants, said on its button (the relay's rules, docs/agent.md). */
 function sessionLabel(a: ApprovalData): string {

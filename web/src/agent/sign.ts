@@ -7,17 +7,15 @@
  * IEEE P1363 form (r‖s, 64 bytes), sent base64url. The page and the service worker (a
  * notification's Allow / Deny) both sign through here, so it uses nothing a worker lacks.
  */
-export type Decision = 'allow' | 'deny' | 'allow_session';
+import type { Decision, DecisionBody, PendingApproval } from '../../../server/src/protocol';
+import { approvalMessage, approvalShows } from '../../../server/src/protocol/agent';
 
-/** An approval as the events stream (and the session's `pending`) carries it. */
-export interface SignableApproval {
-  callId: string;
-  tool?: string;
-  input: Record<string, unknown>;
-  diff?: string;
-  command?: string;
-  digest?: string;
-}
+export type { Decision };
+/** The text a decision's signature covers: the protocol's, so the relay verifies exactly what the phone signs. */
+export { approvalMessage };
+
+/** An approval as the events stream (and the session's `pending`) carries it; a relay before issue 36 sent no digest. */
+export type SignableApproval = Pick<PendingApproval, 'callId' | 'input' | 'diff' | 'command'> & Partial<Pick<PendingApproval, 'tool' | 'digest'>>;
 
 export const DIGEST_MISMATCH_MESSAGE =
   'This phone will not sign this: what the card shows is not what the desktop asked about (its fingerprint differs). Stop the session or deny it at the desk, and check the connection between this phone and the desktop.';
@@ -28,12 +26,8 @@ export class DigestMismatchError extends Error {
   }
 }
 
-/** What the card shows, as its digest covers it: the command, or the diff, or the JSON of the input. */
-export function shownText(a: SignableApproval): string {
-  if (typeof a.command === 'string') return a.command;
-  if (typeof a.diff === 'string') return a.diff;
-  return JSON.stringify(a.input);
-}
+/** What the card shows, as its digest covers it: the protocol's approvalShows, the relay's own. */
+export const shownText: (a: SignableApproval) => string = approvalShows;
 
 export async function sha256Hex(text: string): Promise<string> {
   const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
@@ -44,9 +38,6 @@ export async function sha256Hex(text: string): Promise<string> {
 export async function digestMatches(a: SignableApproval): Promise<boolean> {
   return typeof a.digest === 'string' && a.digest === (await sha256Hex(shownText(a)));
 }
-
-export const approvalMessage = (sessionId: string, callId: string, decision: Decision, digest: string) =>
-  `deskrelay-approval:v1\n${sessionId}\n${callId}\n${decision}\n${digest}`;
 
 export function base64url(bytes: Uint8Array): string {
   let s = '';
@@ -65,7 +56,7 @@ export async function decisionBody(
   sessionId: string,
   a: SignableApproval,
   decision: Decision,
-): Promise<{ decision: Decision; signature?: string }> {
+): Promise<DecisionBody> {
   if (a.digest === undefined || !privateKey) return { decision };
   if (!(await digestMatches(a))) throw new DigestMismatchError();
   const data = new TextEncoder().encode(approvalMessage(sessionId, a.callId, decision, a.digest));

@@ -4,6 +4,8 @@
  * page coming back, so nothing is shown twice and nothing is lost (the chat's resume rules).
  */
 import type { AgentEvent } from '../../../server/src/protocol';
+import { AGENT_PATHS } from '../../../server/src/protocol/agent';
+import { HEADERS, pathTo } from '../../../server/src/protocol/paths';
 import { bearer } from '../api';
 import { app } from '../app';
 import { readText, sseParser } from '../sse';
@@ -41,9 +43,9 @@ export function followSession(id: string, onEvent: (e: AgentEvent, eventId: numb
     connected = true;
     controller = new AbortController();
     const headers: Record<string, string> = { ...bearer(app.pairing.token) };
-    if (lastId > 0) headers['Last-Event-ID'] = String(lastId);
+    if (lastId > 0) headers[HEADERS.lastEventId] = String(lastId);
     try {
-      const res = await fetch(`/v1/agent/sessions/${encodeURIComponent(id)}/events`, { method: 'POST', headers, cache: 'no-store', signal: controller.signal });
+      const res = await fetch(pathTo(AGENT_PATHS.agentEvents, { id }), { method: 'POST', headers, cache: 'no-store', signal: controller.signal });
       if (res.status === 404 || res.status === 403 || res.status === 401) {
         closed = true;
         onReach('ended', res.status === 404 ? 'This session is gone from the desktop (deleted, or the relay restarted).' : 'The desktop no longer lets this phone follow the agent.');

@@ -3,12 +3,11 @@
  * then live): the user's messages, the model's words as Markdown (the chat's renderer and
  * sanitiser), tool cards and approval cards, the decisions and the outcome.
  */
-import type { AgentEvent, AgentPlanEntry, AgentStatus } from '../../../server/src/protocol';
+import type { AgentEvent, AgentPlanEntry, AgentStatus, Decision } from '../../../server/src/protocol';
 import { decorateCode } from '../code';
 import { el } from '../dom';
 import { closeOpenSpans, renderMarkdown } from '../render';
 import { focusableScrollers } from '../wide';
-import type { Decision } from './api';
 import { approvalCard, toolCard, type Answered, type ApprovalCard, type ApprovalData, type ToolCard } from './cards';
 
 export const STATUS_WORDS: Record<AgentStatus, string> = {

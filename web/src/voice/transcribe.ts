@@ -1,4 +1,5 @@
 /** The desktop's transcription door (`POST /v1/audio/transcriptions`, docs/voice.md). */
+import { OPENAI_PATHS } from '../../../server/src/protocol/chat';
 import { AUTH_MESSAGE, bearer } from '../api';
 
 export class TranscriptionError extends Error {}
@@ -18,7 +19,7 @@ export async function transcribe(audio: Blob, token: string): Promise<string> {
   form.append('model', 'whisper-1');
   let res: Response;
   try {
-    res = await fetch('/v1/audio/transcriptions', { method: 'POST', headers: bearer(token), body: form, cache: 'no-store' });
+    res = await fetch(OPENAI_PATHS.transcriptions, { method: 'POST', headers: bearer(token), body: form, cache: 'no-store' });
   } catch {
     throw new TranscriptionError('The recording could not be sent: the desktop is unreachable.');
   }

@@ -5,7 +5,8 @@ import { commandEnv } from '../../agent/commandEnv';
 import { EngineOptionError } from '../../agent/engine';
 import type { AgentHost } from '../../agent/host';
 import { DEFAULT_LIMITS, type AgentLimits } from '../../agent/limits';
-import { DECISIONS, MAX_NOTE, NotPendingError, type Decision } from '../../agent/gate';
+import { NotPendingError } from '../../agent/gate';
+import { DECISIONS, MAX_NOTE, PATHS, type AgentSessionCreated, type AgentSessionSummary, type Decision } from '../../protocol';
 import type { AgentSession } from '../../agent/session';
 import { SessionStore } from '../../agent/sessions';
 import { WorkspaceError, type Workspace } from '../../agent/workspace';
@@ -23,10 +24,10 @@ import { followLog } from '../logStream';
 import { verifyDecision } from './signature';
 
 /** The door's paths (docs/agent.md). */
-export const AGENT_FOLDERS_PATH = '/v1/agent/folders';
-export const AGENT_SESSIONS_PATH = '/v1/agent/sessions';
-export const AGENT_FILES_PATH = '/v1/agent/files';
-export const AGENT_AGENTS_PATH = '/v1/agent/agents';
+export const AGENT_FOLDERS_PATH = PATHS.agentFolders;
+export const AGENT_SESSIONS_PATH = PATHS.agentSessions;
+export const AGENT_FILES_PATH = PATHS.agentFiles;
+export const AGENT_AGENTS_PATH = PATHS.agentAgents;
 /** The `@` suggestions answer at most this many paths: a phone shows a handful, not the tree. */
 export const MAX_FILE_SUGGESTIONS = 50;
 const { one: SESSION, events: EVENTS, messages: MESSAGES, stop: STOP, sub } = itemPaths(AGENT_SESSIONS_PATH);
@@ -202,13 +203,13 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     }
     logger.info(`agent ${created.id.slice(0, 8)}: session started in folder ${JSON.stringify(workspace.name)} with agent ${created.agent}${worktree ? ` in worktree ${worktree.branch}` : ''}`);
     created.send(prompt);
-    sendJson(res, 201, { id: created.id, folder: workspace.name, agent: created.agent, ...(worktree ? { worktree: { branch: worktree.branch, path: worktree.path, ...(worktree.into ? { into: worktree.into } : {}) } } : {}) });
+    sendJson(res, 201, { id: created.id, folder: workspace.name, agent: created.agent, ...(worktree ? { worktree: { branch: worktree.branch, path: worktree.path, ...(worktree.into ? { into: worktree.into } : {}) } } : {}) } satisfies AgentSessionCreated);
   });
 
   const listSessions = route('GET', AGENT_SESSIONS_PATH, (_req, res) => {
     folders();
     sendJson(res, 200, {
-      sessions: store.list().map((s) => ({ id: s.id, agent: s.agent, folder: s.folder, title: s.title, status: s.status, pending: s.pendingCount, updatedAt: new Date(s.updatedAt).toISOString(), ...(s.instructionsFile ? { instructions: s.instructionsFile } : {}), ...(s.worktree ? { worktree: { branch: s.worktree.branch, ...(s.worktree.into ? { into: s.worktree.into } : {}) } } : {}) })),
+      sessions: store.list().map((s): AgentSessionSummary => ({ id: s.id, agent: s.agent, folder: s.folder, title: s.title, status: s.status, pending: s.pendingCount, updatedAt: new Date(s.updatedAt).toISOString(), ...(s.instructionsFile ? { instructions: s.instructionsFile } : {}), ...(s.worktree ? { worktree: { branch: s.worktree.branch, ...(s.worktree.into ? { into: s.worktree.into } : {}) } } : {}) })),
     });
   });
 

@@ -1,5 +1,5 @@
 import { webcrypto } from 'node:crypto';
-import type { Decision } from '../../agent/gate';
+import { approvalMessage, type Decision } from '../../protocol';
 import { importPublicKey, type DevicePublicKey } from '../../store/devices';
 
 /** What a device signs to decide one call (CONTRACT §9): the call, the decision and the digest of what its card showed. */
@@ -11,7 +11,7 @@ export interface SignedDecision {
 }
 
 /** The exact UTF-8 string a decision's signature covers. */
-export const decisionMessage = ({ sessionId, callId, decision, digest }: SignedDecision) => `deskrelay-approval:v1\n${sessionId}\n${callId}\n${decision}\n${digest}`;
+export const decisionMessage = ({ sessionId, callId, decision, digest }: SignedDecision) => approvalMessage(sessionId, callId, decision, digest);
 
 const SIGNATURE = /^[A-Za-z0-9_-]{86}$/;
 

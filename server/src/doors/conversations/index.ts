@@ -19,20 +19,26 @@ import {
 } from '../../store/conversations';
 import { type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import { followLog } from '../logStream';
-import { conversationMarkdown, markdownFileName } from './markdown';
+import {
+  conversationMarkdown,
+  markdownFileName,
+  PATHS,
+  type ConversationChange,
+  type ConversationCreated,
+  type ConversationEvent,
+  type ConversationSummary,
+  type ConversationUpdated,
+  type ReplyStarted,
+} from '../../protocol';
 
 /** The door's paths (docs/conversations.md). */
-export const CONVERSATIONS_PATH = '/v1/conversations';
-export const CONVERSATION_CHANGES_PATH = '/v1/conversations/events';
+export const CONVERSATIONS_PATH = PATHS.conversations;
+export const CONVERSATION_CHANGES_PATH = PATHS.conversationChanges;
 const { one: ONE, events: EVENTS, messages: MESSAGES, stop: STOP, sub } = itemPaths(CONVERSATIONS_PATH);
 const REPLY = sub('reply');
 const EXPORT = sub('export');
 
-export type ReplyStatus = 'running' | 'idle' | 'stopped' | 'failed';
-/** A conversation's events: the agent's vocabulary (docs/agent.md), so one client renders both. */
-export type ConversationEvent = { type: 'user'; text: string } | { type: 'text'; delta: string } | { type: 'status'; status: ReplyStatus } | { type: 'error'; message: string };
-/** The change feed: which conversation to fetch again (or drop). */
-export type ConversationChange = { type: 'created' | 'changed' | 'deleted'; id: string };
+export type { ConversationChange, ConversationEvent, ReplyStatus } from '../../protocol';
 
 const DEFAULT_HOW_TO_ENABLE = 'Turn it on at the desk: "keepConversations": true in config.json (deskrelay serve), or the deskrelay.keepConversations setting in VS Code.';
 /** Bytes of events kept per conversation for a resume; the conversation itself is always whole in GET. */
@@ -167,16 +173,16 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
     const given = fields(jsonObject((await readJsonBody(req, c)).json, shape), shape);
     const made = await s.create(given.title ?? '', given.system ?? '');
     changed('created', made.id);
-    sendJson(res, 201, { id: made.id });
+    sendJson(res, 201, { id: made.id } satisfies ConversationCreated);
   });
 
   const list = route('GET', CONVERSATIONS_PATH, async (_req, res) => {
     const s = await store();
-    const chats = s.list().map((x) => ({ ...x, kind: 'chat', preview: replies.get(x.id)?.text.slice(0, 120) || x.preview }));
+    const chats = s.list().map((x) => ({ ...x, kind: 'chat' as const, preview: replies.get(x.id)?.text.slice(0, 120) || x.preview }));
     // The agent's sessions live in memory for this run (docs/agent.md); GET /v1/agent/sessions/<id> opens one.
-    const agents = ctx.replies.agentSessions().map((x) => ({ ...x, kind: 'agent' }));
+    const agents = ctx.replies.agentSessions().map((x) => ({ ...x, kind: 'agent' as const }));
     sendJson(res, 200, {
-      conversations: [...chats, ...agents].sort((a, b) => b.updatedAt - a.updatedAt).map((x) => ({ id: x.id, title: x.title, updatedAt: new Date(x.updatedAt).toISOString(), kind: x.kind, preview: x.preview })),
+      conversations: [...chats, ...agents].sort((a, b) => b.updatedAt - a.updatedAt).map((x): ConversationSummary => ({ id: x.id, title: x.title, updatedAt: new Date(x.updatedAt).toISOString(), kind: x.kind, preview: x.preview })),
     });
   });
 
@@ -215,7 +221,7 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
     const done = await s.update(c.id, given);
     if (!done) throw notFound();
     changed('changed', c.id);
-    sendJson(res, 200, { id: done.id, title: done.title, system: done.system, updatedAt: new Date(done.updatedAt).toISOString() });
+    sendJson(res, 200, { id: done.id, title: done.title, system: done.system, updatedAt: new Date(done.updatedAt).toISOString() } satisfies ConversationUpdated);
   });
 
   const remove = route('DELETE', ONE, async (req, res) => {
@@ -257,14 +263,14 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
     if (body.content === undefined) throw invalid(`"content" is required: ${shape}.`);
     const message = parseUserMessage(body.content);
     if (message.content.trim() === '' && !message.images?.length) throw invalid(`"content" must not be empty: ${shape}.`);
-    sendJson(res, 202, { lastEventId: await startReply(c, s, conv, message) });
+    sendJson(res, 202, { lastEventId: await startReply(c, s, conv, message) } satisfies ReplyStarted);
   });
 
   /** A reply to the conversation as it stands (a client that wrote the user's message with PUT: an edit, a regenerate). */
   const reply = route('POST', REPLY, async (req, res, c) => {
     const { s, c: conv } = await find(req);
     if (conv.messages.at(-1)?.role !== 'user') throw invalid('The conversation does not end with a message from the user: send one (POST …/messages) instead.');
-    sendJson(res, 202, { lastEventId: await startReply(c, s, conv, undefined) });
+    sendJson(res, 202, { lastEventId: await startReply(c, s, conv, undefined) } satisfies ReplyStarted);
   });
 
   /**

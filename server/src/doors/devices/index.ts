@@ -13,7 +13,7 @@ export const DEVICES_PATH = PATHS.devices;
 export const DEVICE_PATH = '/v1/devices/:id';
 export const CLAIM_PATH = PATHS.deviceClaim;
 /** The desk's own routes (the desk token): a new pairing code, a device's agent access. */
-export const CODES_PATH = '/v1/devices/codes';
+export const CODES_PATH = PATHS.deviceCodes;
 export const DEVICE_AGENT_PATH = '/v1/devices/:id/agent';
 
 const NAME_SHAPE = `a name of 1 to ${MAX_NAME_LENGTH} characters on one line (e.g. "iPhone Safari")`;

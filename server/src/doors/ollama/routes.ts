@@ -10,6 +10,7 @@ import { ollamaDialect, sendOllamaError } from './errors';
 import { BatchedStream, NDJSON } from '../../http/stream';
 import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './request';
 import { errorLine, goTime, OllamaReply, type Shape } from './wire';
+import { OLLAMA_PREFIX } from '../../protocol';
 
 /**
  * An Ollama-compatible door: phone apps that speak only Ollama's API (with a bearer token or
@@ -18,8 +19,7 @@ import { errorLine, goTime, OllamaReply, type Shape } from './wire';
  * The `model` a client names is never used: the active provider and its model answer.
  */
 
-/** The door is also served under this prefix, for apps whose server check wants `GET <url>` to say "Ollama is running". */
-export const OLLAMA_PREFIX = '/ollama';
+export { OLLAMA_PREFIX };
 /** A model list need not wait as long as a reply may. */
 const LIST_IDLE_MS = 30_000;
 

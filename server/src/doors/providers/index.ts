@@ -8,6 +8,7 @@ import { listModels } from '../../providers';
 import { transcriptionProvider } from '../../providers/transcription';
 import type { ProviderConfig, ProviderKind, ProviderSource } from '../../providers/types';
 import { type DoorFactory, readJsonBody } from '../door';
+import type { ProviderModels, ProvidersView as WireProvidersView, ProviderView as WireProviderView } from '../../protocol';
 
 /** A model list is a small document: a provider that takes longer than this is not answering. */
 const LIST_TIMEOUT_MS = 15_000;
@@ -19,21 +20,13 @@ export const MAX_MODEL_CHARS = 256;
 /** How many of the provider's models a refusal names. */
 const NAMED_MODELS = 20;
 
-/** One provider as a phone sees it: never a key, never `apiKeyEnv`, never a base URL's credentials. */
-export interface ProviderView {
-  id: string;
+/** One provider as a phone sees it (protocol's ProviderView), its kind one the relay knows. */
+export interface ProviderView extends WireProviderView {
   kind: ProviderKind;
-  label: string;
-  model: string;
-  selectable: boolean;
 }
 
-/** `GET /v1/providers` and the answer to a switch. `active` and `model` are null when no provider is named. */
-export interface ProvidersView {
-  active: string | null;
-  model: string | null;
-  canSwitch: boolean;
-  /** True when `POST /v1/audio/transcriptions` has a provider to relay to (issue 29): the phone then offers recording. */
+/** `GET /v1/providers` and the answer to a switch (protocol's ProvidersView); this relay always says whether it transcribes. */
+export interface ProvidersView extends WireProvidersView {
   transcription: boolean;
   providers: ProviderView[];
 }
@@ -99,7 +92,7 @@ const modelsRoute: Route = {
     if (!provider) throw notFound(id);
     ctx.state(req).provider = provider.id;
     const models = await modelsOf(provider, ctx, leaving(res));
-    if (!res.destroyed) sendJson(res, 200, { models: models.map((m) => ({ id: m })) });
+    if (!res.destroyed) sendJson(res, 200, { models: models.map((m) => ({ id: m })) } satisfies ProviderModels);
   },
 };
 

@@ -4,7 +4,7 @@ import { HttpError, serverStopping } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
 import type { Route } from '../../http/route';
 import { type DoorFactory, invalidBody as invalid, jsonObject, readJsonBody } from '../door';
-import type { AgentPush, ReplyReadyPush } from '../../protocol';
+import { PATHS, type AgentPush, type PushKey, type ReplyReadyPush } from '../../protocol';
 import type { ReplyFinished } from '../replyEvents';
 import { checkEndpoint, pushHostsFromEnv } from './endpoint';
 import { PUSH_TIMEOUT_MS, sendPush, type PushOutcome, type PushTarget } from './send';
@@ -23,8 +23,8 @@ export const MAX_PUSHES_IN_FLIGHT = 16;
 const AGENT_PUSH_TTL_SECONDS = 60 * 60;
 
 /** The door's paths (PATHS.pushKey and PATHS.pushSubscriptions in the shared protocol). */
-export const PUSH_KEY_PATH = '/v1/push/key';
-export const PUSH_SUBSCRIPTIONS_PATH = '/v1/push/subscriptions';
+export const PUSH_KEY_PATH = PATHS.pushKey;
+export const PUSH_SUBSCRIPTIONS_PATH = PATHS.pushSubscriptions;
 
 const disabled = () =>
   new HttpError(403, 'push.disabled', 'Push notifications are turned off on the desktop ("deskrelay.pushNotifications" in the editor, "pushNotifications" in config.json).');
@@ -107,7 +107,7 @@ export const pushDoor: DoorFactory<PushOptions> = (ctx) => {
     async handle(_req, res) {
       if (!enabled()) throw disabled();
       const { publicKey } = await vapid();
-      sendJson(res, 200, { publicKey });
+      sendJson(res, 200, { publicKey } satisfies PushKey);
     },
   };
 

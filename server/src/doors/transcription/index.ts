@@ -7,8 +7,9 @@ import { openAiDialect } from '../openai/routes';
 import { leaving } from '../providers';
 import { readAudioForm } from './form';
 import { transcribe } from './relay';
+import { PATHS } from '../../protocol';
 
-export const TRANSCRIPTIONS_PATH = '/v1/audio/transcriptions';
+export const TRANSCRIPTIONS_PATH = PATHS.transcriptions;
 
 /**
  * Speech to text for the phone's microphone (issue 29): OpenAI's `POST /v1/audio/transcriptions`,

@@ -12,8 +12,9 @@ import { SpecReply } from '../../chat/specReply';
 import { authenticateSocket, SOCKET_PROTOCOL } from './auth';
 import { refuseUpgrade } from '../../http/upgrade';
 import { describeSocketError } from './frameErrors';
+import { PATHS } from '../../protocol';
 
-export const CHAT_SOCKET_PATH = '/v1/chat/ws';
+export const CHAT_SOCKET_PATH = PATHS.chatSocket;
 
 /**
  * Close codes: 1000 after the terminal `done`/`error` event of a generation; 1008 (policy

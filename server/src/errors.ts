@@ -65,6 +65,8 @@ export type ErrorCode =
   | 'agent.not_pending'
   /** 409: the session is working; Merge and Discard wait until it is idle. */
   | 'agent.busy'
+  /** 409: Undo of a file that changed since the session's last change to it (outside the session). */
+  | 'agent.changed_outside'
   /** 429: every agent session the desktop keeps is busy. */
   | 'agent.too_many_sessions'
   /** 403: conversations are not kept on the desktop (deskrelay.keepConversations, "keepConversations"). */

@@ -71,6 +71,12 @@ export async function signApproval(key: DeviceKey, sessionId: string, callId: st
   return Buffer.from(signature).toString('base64url');
 }
 
+/** A signed session action (docs/devices.md): `deskrelay-<action>:v1\n<sessionId>\n<subject…>`. */
+export async function signAction(key: DeviceKey, action: string, sessionId: string, ...subject: string[]): Promise<string> {
+  const message = [`deskrelay-${action}:v1`, sessionId, ...subject].join('\n');
+  return Buffer.from(await subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, key.privateKey, new TextEncoder().encode(message))).toString('base64url');
+}
+
 /**
  * A phone's decision as the web client sends it: the call's digest from the session's snapshot,
  * signed with the device's key. `sign` overrides what is signed (tests of refusals).

@@ -3,7 +3,7 @@ import type { AgentInfo, AgentStatus } from '../../../server/src/protocol';
 import { ApiError, apiError, bearer, UNREACHABLE_MESSAGE } from '../api';
 import { app } from '../app';
 import { readKeys } from '../keep';
-import { decisionBody, type SignableApproval } from './sign';
+import { actionSignature, decisionBody, sha256Hex, type SignableApproval, type SignedAction } from './sign';
 
 export interface AgentFolder {
   name: string;
@@ -32,6 +32,23 @@ export interface ToolServer {
   error?: string;
 }
 
+/** A file in a session's Changes view (GET …/changes). */
+export interface FileChange {
+  path: string;
+  kind: 'created' | 'modified' | 'deleted';
+  diff: string;
+  digest: string;
+  changedOutside: boolean;
+}
+
+export interface SessionChanges {
+  files: FileChange[];
+  diff: string;
+}
+
+/** The diff's digest does not match what the view shows: nothing is signed (sign.ts's rule for cards). */
+export const UNDO_MISMATCH_MESSAGE = 'This phone will not sign this Undo: the diff it shows is not what the desktop listed (its fingerprint differs). Reload the changes.';
+
 export type { Decision } from './sign';
 import type { Decision } from './sign';
 
@@ -55,6 +72,7 @@ async function call(path: string, init: RequestInit = {}): Promise<Response> {
 const json = async <T>(path: string, init?: RequestInit): Promise<T> => (await (await call(path, init)).json()) as T;
 const post = (path: string, body: unknown) => call(path, { method: 'POST', body: JSON.stringify(body) });
 const session = (id: string) => `/v1/agent/sessions/${encodeURIComponent(id)}`;
+const signed = async (action: SignedAction, id: string, ...subject: string[]) => actionSignature((await readKeys())?.privateKey, action, id, ...subject);
 
 export const agentApi = {
   folders: () => json<{ folders: AgentFolder[] }>('/v1/agent/folders').then((r) => r.folders),
@@ -62,11 +80,18 @@ export const agentApi = {
   sessions: () => json<{ sessions: AgentSessionSummary[] }>('/v1/agent/sessions').then((r) => r.sessions),
   create: (prompt: string, folder: string, agent?: string, worktree = false) =>
     post('/v1/agent/sessions', { prompt, folder, ...(agent && agent !== 'deskrelay' ? { agent } : {}), ...(worktree ? { worktree } : {}) }).then((r) => r.json() as Promise<{ id: string; folder: string }>),
-  merge: (id: string) => post(`${session(id)}/merge`, {}),
-  discard: (id: string) => post(`${session(id)}/discard`, {}),
+  /** Merge, Discard, the mode and the model: signed by this phone's key (docs/devices.md). */
+  merge: async (id: string) => post(`${session(id)}/merge`, await signed('merge', id)),
+  discard: async (id: string) => post(`${session(id)}/discard`, await signed('discard', id)),
   /** The agents a session may run (a relay before ACP agents has only DeskRelay's own). */
   agents: () => json<{ agents: AgentInfo[] }>('/v1/agent/agents').then((r) => r.agents, (): AgentInfo[] => []),
-  choose: (id: string, what: 'mode' | 'model', value: string) => post(`${session(id)}/${what}`, { [what]: value }),
+  choose: async (id: string, what: 'mode' | 'model', value: string) => post(`${session(id)}/${what}`, { [what]: value, ...(await signed(what, id, value)) }),
+  changes: (id: string) => json<SessionChanges>(`${session(id)}/changes`),
+  /** Signed over the path and the digest of the diff shown, which is checked first: a file shown otherwise than listed is not signed for. */
+  undo: async (id: string, file: FileChange) => {
+    if (file.digest !== (await sha256Hex(file.diff))) throw new Error(UNDO_MISMATCH_MESSAGE);
+    return (await post(`${session(id)}/changes/undo`, { path: file.path, digest: file.digest, ...(await signed('undo', id, file.path, file.digest)) })).json() as Promise<SessionChanges>;
+  },
   message: (id: string, text: string) => post(`${session(id)}/messages`, { text }),
   /** Signed by this phone's key over the card's digest (sign.ts); refuses, sending nothing, when the card is not what the digest covers. */
   decide: async (id: string, approval: SignableApproval, decision: Decision) =>

@@ -10,6 +10,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, send } from '../helpers/http';
 import { agentPhone, axe, ensureVendor, launchBrowser, phone, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
 
 const ORIGINAL = { 'README.md': '# project\n\nFirst words.\n', 'src/math.js': 'export const add = (a, b) => a - b;\n' };
@@ -120,5 +121,38 @@ describe('the Changes view', () => {
     expect(await view.locator('.agent-change').filter({ hasText: 'src/math.js' }).locator('.agent-change-note').textContent()).toContain('Changed outside this session');
     expect(await axe(page)).toEqual([]);
     await page.screenshot({ path: join(SCREENSHOTS, 'agent-changes-dark.png'), fullPage: true });
+  });
+
+  it('a worktree session lists its worktree\'s files (the project untouched); Discard is signed by the page and removes the worktree', async () => {
+    for (const [path, text] of Object.entries(ORIGINAL)) writeFileSync(join(desk.repo, path), text);
+    const p = await phone(browser);
+    cleanups.push(() => p.context.close());
+    const { page } = p;
+    await agentPhone(page, desk);
+    desk.model.script([{ calls: [{ name: 'write_file', arguments: { path: 'src/math.js', content: 'export const add = (a, b) => a + b;\n' } }] }, { text: ['Fixed.'] }]);
+    await page.getByRole('tab', { name: 'Agent' }).click();
+    await page.getByRole('button', { name: 'New session' }).click();
+    await page.getByLabel('What should it do?').fill('Fix add in a worktree');
+    await page.getByLabel(/Work in a worktree of its own/).check();
+    await page.getByRole('button', { name: 'Start' }).click();
+    const card = page.locator('.approval:not(.decided)');
+    await card.waitFor();
+    await card.getByRole('button', { name: 'Allow', exact: true }).click();
+    await expect.poll(() => page.locator('.agent-outcome').textContent(), { timeout: 15_000 }).toContain('The agent finished this turn');
+    const id = decodeURIComponent(/[?&]agent=([^&]+)/.exec(page.url())![1]!);
+    const worktree = (await send(desk.cli.url, `/v1/agent/sessions/${id}`, { headers: bearer(desk.cli.token) })).json.worktree as { path: string };
+    expect(readFileSync(join(worktree.path, 'src/math.js'), 'utf8')).toBe('export const add = (a, b) => a + b;\n');
+
+    const view = await openChanges(page);
+    expect(await paths(view)).toEqual(['src/math.js']);
+    expect(read('src/math.js')).toBe(ORIGINAL['src/math.js']);
+    await view.getByRole('button', { name: 'Close' }).click();
+
+    page.once('dialog', (d) => void d.accept());
+    const discard = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/discard'));
+    await page.getByRole('button', { name: 'Discard' }).click();
+    expect(((await discard).postDataJSON() as { signature: string }).signature).toMatch(/^[A-Za-z0-9_-]{86}$/);
+    await page.getByRole('heading', { name: 'Agent sessions' }).waitFor();
+    await expect.poll(() => existsSync(worktree.path)).toBe(false);
   });
 });

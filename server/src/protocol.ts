@@ -174,3 +174,22 @@ export interface AgentInfo {
 
 /** Web Push payloads of the agent: no file text and no command, only where to look. */
 export type AgentPush = { type: 'agent_needs_you'; session: string; callId: string } | { type: 'agent_idle'; session: string };
+
+/** One file in `GET /v1/agent/sessions/<id>/changes` (docs/agent.md): the session's change to it as one diff. */
+export interface AgentFileChange {
+  path: string;
+  kind: 'created' | 'modified' | 'deleted';
+  /** From before the session's first change to the file to after its last. */
+  diff: string;
+  /** Lowercase hex SHA-256 of `diff`: what an Undo signs. */
+  digest: string;
+  /** The file is no longer as the session left it: Undo is refused (409 agent.changed_outside). */
+  changedOutside: boolean;
+}
+
+/** `GET /v1/agent/sessions/<id>/changes` and the answer of `POST …/changes/undo`. */
+export interface AgentChanges {
+  files: AgentFileChange[];
+  /** Every file's diff, one after another. */
+  diff: string;
+}

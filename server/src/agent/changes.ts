@@ -6,6 +6,7 @@
  * exactly as the session left it.
  */
 import { createHash } from 'node:crypto';
+import type { AgentFileChange } from '../protocol';
 import { unifiedDiff } from './diff';
 import { WorkspaceError, type Workspace } from './workspace';
 
@@ -13,18 +14,6 @@ import { WorkspaceError, type Workspace } from './workspace';
 interface Tracked {
   before: string | undefined;
   after: string | undefined;
-}
-
-/** A file in the Changes view: its combined diff and the digest an Undo signs. */
-export interface FileChange {
-  path: string;
-  kind: 'created' | 'modified' | 'deleted';
-  /** unifiedDiff of the file before the session's first change to it and after its last. */
-  diff: string;
-  /** Lowercase hex SHA-256 of `diff`'s UTF-8 bytes. */
-  digest: string;
-  /** The file is no longer as the session left it: Undo is refused. */
-  changedOutside: boolean;
 }
 
 /** The file is not as the session left it (409 agent.changed_outside). */
@@ -79,8 +68,8 @@ export class SessionChanges {
   }
 
   /** The files the session changed, in the order first changed; a file back as it was is left out. */
-  async list(): Promise<FileChange[]> {
-    const out: FileChange[] = [];
+  async list(): Promise<AgentFileChange[]> {
+    const out: AgentFileChange[] = [];
     for (const [path, t] of this.files) {
       if (t.before === t.after) continue;
       const now = await this.inner.readIfExists(path).catch(() => null);

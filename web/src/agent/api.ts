@@ -1,5 +1,5 @@
 /** The agent door's requests (docs/agent.md), same-origin, with the pairing token. */
-import type { AgentInfo, AgentStatus } from '../../../server/src/protocol';
+import type { AgentChanges as SessionChanges, AgentFileChange as FileChange, AgentInfo, AgentStatus } from '../../../server/src/protocol';
 import { ApiError, apiError, bearer, UNREACHABLE_MESSAGE } from '../api';
 import { app } from '../app';
 import { readKeys } from '../keep';
@@ -32,19 +32,8 @@ export interface ToolServer {
   error?: string;
 }
 
-/** A file in a session's Changes view (GET …/changes). */
-export interface FileChange {
-  path: string;
-  kind: 'created' | 'modified' | 'deleted';
-  diff: string;
-  digest: string;
-  changedOutside: boolean;
-}
-
-export interface SessionChanges {
-  files: FileChange[];
-  diff: string;
-}
+/** A session's Changes (GET …/changes), as the protocol says. */
+export type { FileChange, SessionChanges };
 
 /** The diff's digest does not match what the view shows: nothing is signed (sign.ts's rule for cards). */
 export const UNDO_MISMATCH_MESSAGE = 'This phone will not sign this Undo: the diff it shows is not what the desktop listed (its fingerprint differs). Reload the changes.';

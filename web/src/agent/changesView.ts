@@ -6,11 +6,11 @@
  * the file changed outside the session since.
  */
 import { el } from '../dom';
-import { closeLayer, openLayer } from '../ui/layer';
+import { openLayer } from '../ui/layer';
 import { showToast } from '../ui/toast';
 import { agentApi, type FileChange, type SessionChanges } from './api';
 import { diffView } from './diff';
-import { closeButton } from './glyphs';
+import { agentSheet } from './sheet';
 import { agent, messageOf } from './state';
 
 const KIND_WORDS: Record<FileChange['kind'], string> = { created: 'new file', modified: 'changed', deleted: 'deleted' };
@@ -19,23 +19,14 @@ const KIND_WORDS: Record<FileChange['kind'], string> = { created: 'new file', mo
 export const changesButton = el('button', 'agent-changes-open', 'Changes');
 changesButton.type = 'button';
 
-const sheet = el('section', 'sheet agent-changes');
-sheet.hidden = true;
-sheet.setAttribute('role', 'dialog');
-sheet.setAttribute('aria-modal', 'true');
-const head = el('div', 'sheet-head');
-const title = el('h2', '', 'Changes');
-title.id = 'agent-changes-title';
-sheet.setAttribute('aria-labelledby', title.id);
-const close = closeButton(closeLayer);
-head.append(title, close);
+const sheet = agentSheet('agent-changes', 'Changes', 'agent-changes-title');
 const summary = el('p', 'hint agent-changes-summary');
 summary.setAttribute('aria-live', 'polite');
 const error = el('p', 'error');
 error.setAttribute('role', 'alert');
 const files = el('ul', 'agent-change-files');
 files.setAttribute('aria-label', 'Changed files');
-sheet.append(head, summary, error, files);
+sheet.append(summary, error, files);
 
 /** The sheet joins the page (initAgent). */
 export function mountChanges(): void {

@@ -1,5 +1,5 @@
 /** The agent screens' two extra glyphs, drawn on the back arrow's frame. */
-import { icon, iconButton } from '../ui/icons';
+import { icon } from '../ui/icons';
 
 export function arrowIcon(): SVGSVGElement {
   const svg = icon('back');
@@ -11,11 +11,4 @@ export function closeIcon(): SVGSVGElement {
   const svg = icon('back');
   svg.firstElementChild!.setAttribute('d', 'M6 6l12 12M18 6 6 18');
   return svg;
-}
-
-/** A sheet's close button (✕). */
-export function closeButton(run: () => void): HTMLButtonElement {
-  const b = iconButton('trash', 'Close', '', run);
-  b.replaceChildren(closeIcon());
-  return b;
 }

@@ -2,18 +2,10 @@
 import { el } from '../dom';
 import { closeLayer, openLayer } from '../ui/layer';
 import { agentApi, type AgentFolder } from './api';
-import { closeButton } from './glyphs';
+import { agentSheet } from './sheet';
 import { messageOf, nav } from './state';
 
-const sheet = el('section', 'sheet agent-sheet');
-sheet.hidden = true;
-sheet.setAttribute('role', 'dialog');
-sheet.setAttribute('aria-modal', 'true');
-const sheetHead = el('div', 'sheet-head');
-const sheetTitle = el('h2', '', 'New agent session');
-sheetTitle.id = 'agent-new-title';
-sheet.setAttribute('aria-labelledby', sheetTitle.id);
-sheetHead.append(sheetTitle, closeButton(closeLayer));
+const sheet = agentSheet('agent-sheet', 'New agent session', 'agent-new-title');
 const newForm = el('form', 'group agent-new-form');
 const folderLabel = el('label', 'group-title', 'Folder');
 const folderSelect = el('select');
@@ -45,7 +37,7 @@ newError.setAttribute('role', 'alert');
 const start = el('button', 'primary', 'Start');
 start.type = 'submit';
 newForm.append(folderLabel, folderSelect, folderPath, agentLabel, agentSelect, agentReasons, promptLabel, prompt, worktreeLabel, newError, start);
-sheet.append(sheetHead, newForm);
+sheet.append(newForm);
 
 let folders: AgentFolder[] = [];
 

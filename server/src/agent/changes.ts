@@ -22,26 +22,29 @@ export class ChangedOutsideError extends Error {}
 /** The session changed no such file, or it is already back (404 agent.not_found). */
 export class NotChangedError extends Error {}
 
-/** Sessions' files are tracked up to this many each; later ones are written, not listed. */
+/** A session's files are tracked up to this many, and this much text held; later files are written, not listed. */
 export const MAX_TRACKED_FILES = 500;
+export const MAX_TRACKED_CHARS = 32 * 1024 * 1024;
 
 /** A folder-relative path as the tools and the phone may spell it, in one form. */
 export const normalPath = (path: string) => path.replace(/\\/g, '/').replace(/^(\.\/)+/, '');
+const size = (t: Tracked) => (t.before?.length ?? 0) + (t.after?.length ?? 0);
 export const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 export class SessionChanges {
   private readonly files = new Map<string, Tracked>();
+  private chars = 0;
   /** What the session works in: `inner` with every write recorded. */
   readonly workspace: Workspace;
 
   constructor(private readonly inner: Workspace) {
-    const own: Record<string | symbol, unknown> = {
+    const own: Record<string | symbol, unknown> = Object.assign(Object.create(null) as object, {
       writeFile: (path: string, content: string) => this.write(path, content),
       ...(inner.removeFile ? { removeFile: (path: string) => this.remove(path) } : {}),
-    };
+    });
     this.workspace = new Proxy(inner, {
       get(target, prop) {
-        if (prop in own) return own[prop];
+        if (Object.hasOwn(own, prop)) return own[prop];
         const value: unknown = Reflect.get(target, prop, target);
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
@@ -60,10 +63,18 @@ export class SessionChanges {
     const key = normalPath(path);
     const known = this.files.get(key);
     // Not readable (too large, binary): changed, but not something Undo could put back.
-    const before = known ? known : this.files.size < MAX_TRACKED_FILES ? await this.inner.readIfExists(path).then((t) => ({ before: t }), () => undefined) : undefined;
+    const room = this.files.size < MAX_TRACKED_FILES && this.chars < MAX_TRACKED_CHARS;
+    const before = known ? known : room ? await this.inner.readIfExists(path).then((t) => ({ before: t }), () => undefined) : undefined;
     const result = await change();
-    if (known) known.after = after;
-    else if (before) this.files.set(key, { before: before.before, after });
+    if (known) {
+      this.chars -= size(known);
+      known.after = after;
+      this.chars += size(known);
+    } else if (before) {
+      const t = { before: before.before, after };
+      this.files.set(key, t);
+      this.chars += size(t);
+    }
     return result;
   }
 
@@ -97,6 +108,7 @@ export class SessionChanges {
     else if (this.inner.removeFile) await this.inner.removeFile(key);
     else throw new WorkspaceError(`This desktop cannot remove files; delete ${key} by hand.`);
     this.files.delete(key);
+    this.chars -= size(t);
   }
 
 }

@@ -133,6 +133,15 @@ export class VsCodeWorkspace implements Workspace {
     return undefined;
   }
 
+  /** The phone's Undo of a file the session made: removed as an edit, so an open editor follows. */
+  async removeFile(path: string): Promise<void> {
+    await this.files.checkWrite(path);
+    const { abs } = await this.files.resolve(path);
+    const edit = new vscode.WorkspaceEdit();
+    edit.deleteFile(vscode.Uri.file(abs), { ignoreIfNotExists: true });
+    if (!(await vscode.workspace.applyEdit(edit))) throw new WorkspaceError(`VS Code did not remove ${path}.`);
+  }
+
   diagnostics(path: string | undefined): Promise<DiagnosticsResult> {
     const root = this.folder.uri.fsPath;
     const only = path?.replace(/\\/g, '/').replace(/^\.\//, '');

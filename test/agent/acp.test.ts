@@ -8,7 +8,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
-import { decideAs } from '../helpers/devices';
+import { decideAs, actAs } from '../helpers/devices';
 import { bearer, send } from '../helpers/http';
 import { Follower, gitProject, startCli, type Cli } from './support';
 
@@ -54,7 +54,7 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   const list = await get('/v1/agent/sessions');
-  for (const s of list.json?.sessions ?? []) await send(cli.url, `/v1/agent/sessions/${s.id}`, { method: 'DELETE', headers: bearer(cli.token) });
+  for (const s of list.json?.sessions ?? []) await actAs(cli, s.id, 'delete');
 });
 afterAll(async () => {
   cli?.child.kill('SIGKILL');
@@ -113,17 +113,19 @@ describe('an ACP session', () => {
     expect(snap.json.transcript[0]).toEqual({ role: 'user', text: 'hello' });
 
     // The picker: POST …/mode sets it through session/set_mode.
-    expect((await post(`/v1/agent/sessions/${s.id}/mode`, { mode: 'plan' })).status).toBe(204);
+    expect((await actAs(cli, s.id, 'mode', { mode: 'plan' })).status).toBe(204);
     await s.events.waitFor((f) => f.of('modes').at(-1).current === 'plan', 'the mode event');
-    const bad = await post(`/v1/agent/sessions/${s.id}/mode`, { mode: 'warp' });
+    const bad = await actAs(cli, s.id, 'mode', { mode: 'warp' });
     expect(bad.status).toBe(400);
     expect(bad.json.error.message).toContain('must be one of "default", "plan"');
     // A mode in which the agent acts without asking is the desk's choice only.
     expect(s.events.of('modes').at(-1).modes[0]).toEqual({ id: 'auto', name: 'Auto', unasked: true });
-    const unasked = await post(`/v1/agent/sessions/${s.id}/mode`, { mode: 'auto' });
+    const unasked = await actAs(cli, s.id, 'mode', { mode: 'auto' });
     expect(unasked.status).toBe(400);
     expect(unasked.json.error.message).toContain('acts without asking; that can be chosen only at the desk');
-    expect((await post(`/v1/agent/sessions/${s.id}/model`, { model: 'x' })).status).toBe(400);
+    expect((await actAs(cli, s.id, 'model', { model: 'x' })).status).toBe(400);
+    // Unsigned, as a leaked device token alone would send it: refused, the mode stays.
+    expect((await post(`/v1/agent/sessions/${s.id}/mode`, { mode: 'default' })).json.error.code).toBe('agent.signature_required');
     await turn(s, 'hello');
     expect(said(s.events)).toContain('(mode plan).');
     s.events.close();

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toolResults, type ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
-import { decideAs } from '../helpers/devices';
+import { decideAs, actAs } from '../helpers/devices';
 import { agentCliSuite, alive, Follower, startCli, type Cli } from './support';
 
 let model: ScriptedModel;
@@ -386,7 +386,7 @@ describe('the agent at work', () => {
     model.script([{ text: ['hi'] }]);
     const { id, events } = await session('hello');
     await events.waitStatus('idle');
-    expect((await send(cli.url, `/v1/agent/sessions/${id}`, { method: 'DELETE', headers: bearer(cli.token) })).status).toBe(204);
+    expect((await actAs(cli, id, 'delete')).status).toBe(204);
     await events.waitFor((f) => f.ended, 'the stream to end');
     expect((await get(`/v1/agent/sessions/${id}`)).status).toBe(404);
   });

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
 import { CLI, spawnCli } from '../helpers/cli';
 import { bearer, send } from '../helpers/http';
-import { agentDevice, type TestDevice } from '../helpers/devices';
+import { agentDevice, type TestDevice, actAs } from '../helpers/devices';
 
 export interface Cli {
   child: ChildProcess;
@@ -161,7 +161,7 @@ export function agentCliSuite(prefix: string, files: Record<string, string>, com
   afterEach(async () => {
     const { cli, model } = suite;
     const list = await send(cli.url, '/v1/agent/sessions', { headers: bearer(cli.token) });
-    for (const s of list.json?.sessions ?? []) await send(cli.url, `/v1/agent/sessions/${s.id}`, { method: 'DELETE', headers: bearer(cli.token) });
+    for (const s of list.json?.sessions ?? []) await actAs(cli, s.id, 'delete');
     model.script([]);
     model.failures.length = 0;
   });

@@ -9,11 +9,10 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webClientLink } from '../../server/src/session/pairing';
 import { gitProject, startCli, type Cli } from '../agent/support';
 import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
-import { axe, ensureVendor, launchBrowser, phone, SCREENSHOTS } from './harness';
+import { agentPhone, axe, ensureVendor, launchBrowser, phone, SCREENSHOTS } from './harness';
 
 const STAND_IN = join(__dirname, '..', 'fixtures', 'acp', 'agent.mjs');
 
@@ -46,7 +45,8 @@ describe('an ACP agent on the phone', () => {
     const { page, context } = await phone(browser);
     try {
       await page.emulateMedia({ reducedMotion: 'reduce' });
-      await page.goto(webClientLink(cli.url, cli.token));
+      // Paired as a phone is (its own key, allowed at the desk): the mode it picks is signed.
+      await agentPhone(page, { cli, proxy: { url: cli.url } });
       await page.getByRole('tab', { name: 'Agent' }).click();
       await page.getByRole('button', { name: 'New session' }).click();
       const agentSelect = page.getByRole('dialog', { name: 'New agent session' }).getByLabel('Agent', { exact: true });

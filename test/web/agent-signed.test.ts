@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import { bearer, send } from '../helpers/http';
-import { allowAgent } from '../helpers/devices';
+import { allowAgent, actAs } from '../helpers/devices';
 import { DIGEST_MISMATCH_MESSAGE } from '../../web/src/agent/sign';
 import { agentPhone, ensureVendor, launchBrowser, phone, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
 import { serviceWorkerPush } from './serviceWorkerPush';
@@ -102,7 +102,7 @@ describe('the agent on a phone the desk allowed', () => {
     await expect.poll(() => page.locator('.approval.decided .approval-outcome').last().textContent()).toBe('Allowed');
     await expect.poll(() => readFileSync(join(desk.repo, 'proof.txt'), 'utf8').trim(), { timeout: 15_000 }).toBe('signed');
     const list = await send(desk.cli.url, '/v1/agent/sessions', { headers: bearer(desk.cli.token) });
-    for (const s of list.json?.sessions ?? []) await send(desk.cli.url, `/v1/agent/sessions/${s.id}`, { method: 'DELETE', headers: bearer(desk.cli.token) });
+    for (const s of list.json?.sessions ?? []) await actAs(desk.cli, s.id, 'delete');
   });
 
   it('a push agent_needs_you offers Allow and Deny (Chromium); Allow in the service worker signs with the phone\'s key and the command runs', async () => {
@@ -153,7 +153,7 @@ describe('the agent on a phone the desk allowed', () => {
     const message = new TextEncoder().encode(`deskrelay-approval:v1\n${id}\n${callId}\nallow\n${digest}`);
     expect(digest).toBe(createHash('sha256').update('echo from-the-lock-screen > pushed.txt', 'utf8').digest('hex'));
     expect(await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, Buffer.from(body.signature, 'base64url'), message)).toBe(true);
-    await send(desk.cli.url, `/v1/agent/sessions/${id}`, { method: 'DELETE', headers: bearer(desk.cli.token) });
+    await actAs(desk.cli, id, 'delete');
   });
 
   it('a card whose digest is not the digest of what it shows (changed on the way) says so, and nothing is signed or sent', async () => {
@@ -193,6 +193,6 @@ describe('the agent on a phone the desk allowed', () => {
     const list = await send(desk.cli.url, '/v1/agent/sessions', { headers: bearer(desk.cli.token) });
     const [session] = list.json.sessions as { id: string; pending: number }[];
     expect(session!.pending).toBe(1);
-    await send(desk.cli.url, `/v1/agent/sessions/${session!.id}`, { method: 'DELETE', headers: bearer(desk.cli.token) });
+    await actAs(desk.cli, session!.id, 'delete');
   });
 });

@@ -15,7 +15,7 @@ import { startCli, type Cli } from '../agent/support';
 import type { ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
 import { agentPhone, ensureVendor, launchBrowser, phone, SCREENSHOTS, setVisibility, axe, startAgentDesk, type AgentDesk } from './harness';
-import { decideAs } from '../helpers/devices';
+import { decideAs, actAs } from '../helpers/devices';
 import type { TestProxy } from './proxy';
 import { serviceWorkerPush } from './serviceWorkerPush';
 
@@ -40,7 +40,7 @@ beforeAll(async () => {
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
   const list = await send(cli.url, '/v1/agent/sessions', { headers: bearer(cli.token) });
-  for (const s of list.json?.sessions ?? []) await send(cli.url, `/v1/agent/sessions/${s.id}`, { method: 'DELETE', headers: bearer(cli.token) });
+  for (const s of list.json?.sessions ?? []) await actAs(cli, s.id, 'delete');
   model.script([]);
   model.failures.length = 0;
 });

@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { actAs } from '../helpers/devices';
 import { bearer, send } from '../helpers/http';
 import { agentPhone, axe, launchBrowser, phone, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
 
@@ -23,7 +24,7 @@ beforeAll(async () => {
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
   const list = await send(agent.cli.url, '/v1/agent/sessions', { headers: bearer(agent.cli.token) });
-  for (const s of list.json?.sessions ?? []) await send(agent.cli.url, `/v1/agent/sessions/${s.id}`, { method: 'DELETE', headers: bearer(agent.cli.token) });
+  for (const s of list.json?.sessions ?? []) await actAs(agent.cli, s.id, 'delete');
   agent.model.script([]);
 });
 

@@ -200,7 +200,7 @@ export async function startAgentDesk(prefix: string, files: Record<string, strin
  * pairing token; the phone registers with its own key), its device allowed the agent at the
  * desk, then the app opened at `path` (default `/`). Resolves with the device's id.
  */
-export async function agentPhone(page: Page, agent: AgentDesk, path = '/'): Promise<string> {
+export async function agentPhone(page: Page, agent: { cli: AgentDesk['cli']; proxy: { url: string } }, path = '/'): Promise<string> {
   const registered = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/v1/devices');
   await page.goto(webClientLink(agent.proxy.url, agent.cli.pairingToken));
   const { id } = (await (await registered).json()) as { id: string };

@@ -12,7 +12,7 @@ import { webClientLink } from '../../server/src/session/pairing';
 import type { Cli } from '../agent/support';
 import type { ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
-import { allowAgent } from '../helpers/devices';
+import { allowAgent, actAs } from '../helpers/devices';
 import { ensureVendor, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
 import type { TestProxy } from './proxy';
 import { clickWhenReady, startWebKit, type Session, type WebKit } from './webdriver';
@@ -138,7 +138,7 @@ describe('the agent in WebKit', () => {
     } finally {
       await s.close();
       const list = await send(cli.url, '/v1/agent/sessions', { headers: bearer(cli.token) });
-      for (const x of list.json?.sessions ?? []) await send(cli.url, `/v1/agent/sessions/${x.id}`, { method: 'DELETE', headers: bearer(cli.token) });
+      for (const x of list.json?.sessions ?? []) await actAs(cli, x.id, 'delete');
     }
   }, 90_000);
 });

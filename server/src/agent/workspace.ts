@@ -35,6 +35,11 @@ export interface Workspace {
    * May resolve with a note the result adds (VS Code: an edit left unsaved in the editor).
    */
   writeFile(path: string, content: string): Promise<void | string>;
+  /**
+   * Removes a file the session made (the Changes view's Undo; never a tool of the model's): the
+   * same refusals as writeFile. Hosts without it cannot take back a file the session created.
+   */
+  removeFile?(path: string): Promise<void>;
   /** Runs one command line in the folder. Called only after an approval. Never rejects for the command's own failure. */
   runCommand(command: string, options: CommandOptions): Promise<CommandResult>;
   /**

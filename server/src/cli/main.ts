@@ -38,18 +38,24 @@ const out = (text = ''): void => void process.stdout.write(`${text}\n`);
 
 /**
  * The pairing, on the user's terminal once and never into a log: what stands in the phone's way
- * first (a loopback address), then one QR code, the link the phone's camera opens, then the
+ * first (a loopback address, and the tunnel hint), then one QR code captioned with who can use it, the link the phone's camera opens, then the
  * pairing JSON to paste instead. `tunnelGiven`: --tunnel was asked for, so it is not suggested.
  */
 async function printPairing({ payload, link, url }: Pairing, tunnelGiven: boolean): Promise<void> {
-  if (isLoopbackUrl(url)) {
+  const loopback = isLoopbackUrl(url);
+  if (loopback) {
     out(
       tunnelGiven
         ? `A phone cannot reach it: ${url} is this computer's loopback address, and the tunnel is not up.`
         : `A phone cannot reach it: ${url} is this computer's loopback address. Run with --tunnel for an address a phone can reach.`,
     );
   }
-  out("Scan with the phone's camera to open DeskRelay (a secret: the link carries the token):");
+  // The QR code stays (CONTRACT §7), but never looks like the way in for a phone that cannot use it.
+  out(
+    loopback
+      ? `For a browser on this computer only (a phone cannot reach this address), a secret: the link carries the token:`
+      : "Scan with the phone's camera to open DeskRelay (a secret: the link carries the token):",
+  );
   out(await terminalQr(link));
   out(link);
   out('Or paste this pairing JSON in the app (also a secret):');

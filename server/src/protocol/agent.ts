@@ -15,6 +15,8 @@ export const AGENT_PATHS = /* @__PURE__ */ Object.freeze({
   agentModel: '/v1/agent/sessions/:id/model',
   agentMerge: '/v1/agent/sessions/:id/merge',
   agentDiscard: '/v1/agent/sessions/:id/discard',
+  agentChanges: '/v1/agent/sessions/:id/changes',
+  agentUndo: '/v1/agent/sessions/:id/changes/undo',
 });
 
 /** The workspace agent's session states. */
@@ -159,4 +161,23 @@ export interface AgentInfo {
   available: boolean;
   /** Why it is not available, and how to make it so. */
   reason?: string;
+}
+
+/** One file in `GET /v1/agent/sessions/<id>/changes` (docs/agent.md): the session's change to it as one diff. */
+export interface AgentFileChange {
+  path: string;
+  kind: 'created' | 'modified' | 'deleted';
+  /** From before the session's first change to the file to after its last. */
+  diff: string;
+  /** Lowercase hex SHA-256 of `diff`: what an Undo signs. */
+  digest: string;
+  /** The file is no longer as the session left it: Undo is refused (409 agent.changed_outside). */
+  changedOutside: boolean;
+}
+
+/** `GET /v1/agent/sessions/<id>/changes` and the answer of `POST …/changes/undo`. */
+export interface AgentChanges {
+  files: AgentFileChange[];
+  /** Every file's diff, one after another. */
+  diff: string;
 }

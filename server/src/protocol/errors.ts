@@ -65,6 +65,8 @@ export const ERROR_STATUS = /* @__PURE__ */ Object.freeze({
   'agent.not_pending': 409,
   /** The session is working; Merge and Discard wait until it is idle. */
   'agent.busy': 409,
+  /** Undo of a file that changed since the session's last change to it (outside the session). */
+  'agent.changed_outside': 409,
   /** Every agent session the desktop keeps is busy. */
   'agent.too_many_sessions': 429,
   /** Conversations are not kept on the desktop. */

@@ -63,3 +63,15 @@ export async function decisionBody(
   const signature = await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, data);
   return { decision, signature: base64url(new Uint8Array(signature)) };
 }
+
+/** The session actions a phone signs besides decisions (docs/devices.md): the same key, a string of their own. */
+export type SignedAction = 'undo' | 'discard' | 'merge' | 'delete' | 'mode' | 'model';
+
+export const actionMessage = (action: SignedAction, sessionId: string, ...subject: string[]) => [`deskrelay-${action}:v1`, sessionId, ...subject].join('\n');
+
+/** `{signature}` over the action by this phone's key, or nothing without a key (a relay that wants one says so). */
+export async function actionSignature(privateKey: CryptoKey | null | undefined, action: SignedAction, sessionId: string, ...subject: string[]): Promise<{ signature?: string }> {
+  if (!privateKey) return {};
+  const data = new TextEncoder().encode(actionMessage(action, sessionId, ...subject));
+  return { signature: base64url(new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, data))) };
+}

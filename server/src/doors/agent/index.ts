@@ -21,7 +21,8 @@ import { sendJson, sendNoContent } from '../../http/json';
 import type { Route, RouteRequest } from '../../http/route';
 import { type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import { followLog } from '../logStream';
-import { verifyDecision } from './signature';
+import { actionMessage, decisionMessage, verifySigned, type SignedAction } from './signature';
+import { ChangedOutsideError, ChangesBook, NotChangedError, normalPath } from '../../agent/changes';
 
 /** The door's paths (docs/agent.md). */
 export const AGENT_FOLDERS_PATH = PATHS.agentFolders;
@@ -36,6 +37,8 @@ const MERGE = sub('merge');
 const DISCARD = sub('discard');
 const MODE = sub('mode');
 const MODEL = sub('model');
+const CHANGES = sub('changes');
+const UNDO = sub('changes/undo');
 
 const DEFAULT_HOW_TO_ENABLE = 'Turn it on at the desk: `deskrelay serve --agent DIR` (or "agent": {"folders": [...]} in config.json).';
 
@@ -44,6 +47,9 @@ const defaultHowToAllow = (id: string) => `VS Code: the notification, or DeskRel
 const notPending = () => new HttpError(409, 'agent.not_pending', 'No approval is waiting for that call: it was already decided, the session was stopped, or the id is unknown.');
 
 const notFound = () => new HttpError(404, 'agent.not_found', 'No agent session by that id: it was deleted, dropped to make room, or the desktop relay restarted.');
+
+const changedOutside = (path: string) =>
+  new HttpError(409, 'agent.changed_outside', `${path} changed since the session's last change to it (outside the session): Undo would lose that. Nothing was changed; take it back by hand.`);
 
 function nonEmptyString(body: Record<string, unknown>, name: string, shape: string): string {
   const value = body[name];
@@ -67,6 +73,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   const host: AgentHost | undefined = ctx.options.agent;
   const limits: AgentLimits = { ...DEFAULT_LIMITS, ...host?.limits };
   const { logger } = ctx.options;
+  const changes = new ChangesBook();
   const store = new SessionStore({ chat: ctx.chat, limits, logger, push: (payload) => ctx.replies.agentPush(payload), tools: () => host?.tools?.() ?? [] });
   ctx.replies.agentSessions = () =>
     (host?.workspaces().length ?? 0) === 0 ? [] : store.list().map((s) => ({ id: s.id, title: s.title, updatedAt: s.updatedAt, preview: `${s.folder} · ${s.status}` }));
@@ -78,11 +85,12 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
           .then(({ keep, sessions }) =>
             store.keep(keep, sessions, (r) => {
               const folder = host?.workspaces().find((w) => w.name === r.folder);
-              if (!r.worktree) return folder;
+              if (!r.worktree) return folder && changes.track(r.id, folder);
               // Only a worktree of DeskRelay's own folder, as it made them: a file naming another place is not followed.
               const own = relative(worktreesDir(ctx.options.configDir), r.worktree.path);
               if (own === '' || own.startsWith('..') || isAbsolute(own) || own.includes(sep)) return undefined;
-              return existsSync(r.worktree.path) ? folder?.worktree?.(r.worktree.path) : undefined;
+              const tree = existsSync(r.worktree.path) ? folder?.worktree?.(r.worktree.path) : undefined;
+              return tree && changes.track(r.id, tree);
             }),
           )
           .catch((err: unknown) => logger.error(`agent sessions: cannot read ${agentSessionsDir(ctx.options.configDir)} (${(err as NodeJS.ErrnoException).code ?? 'error'}); sessions are not kept this run`))
@@ -127,6 +135,35 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     if (device.agent === 'denied') throw new HttpError(403, 'agent.device_not_allowed', `The desk did not allow this phone to use the agent. To allow it: ${how}`);
     devices!.askAgent(id, list.map((w) => w.name));
     throw new HttpError(403, 'agent.device_not_allowed', `This phone may not use the agent until the desk allows it; the desk was asked. To allow it: ${how}`);
+  };
+
+  /**
+   * With approvals "device": the body's `signature` must be the asking device's over `message()`
+   * (CONTRACT §9); `nothing` ends each refusal (what was not done). Token approvals: no check.
+   */
+  const requireSignature = async (req: IncomingMessage, c: RelayContext, body: Record<string, unknown>, message: () => string, words: { what: string; nothing: string; bad: string }): Promise<void> => {
+    if ((host?.approvals?.() ?? 'device') !== 'device') return;
+    const device = c.admission.devices?.get(c.state(req).device ?? '');
+    if (typeof body.signature !== 'string' || body.signature === '') {
+      throw new HttpError(403, 'agent.signature_required', `${words.what} must be signed with this phone's key ("signature"); ${words.nothing}.`);
+    }
+    if (!device?.publicKey) {
+      throw new HttpError(403, 'agent.signature_required', `This phone registered no key, so its requests cannot be verified: pair it again from the DeskRelay web app. ${words.nothing[0]!.toUpperCase()}${words.nothing.slice(1)}.`);
+    }
+    const text = message();
+    if (!(await verifySigned(device.publicKey, body.signature, text))) {
+      logger.warn(`agent: a signed request (${text.slice(0, text.indexOf('\n'))}) from ${device.id} did not verify; ${words.nothing}`);
+      throw new HttpError(403, 'agent.bad_signature', `${words.bad}; ${words.nothing}.`);
+    }
+  };
+
+  /** A session action a phone signs (discard, merge, delete, mode, model): the JSON body, empty when none came. */
+  const signedAction = async (req: IncomingMessage, c: RelayContext, action: SignedAction, s: AgentSession, shape: string, subject: (body: Record<string, unknown>) => string[] = () => []): Promise<Record<string, unknown>> => {
+    const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+    const body = hasBody ? jsonObject((await readJsonBody(req, c)).json, shape) : {};
+    const words = { what: `This request (${action})`, nothing: 'nothing was done', bad: `The signature does not match ${action} on this session with this phone's key` };
+    await requireSignature(req, c, body, () => actionMessage(action, s.id, ...subject(body)), words);
+    return body;
   };
 
   const route = (method: Route['method'], path: string, handle: Route['handle']): Route => ({
@@ -196,7 +233,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
       worktree = { ...worktree, ...(into ? { into } : {}) };
       where = workspace.worktree(worktree.path);
     }
-    const created = store.create(where, agent, { id, ...(worktree ? { worktree } : {}) });
+    const created = store.create(changes.track(id, where), agent, { id, ...(worktree ? { worktree } : {}) });
     if (!created) {
       if (worktree) await removeWorktree(worktree, gitEnv()).catch(() => {});
       throw new HttpError(429, 'agent.too_many_sessions', `All ${limits.maxSessions} agent sessions the desktop keeps are working; stop or delete one first.`, { 'Retry-After': '5' });
@@ -215,8 +252,9 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
 
   const getSession = route('GET', SESSION, (req, res) => sendJson(res, 200, session(req).snapshot()));
 
-  const deleteSession = route('DELETE', SESSION, (req, res) => {
+  const deleteSession = route('DELETE', SESSION, async (req, res, c) => {
     const s = session(req);
+    await signedAction(req, c, 'delete', s, '{"signature": "<base64url>"}');
     store.delete(s.id);
     logger.info(`agent ${s.id.slice(0, 8)}: session deleted`);
     sendNoContent(res);
@@ -245,21 +283,17 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     if (!DECISIONS.includes(body.decision as Decision)) throw invalid(`"decision" must be "allow", "deny" or "allow_session": ${shape}.`);
     // A denial's reason, for the model (never part of what a device signs: it decides nothing).
     if (body.note !== undefined && (typeof body.note !== 'string' || body.note.length > MAX_NOTE)) throw invalid(`"note" must be a string of at most ${MAX_NOTE} characters: ${shape}.`);
-    if ((host?.approvals?.() ?? 'device') === 'device') {
-      const device = c.admission.devices?.get(c.state(req).device ?? '');
-      if (typeof body.signature !== 'string' || body.signature === '') {
-        throw new HttpError(403, 'agent.signature_required', 'A decision must be signed with this phone\'s key ("signature"); nothing was decided.');
-      }
-      if (!device?.publicKey) {
-        throw new HttpError(403, 'agent.signature_required', 'This phone registered no key, so its decisions cannot be verified: pair it again from the DeskRelay web app. Nothing was decided.');
-      }
-      const pending = s.gate.get(callId);
-      if (!pending) throw notPending();
-      if (!(await verifyDecision(device.publicKey, body.signature, { sessionId: s.id, callId, decision: body.decision as Decision, digest: pending.digest }))) {
-        logger.warn(`agent ${s.id.slice(0, 8)}: a decision for ${callId} from ${device.id} did not verify; nothing was decided`);
-        throw new HttpError(403, 'agent.bad_signature', 'The signature does not match this call, this decision and what its card shows, with this phone\'s key; nothing was decided.');
-      }
-    }
+    await requireSignature(
+      req,
+      c,
+      body,
+      () => {
+        const pending = s.gate.get(callId);
+        if (!pending) throw notPending();
+        return decisionMessage({ sessionId: s.id, callId, decision: body.decision as Decision, digest: pending.digest });
+      },
+      { what: 'A decision', nothing: 'nothing was decided', bad: 'The signature does not match this call, this decision and what its card shows, with this phone\'s key' },
+    );
     try {
       s.decide(callId, body.decision as Decision, body.note as string | undefined);
     } catch (err) {
@@ -278,9 +312,10 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   const choose = (what: 'mode' | 'model', pattern: string): Route =>
     route('POST', pattern, async (req, res, c) => {
       const s = session(req);
-      const shape = `{"${what}": "<an id from the session's ${what}s event>"}`;
+      const shape = `{"${what}": "<an id from the session's ${what}s event>", "signature": "<base64url>"}`;
       const body = jsonObject((await readJsonBody(req, c)).json, shape);
       const id = nonEmptyString(body, what, shape);
+      await requireSignature(req, c, body, () => actionMessage(what, s.id, id), { what: `A ${what} change`, nothing: 'nothing was changed', bad: `The signature does not match this ${what} on this session with this phone's key` });
       try {
         await s.choose(what, id);
       } catch (err) {
@@ -298,8 +333,10 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     return s.worktree;
   };
 
-  const merge = route('POST', MERGE, (req, res) => {
+  const merge = route('POST', MERGE, async (req, res, c) => {
     const s = session(req);
+    worktreeOf(s);
+    await signedAction(req, c, 'merge', s, '{"signature": "<base64url>"}');
     const w = worktreeOf(s);
     const project = folders().find((f) => f.name === s.folder);
     if (!project) throw notFound();
@@ -308,8 +345,10 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     sendJson(res, 202, { command, into: w.into ?? null });
   });
 
-  const discard = route('POST', DISCARD, async (req, res) => {
+  const discard = route('POST', DISCARD, async (req, res, c) => {
     const s = session(req);
+    worktreeOf(s);
+    await signedAction(req, c, 'discard', s, '{"signature": "<base64url>"}');
     const w = worktreeOf(s);
     store.delete(s.id);
     try {
@@ -322,6 +361,39 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     sendNoContent(res);
   });
 
+  /** The session's changes (the phone's Changes view): each file's diff, and all of them as one. */
+  const listChanges = async (s: AgentSession) => {
+    changes.prune((id) => store.get(id) !== undefined);
+    const files = (await changes.of(s.id)?.list()) ?? [];
+    return { files, diff: files.map((f) => f.diff).join('') };
+  };
+
+  const getChanges = route('GET', CHANGES, async (req, res) => sendJson(res, 200, await listChanges(session(req))));
+
+  // Undo asks no approval (it takes back only what the session did) but is a write: signed.
+  const undo = route('POST', UNDO, async (req, res, c) => {
+    const s = session(req);
+    const shape = '{"path": "<a path GET …/changes lists>", "digest": "<its digest>", "signature": "<base64url>"}';
+    const body = jsonObject((await readJsonBody(req, c)).json, shape);
+    const path = normalPath(nonEmptyString(body, 'path', shape));
+    const digest = nonEmptyString(body, 'digest', shape);
+    await requireSignature(req, c, body, () => actionMessage('undo', s.id, path, digest), { what: 'An undo', nothing: 'nothing was changed', bad: 'The signature does not match this file and what its diff shows, with this phone\'s key' });
+    const tracked = changes.of(s.id);
+    try {
+      if (!tracked) throw new NotChangedError();
+      await tracked.undo(path, digest);
+    } catch (err) {
+      if (err instanceof NotChangedError) throw new HttpError(404, 'agent.not_found', `This session has no change to ${path} to undo (never changed, or already undone).`);
+      if (err instanceof ChangedOutsideError) throw changedOutside(path);
+      if (err instanceof WorkspaceError) throw new HttpError(409, 'agent.changed_outside', err.message);
+      throw err;
+    }
+    // Every screen marks the session's edits to it reverted, and the model is told.
+    for (const change of s.changes) if (!change.reverted && normalPath(change.path) === path) s.reverted(change.callId);
+    logger.info(`agent ${s.id.slice(0, 8)}: a change undone from the phone`);
+    sendJson(res, 200, await listChanges(s));
+  });
+
   const stop = route('POST', STOP, (req, res) => {
     const s = session(req);
     s.stop();
@@ -331,7 +403,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
 
   return {
     // GET is the issue's; POST is the same stream for quick tunnels, which hold a GET event stream until it closes.
-    routes: [listFolders, listFiles, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop, listAgents, choose('mode', MODE), choose('model', MODEL), merge, discard],
+    routes: [listFolders, listFiles, createSession, listSessions, getSession, deleteSession, events('GET'), events('POST'), postMessage, decide, stop, listAgents, choose('mode', MODE), choose('model', MODEL), merge, discard, getChanges, undo],
     // What a session was doing when the relay stopped is what it comes back as: the stop (and the
     // chats' cancelling before it) is not saved.
     async beforeStop() {

@@ -21,12 +21,26 @@ const SIGNATURE = /^[A-Za-z0-9_-]{86}$/;
  * another decision, another card or by another key does not verify: a stolen device token
  * alone cannot approve anything.
  */
-export async function verifyDecision(key: DevicePublicKey, signature: string, decision: SignedDecision): Promise<boolean> {
+export function verifyDecision(key: DevicePublicKey, signature: string, decision: SignedDecision): Promise<boolean> {
+  return verifySigned(key, signature, decisionMessage(decision));
+}
+
+/**
+ * The other writes a phone asks for, each signed like a decision over its own string: a stolen
+ * device token alone can neither take back a file nor discard, merge or delete a session, nor
+ * change an agent's mode or model. `subject` is the path and digest (undo) or the chosen id.
+ */
+export type SignedAction = 'undo' | 'discard' | 'merge' | 'delete' | 'mode' | 'model';
+
+export const actionMessage = (action: SignedAction, sessionId: string, ...subject: string[]) => [`deskrelay-${action}:v1`, sessionId, ...subject].join('\n');
+
+/** Whether `signature` is the device's over exactly `message` (base64url, 64-byte P1363). */
+export async function verifySigned(key: DevicePublicKey, signature: string, message: string): Promise<boolean> {
   if (!SIGNATURE.test(signature)) return false;
   const bytes = Buffer.from(signature, 'base64url');
   if (bytes.length !== 64) return false;
   try {
-    return await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, await importPublicKey(key), bytes, new TextEncoder().encode(decisionMessage(decision)));
+    return await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, await importPublicKey(key), bytes, new TextEncoder().encode(message));
   } catch {
     return false;
   }

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { startScriptedModel, toolResults, type ScriptedModel } from '../../../fixtures/providers/scripted';
 import { alive } from '../../../helpers/process';
 import { api, freePort, readToken, rememberSecret, setSetting, waitFor, type Status, run } from './helpers';
-import { decideAs, registerDevice, type TestDevice } from '../../../helpers/devices';
+import { actAs, decideAs, registerDevice, signAction, type TestDevice } from '../../../helpers/devices';
 
 /**
  * The workspace agent inside a real VS Code (issue 23): off until the user's setting, then the
@@ -196,6 +196,34 @@ describe('The workspace agent in VS Code', function () {
     failures();
   });
 
+  it('the phone\'s Undo (Changes, signed) through VS Code: a rewritten file back as it was, a file the session made removed', async () => {
+    writeFileSync(join(folder, 'undo-me.txt'), 'before\n');
+    model.script([
+      { calls: [{ name: 'write_file', arguments: { path: 'undo-me.txt', content: 'after\n' } }, { name: 'write_file', arguments: { path: 'made.txt', content: 'new\n' } }] },
+      { text: ['done'] },
+    ]);
+    const id = await start('change two files');
+    let last = '';
+    for (let i = 0; i < 2; i++) {
+      const a = await waitFor('an approval', async () => (await snapshot(id)).pending.find((p: any) => p.callId !== last), 20_000);
+      last = a.callId;
+      assert.equal((await decide(id, a.callId, 'allow')).status, 204);
+    }
+    await idle(id);
+    assert.equal(readFileSync(join(folder, 'undo-me.txt'), 'utf8'), 'after\n');
+    const listed = (await call('GET', `/v1/agent/sessions/${id}/changes`)).json.files as { path: string; kind: string; digest: string }[];
+    assert.deepEqual(listed.map((f) => [f.path, f.kind]), [['undo-me.txt', 'modified'], ['made.txt', 'created']]);
+    for (const f of listed) {
+      const reply = await call('POST', `/v1/agent/sessions/${id}/changes/undo`, { path: f.path, digest: f.digest, signature: await signAction(phone.key, 'undo', id, f.path, f.digest) });
+      assert.equal(reply.status, 200, JSON.stringify(reply.json));
+    }
+    assert.equal(readFileSync(join(folder, 'undo-me.txt'), 'utf8'), 'before\n');
+    assert.equal(existsSync(join(folder, 'made.txt')), false);
+    assert.deepEqual((await call('GET', `/v1/agent/sessions/${id}/changes`)).json.files, []);
+    rmSync(join(folder, 'undo-me.txt'));
+    failures();
+  });
+
   it('a write through a dangling symbolic link is refused before any card, and nothing is created where it points', async () => {
     const outside = mkdtempSync(join(tmpdir(), 'deskrelay-e2e-outside-'));
     symlinkSync(join(outside, 'newfile.txt'), join(folder, 'dangling.txt'));
@@ -215,7 +243,7 @@ describe('The workspace agent in VS Code', function () {
       failures();
     } finally {
       // A card left waiting (the write not refused) must not hold the next tests' script.
-      if (id) await call('DELETE', `/v1/agent/sessions/${id}`);
+      if (id) await actAs({ url: base, phone }, id, 'delete');
       model.script([]);
       rmSync(join(folder, 'dangling.txt'));
       rmSync(join(folder, 'hooklink'));

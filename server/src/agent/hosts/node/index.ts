@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { lstat, mkdir, readlink, realpath, stat } from 'node:fs/promises';
+import { lstat, mkdir, readlink, realpath, stat, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve as resolvePath, sep } from 'node:path';
 import { commandEnv } from '../../commandEnv';
@@ -297,6 +297,16 @@ export class NodeWorkspace implements Workspace {
     } finally {
       await handle.close().catch(() => {});
     }
+  }
+
+  /** Removes a regular file (never a link, a folder, a file with two names), by its real path inside the folder. */
+  async removeFile(path: string): Promise<void> {
+    await this.writeTarget(path);
+    const { abs } = await this.resolve(path);
+    this.checkWritable(await this.root(), abs, path);
+    await unlink(abs).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw new WorkspaceError(`Cannot remove "${path}" (${err.code ?? 'error'}).`);
+    });
   }
 
   /** A real path a write may reach: inside the folder and not denied. */

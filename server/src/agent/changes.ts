@@ -1,0 +1,135 @@
+/**
+ * A session's changes to its folder, file by file (issue 38): what each file held before the
+ * session's first write to it and after its last, recorded as the session's workspace writes
+ * (DeskRelay's own tools and an ACP agent's writes alike), whatever host it runs on. The phone's
+ * Changes view lists them as one diff and takes a file back (Undo) only while the file is still
+ * exactly as the session left it.
+ */
+import { createHash } from 'node:crypto';
+import type { AgentFileChange } from '../protocol';
+import { unifiedDiff } from './diff';
+import { WorkspaceError, type Workspace } from './workspace';
+
+/** One file as the session changed it: undefined is "no file there". */
+interface Tracked {
+  before: string | undefined;
+  after: string | undefined;
+}
+
+/** The file is not as the session left it (409 agent.changed_outside). */
+export class ChangedOutsideError extends Error {}
+
+/** The session changed no such file, or it is already back (404 agent.not_found). */
+export class NotChangedError extends Error {}
+
+/** A session's files are tracked up to this many, and this much text held; later files are written, not listed. */
+export const MAX_TRACKED_FILES = 500;
+export const MAX_TRACKED_CHARS = 32 * 1024 * 1024;
+
+/** A folder-relative path as the tools and the phone may spell it, in one form. */
+export const normalPath = (path: string) => path.replace(/\\/g, '/').replace(/^(\.\/)+/, '');
+const size = (t: Tracked) => (t.before?.length ?? 0) + (t.after?.length ?? 0);
+export const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+export class SessionChanges {
+  private readonly files = new Map<string, Tracked>();
+  private chars = 0;
+  /** What the session works in: `inner` with every write recorded. */
+  readonly workspace: Workspace;
+
+  constructor(private readonly inner: Workspace) {
+    const own: Record<string | symbol, unknown> = Object.assign(Object.create(null) as object, {
+      writeFile: (path: string, content: string) => this.write(path, content),
+      ...(inner.removeFile ? { removeFile: (path: string) => this.remove(path) } : {}),
+    });
+    this.workspace = new Proxy(inner, {
+      get(target, prop) {
+        if (Object.hasOwn(own, prop)) return own[prop];
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  }
+
+  private write(path: string, content: string): Promise<void | string> {
+    return this.record(path, content, () => this.inner.writeFile(path, content));
+  }
+
+  private remove(path: string): Promise<void> {
+    return this.record(path, undefined, () => this.inner.removeFile!(path));
+  }
+
+  private async record<T>(path: string, after: string | undefined, change: () => Promise<T>): Promise<T> {
+    const key = normalPath(path);
+    const known = this.files.get(key);
+    // Not readable (too large, binary): changed, but not something Undo could put back.
+    const room = this.files.size < MAX_TRACKED_FILES && this.chars < MAX_TRACKED_CHARS;
+    const before = known ? known : room ? await this.inner.readIfExists(path).then((t) => ({ before: t }), () => undefined) : undefined;
+    const result = await change();
+    if (known) {
+      this.chars -= size(known);
+      known.after = after;
+      this.chars += size(known);
+    } else if (before) {
+      const t = { before: before.before, after };
+      this.files.set(key, t);
+      this.chars += size(t);
+    }
+    return result;
+  }
+
+  /** The files the session changed, in the order first changed; a file back as it was is left out. */
+  async list(): Promise<AgentFileChange[]> {
+    const out: AgentFileChange[] = [];
+    for (const [path, t] of this.files) {
+      if (t.before === t.after) continue;
+      const now = await this.inner.readIfExists(path).catch(() => null);
+      const diff = unifiedDiff(path, t.before, t.after ?? '');
+      out.push({ path, kind: t.before === undefined ? 'created' : t.after === undefined ? 'deleted' : 'modified', diff, digest: sha256Hex(diff), changedOutside: now !== t.after });
+    }
+    return out;
+  }
+
+  /**
+   * Puts the file back as it was before the session's first change to it: a file the session
+   * made is removed, one it removed is made again. Refused (ChangedOutsideError) when the file is
+   * no longer exactly as the session's last change left it; `digest` must be that of the diff
+   * listed now (what the phone showed and signed).
+   */
+  async undo(path: string, digest: string): Promise<void> {
+    const key = normalPath(path);
+    const t = this.files.get(key);
+    if (!t || t.before === t.after) throw new NotChangedError();
+    if (sha256Hex(unifiedDiff(key, t.before, t.after ?? '')) !== digest) throw new ChangedOutsideError();
+    const now = await this.inner.readIfExists(key).catch(() => null);
+    if (now !== t.after) throw new ChangedOutsideError();
+    // What the session's file is now (`after`) goes; what was there before comes back.
+    if (t.before !== undefined) await this.inner.writeFile(key, t.before);
+    else if (this.inner.removeFile) await this.inner.removeFile(key);
+    else throw new WorkspaceError(`This desktop cannot remove files; delete ${key} by hand.`);
+    this.files.delete(key);
+    this.chars -= size(t);
+  }
+
+}
+
+/** Every session's changes, by session id (the agent door's). */
+export class ChangesBook {
+  private readonly sessions = new Map<string, SessionChanges>();
+
+  /** `workspace` with its writes recorded for the session `id`. */
+  track(id: string, workspace: Workspace): Workspace {
+    const changes = new SessionChanges(workspace);
+    this.sessions.set(id, changes);
+    return changes.workspace;
+  }
+
+  of(id: string): SessionChanges | undefined {
+    return this.sessions.get(id);
+  }
+
+  /** Forgets every session `alive` does not know (deleted, dropped). */
+  prune(alive: (id: string) => boolean): void {
+    for (const id of [...this.sessions.keys()]) if (!alive(id)) this.sessions.delete(id);
+  }
+}

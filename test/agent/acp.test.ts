@@ -285,6 +285,20 @@ describe('an ACP session', () => {
     s.events.close();
   });
 
+  it('messages queued before a Stop all reach the agent with the next one, in the order sent', async () => {
+    const s = await session('slow');
+    await s.events.waitFor((f) => said(f).includes('working slowly'), 'the slow turn');
+    for (const text of ['first queued', 'second queued']) expect((await post(`/v1/agent/sessions/${s.id}/messages`, { text })).status).toBe(202);
+    await s.events.waitFor((f) => f.of('queued').length === 2, 'both queued');
+    expect((await post(`/v1/agent/sessions/${s.id}/stop`, {})).status).toBe(204);
+    await s.events.waitStatus('stopped');
+    await turn(s, 'third');
+    // The stand-in echoes a prompt it does not know: the whole prompt it was sent.
+    expect(said(s.events)).toContain('unknown prompt: first queued\n\nsecond queued\n\nthird');
+    expect(s.events.of('user').map((e) => e.text)).toEqual(['slow', 'first queued', 'second queued', 'third']);
+    s.events.close();
+  });
+
   it('Stop on an agent that ignores session/cancel: its process group is killed after the grace and the session says so', async () => {
     const s = await session('hang');
     await s.events.waitFor((f) => said(f).includes('hanging'), 'the hanging turn');

@@ -209,10 +209,10 @@ export class AgentSession {
     this.turns = this.turns
       .then(() => {
         if (this.stops !== stops || this.closed) return;
-        // Messages queued before a stop join first, in the order sent.
-        for (const queued of this.queue.splice(0)) this.addUser(queued);
-        this.addUser(text);
-        return this.engine ? this.runEngineTurn(this.engine, text) : this.runTurn();
+        // Messages queued before a stop join first, in the order sent; another agent gets them all in one prompt.
+        const texts = [...this.queue.splice(0), text];
+        for (const t of texts) this.addUser(t);
+        return this.engine ? this.runEngineTurn(this.engine, texts.join('\n\n')) : this.runTurn();
       })
       .catch((err: unknown) => {
         this.deps.logger.error(`agent ${this.short}: the turn failed unexpectedly: ${err instanceof Error ? `${err.name}: ${err.message}` : typeof err}`);

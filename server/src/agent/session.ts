@@ -7,7 +7,7 @@ import { Conversation } from './conversation';
 import { AgentEventLog } from './eventLog';
 import { capResult, MAX_CALLS_PER_REPLY } from './limits';
 import { callModel, type ModelReply } from './modelCall';
-import { answersForUnanswered, RESTARTED_DENIED, RESTARTED_INTERRUPTED, toolOf } from './restored';
+import { answersForUnanswered, earlierText, RESTARTED_DENIED, RESTARTED_INTERRUPTED, toolOf } from './restored';
 import { NOT_RUN, offeredTools, runToolCall } from './toolCall';
 import type { AppliedChange, CallResult, SessionSnapshot, TranscriptItem } from './transcript';
 import type { Engine } from './engine';
@@ -64,6 +64,8 @@ export class AgentSession {
   private readonly engine: Engine | undefined;
   /** Set when the engine can take no more turns (its process ended). */
   private engineEnded: string | undefined;
+  /** A kept session's transcript items as read back (what an agent that cannot load its session is given). */
+  private restoredItems = 0;
 
   constructor(private readonly deps: SessionDeps) {
     this.id = deps.id;
@@ -90,6 +92,7 @@ export class AgentSession {
       emit: (event) => this.emit(event),
       record: (item) => this.transcript.push(item),
       ended: (message) => this.engineEnd(message),
+      ...(deps.restored ? { resumed: { ...(deps.restored.engine ? { state: deps.restored.engine } : {}), earlier: () => earlierText(this.transcript.slice(0, this.restoredItems)) } } : {}),
     });
     this.fitter = new ContextFitter({ chat: deps.chat, logger: deps.logger, short: this.short, emit: (e) => this.emit(e), summarise: (signal, messages) => this.callModel(signal, messages) });
     this.createdAt = deps.restored?.createdAt ?? Date.now();
@@ -113,6 +116,8 @@ export class AgentSession {
       ...(this.projectInstructions ? { instructions: this.projectInstructions } : {}),
       ...(this.deps.worktree ? { worktree: this.deps.worktree } : {}),
       nextCall: this.gate.nextCallNumber,
+      ...(this.deps.agent ? { agent: this.deps.agent.id } : {}),
+      ...(this.engine?.kept?.() ? { engine: this.engine.kept() } : {}),
     };
   }
 
@@ -136,6 +141,7 @@ export class AgentSession {
       this.emit({ type: 'tool_result', callId, ok: false, denied: true, output: RESTARTED_DENIED });
     }
     if (r.status === 'running' || r.status === 'waiting') this.emit({ type: 'error', message: RESTARTED_INTERRUPTED });
+    this.restoredItems = this.transcript.length;
     this.statusValue = r.status as AgentStatus;
     this.setStatus('idle');
     this.updated = r.updatedAt;

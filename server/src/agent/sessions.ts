@@ -9,6 +9,9 @@ import { AgentSession } from './session';
 import type { Workspace } from './workspace';
 import type { AgentSessionKeep, StoredAgentSession } from '../store/agentSessions';
 
+/** An ACP agent for a session: its id and its engine. */
+export type Agent = { id: string; engine: EngineFactory };
+
 export interface SessionStoreDeps {
   chat: ChatService;
   limits: AgentLimits;
@@ -34,8 +37,12 @@ export class SessionStore {
     return Math.max(this.deps.limits.maxSessions, this.kept ? this.kept.count : 0);
   }
 
-  /** Keeps sessions on the desktop from now on, and brings back those kept (`workspaceOf` finds each one's folder; one whose folder is gone stays on disk, not listed). */
-  keep(kept: AgentSessionKeep, stored: readonly StoredAgentSession[], workspaceOf: (s: StoredAgentSession) => Workspace | undefined): void {
+  /**
+   * Keeps sessions on the desktop from now on, and brings back those kept (`workspaceOf` finds
+   * each one's folder, `agentOf` an ACP session's agent; one whose folder or agent is gone stays
+   * on disk, not listed).
+   */
+  keep(kept: AgentSessionKeep, stored: readonly StoredAgentSession[], workspaceOf: (s: StoredAgentSession) => Workspace | undefined, agentOf: (id: string) => Agent | undefined = () => undefined): void {
     this.kept = kept;
     for (const r of stored) {
       if (this.sessions.has(r.id)) continue;
@@ -44,7 +51,12 @@ export class SessionStore {
         this.deps.logger.info(`agent ${r.id.slice(0, 8)}: kept, but its folder "${r.folder}" is not an agent folder now: not listed`);
         continue;
       }
-      const session = new AgentSession({ id: r.id, workspace, ...this.deps, restored: r, ...(r.worktree ? { worktree: r.worktree } : {}), changed: this.saver() });
+      const agent = r.agent === undefined ? undefined : agentOf(r.agent);
+      if (r.agent !== undefined && !agent) {
+        this.deps.logger.info(`agent ${r.id.slice(0, 8)}: kept, but its agent "${r.agent}" is not configured now: not listed`);
+        continue;
+      }
+      const session = new AgentSession({ id: r.id, workspace, ...this.deps, restored: r, ...(agent ? { agent } : {}), ...(r.worktree ? { worktree: r.worktree } : {}), changed: this.saver() });
       this.sessions.set(session.id, session);
     }
   }
@@ -70,15 +82,14 @@ export class SessionStore {
   }
 
   /** A new session in `workspace`, or undefined when the store is full of busy sessions. */
-  create(workspace: Workspace, agent?: { id: string; engine: EngineFactory }, more: { id?: string; worktree?: AgentSession['worktree'] } = {}): AgentSession | undefined {
+  create(workspace: Workspace, agent?: Agent, more: { id?: string; worktree?: AgentSession['worktree'] } = {}): AgentSession | undefined {
     if (this.sessions.size >= this.cap) {
       const idle = [...this.sessions.values()].filter((s) => !s.busy).sort((a, b) => a.updatedAt - b.updatedAt)[0];
       if (!idle) return undefined;
       this.deps.logger.info(`agent ${idle.id.slice(0, 8)}: dropped (the desktop keeps ${this.cap} sessions)`);
       this.delete(idle.id);
     }
-    // Another agent's session (ACP) holds its conversation in that agent: not kept.
-    const changed = agent ? undefined : this.saver();
+    const changed = this.saver();
     const session = new AgentSession({ id: more.id ?? randomUUID(), workspace, ...this.deps, ...(agent ? { agent } : {}), ...(more.worktree ? { worktree: more.worktree } : {}), ...(changed ? { changed } : {}) });
     this.sessions.set(session.id, session);
     return session;

@@ -28,6 +28,9 @@ export interface StoredAgentSession {
   worktree?: { path: string; branch: string; project: string; into?: string };
   /** The relay's next call id number (`c<n>`), so ids stay unique in the session. */
   nextCall: number;
+  /** The ACP agent running it (absent: DeskRelay's own), and what its engine needs to go on (its ACP session id). */
+  agent?: string;
+  engine?: Record<string, unknown>;
 }
 
 export interface AgentKeepBounds {

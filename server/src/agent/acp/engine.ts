@@ -34,6 +34,9 @@ const START_TIMEOUT_MS = 60_000;
  */
 const UNASKING_MODES = /^(auto|yolo|auto[-_]?edit|bypass[-_]?permissions|full[-_]?access)$/i;
 
+const EARLIER_HEAD = 'This conversation goes on from an earlier session with you that could not be reloaded. What was said and done in it:';
+const EARLIER_END = 'That was the earlier session. The user now says:';
+
 /** The capabilities DeskRelay offers every ACP agent: its files and terminals, through the session's Workspace and gate. */
 export const CLIENT_CAPABILITIES: acp.ClientCapabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
 
@@ -60,6 +63,8 @@ class AcpEngine implements Engine {
   private readonly coveredWrites = new Covered();
   private readonly coveredCommands = new Covered();
   private turnSignal: AbortSignal | undefined;
+  /** A kept session's earlier transcript, for the first prompt of the new ACP session that goes on from it. */
+  private earlier: string | undefined;
   private closed = false;
 
   constructor(
@@ -78,6 +83,11 @@ class AcpEngine implements Engine {
 
   private log(line: string): void {
     this.host.logger.info(`agent ${this.host.sessionId.slice(0, 8)} (${this.spec.id}): ${line}`);
+  }
+
+  kept(): Record<string, unknown> | undefined {
+    // Restored and not started yet: what it was, so a second restart can still load it.
+    return this.sessionId ? { sessionId: this.sessionId } : this.host.resumed?.state;
   }
 
   state(): Record<string, unknown> {
@@ -112,7 +122,9 @@ class AcpEngine implements Engine {
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       const crashed = proc.exited.then(() => 'crashed' as const);
-      const answer = await Promise.race([this.conn!.agent.request('session/prompt', { sessionId: this.sessionId!, prompt: [{ type: 'text', text }] }), crashed]);
+      const prompt = this.earlier === undefined ? text : `${EARLIER_HEAD}\n\n${this.earlier}\n\n${EARLIER_END}\n\n${text}`;
+      this.earlier = undefined;
+      const answer = await Promise.race([this.conn!.agent.request('session/prompt', { sessionId: this.sessionId!, prompt: [{ type: 'text', text: prompt }] }), crashed]);
       if (answer === 'crashed') return { ok: false, ended: true, message: signal.aborted && proc.wasKilled ? this.killedMessage() : this.crashMessage() };
       if (answer.stopReason === 'max_tokens') this.host.emit({ type: 'error', message: `${this.spec.name} stopped at its output token limit; its answer may be cut.` });
       else if (answer.stopReason === 'max_turn_requests') this.host.emit({ type: 'error', message: `${this.spec.name} stopped at its own limit of model requests in one turn. Send a message to let it go on.` });
@@ -197,9 +209,10 @@ class AcpEngine implements Engine {
     });
     try {
       const init = await Promise.race([conn.agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: CLIENT_CAPABILITIES, clientInfo: { name: 'deskrelay', version: '1' } }), exitedEarly, timeout]);
+      const loaded = await this.load(conn, init, (p) => Promise.race([p, exitedEarly, timeout]));
       let created: acp.NewSessionResponse;
       try {
-        created = await Promise.race([conn.agent.request('session/new', { cwd: this.root, mcpServers: [] }), exitedEarly, timeout]);
+        created = loaded ?? (await Promise.race([conn.agent.request('session/new', { cwd: this.root, mcpServers: [] }), exitedEarly, timeout]));
       } catch (err) {
         if (err instanceof RequestError && err.code === -32000) throw new Refusal(this.loginMessage());
         throw err;
@@ -235,6 +248,38 @@ class AcpEngine implements Engine {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * A kept session after a restart: `session/load` of the agent's own session when it offers
+   * that (what it replays meanwhile is not told again: no session id is set yet); else, in
+   * the new session it starts, the first prompt carries the earlier transcript, and the phone
+   * is told so.
+   */
+  private async load(conn: ClientConnection, init: acp.InitializeResponse, bounded: <T>(p: Promise<T>) => Promise<T>): Promise<acp.NewSessionResponse | undefined> {
+    const resumed = this.host.resumed;
+    if (!resumed) return undefined;
+    const old = resumed.state?.sessionId;
+    let why = 'it does not offer to load one';
+    if (typeof old === 'string' && init.agentCapabilities?.loadSession === true) {
+      try {
+        const loaded = await bounded(conn.agent.request('session/load', { sessionId: old, cwd: this.root, mcpServers: [] }));
+        this.log(`session ${old} loaded`);
+        return { ...loaded, sessionId: old };
+      } catch (err) {
+        if (err instanceof Refusal) throw err;
+        why = `it answered ${this.redact(err instanceof Error ? err.message : String(err))}`;
+      }
+    } else if (typeof old !== 'string') {
+      why = 'it had not started one';
+    }
+    const earlier = resumed.earlier();
+    if (earlier !== '') {
+      this.earlier = earlier;
+      this.host.emit({ type: 'context', message: `${this.spec.name} could not reload its earlier session: ${why}; the earlier transcript was given to it with your message.` });
+    }
+    this.log(`earlier session not loaded (${why})`);
+    return undefined;
   }
 
   private setModes(current: string, modes: AgentChoice[]): void {

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { AgentCatalog, OWN_AGENT } from '../../agent/acp/agents';
 import { acpEngine } from '../../agent/acp/engine';
 import { commandEnv } from '../../agent/commandEnv';
-import { EngineOptionError } from '../../agent/engine';
+import { EngineOptionError, type EngineFactory } from '../../agent/engine';
 import type { AgentHost } from '../../agent/host';
 import { DEFAULT_LIMITS, type AgentLimits } from '../../agent/limits';
 import { DECISIONS, MAX_NOTE, NotPendingError, type Decision } from '../../agent/gate';
@@ -82,7 +82,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
               const own = relative(worktreesDir(ctx.options.configDir), r.worktree.path);
               if (own === '' || own.startsWith('..') || isAbsolute(own) || own.includes(sep)) return undefined;
               return existsSync(r.worktree.path) ? folder?.worktree?.(r.worktree.path) : undefined;
-            }),
+            }, agentFor),
           )
           .catch((err: unknown) => logger.error(`agent sessions: cannot read ${agentSessionsDir(ctx.options.configDir)} (${(err as NodeJS.ErrnoException).code ?? 'error'}); sessions are not kept this run`))
       : Promise.resolve();
@@ -90,6 +90,10 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   // git for worktrees starts from the same scrubbed environment (runSafeGit drops every GIT_* too).
   const gitEnv = acpEnv;
   const catalog = new AgentCatalog({ configured: () => host?.acpAgents?.() ?? {}, env: acpEnv });
+  function agentFor(id: string): { id: string; engine: EngineFactory } | undefined {
+    const spec = catalog.specs().get(id);
+    return spec ? { id: spec.id, engine: acpEngine(spec, acpEnv) } : undefined;
+  }
 
   /** The folders in force; the agent turned off meanwhile ends every session. */
   const folders = (): readonly Workspace[] => {

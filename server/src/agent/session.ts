@@ -5,10 +5,10 @@ import type { ChatMessage, ToolCall, ToolSpec } from '../providers/types';
 import { ContextFitter } from './contextFit';
 import { Conversation } from './conversation';
 import { AgentEventLog } from './eventLog';
-import { capResult, MAX_CALLS_PER_REPLY } from './limits';
+import { MAX_CALLS_PER_REPLY } from './limits';
 import { callModel, type ModelReply } from './modelCall';
 import { answersForUnanswered, earlierText, RESTARTED_DENIED, RESTARTED_INTERRUPTED, toolOf } from './restored';
-import { NOT_RUN, offeredTools, runToolCall } from './toolCall';
+import { NOT_RUN, offeredTools, runAskedCommand, runToolCall } from './toolCall';
 import type { AppliedChange, CallResult, SessionSnapshot, TranscriptItem } from './transcript';
 import type { Engine } from './engine';
 import { EngineOptionError } from './engine';
@@ -38,6 +38,8 @@ export class AgentSession {
   readonly log: AgentEventLog;
   readonly createdAt: number;
   title = '';
+  /** A kept session listed from its summary, not read whole yet (SessionStore.get wakes it). */
+  asleep: boolean;
   private statusValue: AgentStatus = 'idle';
   private updated = Date.now();
   private readonly conversation = new Conversation();
@@ -96,7 +98,10 @@ export class AgentSession {
     });
     this.fitter = new ContextFitter({ chat: deps.chat, logger: deps.logger, short: this.short, emit: (e) => this.emit(e), summarise: (signal, messages) => this.callModel(signal, messages) });
     this.createdAt = deps.restored?.createdAt ?? Date.now();
-    if (deps.restored) this.restore(deps.restored);
+    // Kept: listed from its summary, idle; read whole on first use (wake).
+    this.title = deps.restored?.title ?? '';
+    this.updated = deps.restored?.updatedAt ?? this.updated;
+    this.asleep = deps.restored !== undefined;
   }
 
   /** What a kept session saves: enough to list it, replay it and go on with the conversation. */
@@ -122,13 +127,14 @@ export class AgentSession {
   }
 
   /**
-   * Back from the desktop's store after a restart: the conversation, transcript and events as
-   * saved; a turn that was running is marked interrupted, an approval that waited is denied with
-   * a note, and every call the model made without an answer is answered (a provider refuses a
-   * conversation with a call left unanswered). The session is idle: a message goes on.
+   * Back from the desktop's store after a restart, on first use: the conversation, transcript and
+   * events as saved; a turn that was running is marked interrupted, an approval that waited is
+   * denied with a note, and every call the model made without an answer is answered (a provider
+   * refuses a conversation with a call left unanswered). The session is idle: a message goes on.
    */
-  private restore(r: StoredAgentSession): void {
-    this.title = r.title;
+  wake(r: StoredAgentSession): void {
+    if (!this.asleep) return;
+    this.asleep = false;
     this.conversation.reset([...r.messages, ...answersForUnanswered(r.messages)]);
     this.transcript.push(...(r.transcript as TranscriptItem[]));
     this.projectInstructions = r.instructions;
@@ -170,7 +176,7 @@ export class AgentSession {
 
   /** The instructions file the system prompt carries, once read. */
   get instructionsFile(): string | undefined {
-    return this.projectInstructions?.file;
+    return this.projectInstructions?.file ?? this.deps.restored?.instructions;
   }
 
   get pendingCount(): number {
@@ -278,17 +284,11 @@ export class AgentSession {
     this.transcript.push({ role: 'assistant', text: '', toolCalls: [{ callId, tool, input }] });
     const decision = this.gate.needsApproval('command', command) ? await this.gate.ask('command', command, { callId, tool, input, command }) : 'allow';
     this.deps.logger.info(`agent ${this.short}: ${tool} command=${JSON.stringify(command)} decision=${decision}`);
-    let result: { ok: boolean; output: string; denied?: boolean };
-    if (decision === 'deny' || this.closed) {
-      result = { ok: false, denied: true, output: 'The user denied this. Nothing was run.' };
-    } else {
-      const { limits } = this.deps;
-      const turn = new AbortController();
-      this.turn = turn;
-      const ran = await where.runCommand(command, { signal: turn.signal, timeoutMs: limits.commandTimeoutMs, maxOutputBytes: limits.maxCommandOutputBytes });
+    let result: CallResult = { ok: false, denied: true, output: 'The user denied this. Nothing was run.' };
+    if (decision !== 'deny' && !this.closed) {
+      this.turn = new AbortController();
+      result = await runAskedCommand(where, command, this.deps.limits, this.turn.signal);
       this.turn = undefined;
-      const ok = ran.exitCode === 0 && !ran.timedOut && !ran.stopped;
-      result = { ok, output: capResult(`${ran.output}${ran.output.endsWith('\n') || ran.output === '' ? '' : '\n'}[exit code ${ran.exitCode ?? 'none'}${ran.timedOut ? ', timed out' : ''}${ran.stopped ? ', stopped' : ''}]`, limits.maxResultBytes) };
     }
     this.transcript.push({ role: 'tool', callId, tool, ...result });
     this.emit({ type: 'tool_result', callId, ...result });
@@ -320,10 +320,7 @@ export class AgentSession {
       if (turn.signal.aborted && (out.ok || !out.ended)) return;
       if (!out.ok) {
         if (out.ended) this.engineEnded = out.message;
-        this.emit({ type: 'error', message: out.message });
-        this.setStatus('failed');
-        this.notifyIdle();
-        return;
+        return this.fail(out.message, true);
       }
       const queued = this.queue.splice(0);
       for (const q of queued) this.addUser(q);
@@ -338,9 +335,14 @@ export class AgentSession {
   private engineEnd(message: string): void {
     if (this.engineEnded !== undefined || this.closed) return;
     this.engineEnded = message;
-    if (this.busy) return; // the running turn says it
+    if (!this.busy) this.fail(message); // else the running turn says it
+  }
+
+  /** The turn failed (or the engine ended): said, the session failed; `notify`: the phone is pushed when nobody follows. */
+  private fail(message: string, notify = false): void {
     this.emit({ type: 'error', message });
     this.setStatus('failed');
+    if (notify) this.notifyIdle();
   }
 
   private get short(): string {
@@ -396,12 +398,7 @@ export class AgentSession {
       if (turn.signal.aborted) return;
       const reply = await this.callModel(turn.signal, this.conversation.messages, this.tools().map((t) => t.spec));
       if (turn.signal.aborted) return;
-      if (!reply.ok) {
-        this.emit({ type: 'error', message: reply.message });
-        this.setStatus('failed');
-        this.notifyIdle();
-        return;
-      }
+      if (!reply.ok) return this.fail(reply.message, true);
       // The model's ids stay in its conversation; events, cards and approvals use the relay's own
       // (a model may repeat an id, and an approval must name exactly one call).
       const calls = reply.calls.slice(0, MAX_CALLS_PER_REPLY).map((call) => ({ call, callId: this.gate.newCallId() }));

@@ -1,7 +1,7 @@
 import type { ChatService } from '../chat/service';
 import type { Logger } from '../logger';
 import type { AgentPush } from '../protocol';
-import type { StoredAgentSession } from '../store/agentSessions';
+import type { KeptSummary } from '../store/agentSessions';
 import type { EngineFactory } from './engine';
 import type { AgentLimits } from './limits';
 import type { AgentSession } from './session';
@@ -20,8 +20,8 @@ export interface SessionDeps {
   push(payload: AgentPush): void;
   /** The session's own git worktree (`"worktree": true`): its workspace is rooted there; Merge and Discard act on it. */
   worktree?: SessionWorktree & { into?: string };
-  /** A kept session read back after a restart: it goes on from there, idle. */
-  restored?: StoredAgentSession;
+  /** A kept session after a restart, by its summary: listed idle, read whole on first use (AgentSession.wake). */
+  restored?: KeptSummary;
   /** Something changed that a kept session saves (an event; the conversation with it). */
   changed?(session: AgentSession): void;
   /** Tools the relay's host adds to every session (MCP servers'), asked at every model call. */

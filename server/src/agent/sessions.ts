@@ -7,7 +7,7 @@ import type { AgentLimits } from './limits';
 import type { AgentTool } from './tools/tool';
 import { AgentSession } from './session';
 import type { Workspace } from './workspace';
-import type { AgentSessionKeep, StoredAgentSession } from '../store/agentSessions';
+import type { AgentSessionKeep, KeptSummary } from '../store/agentSessions';
 
 /** An ACP agent for a session: its id and its engine. */
 export type Agent = { id: string; engine: EngineFactory };
@@ -42,7 +42,7 @@ export class SessionStore {
    * each one's folder, `agentOf` an ACP session's agent; one whose folder or agent is gone stays
    * on disk, not listed).
    */
-  keep(kept: AgentSessionKeep, stored: readonly StoredAgentSession[], workspaceOf: (s: StoredAgentSession) => Workspace | undefined, agentOf: (id: string) => Agent | undefined = () => undefined): void {
+  keep(kept: AgentSessionKeep, stored: readonly KeptSummary[], workspaceOf: (s: KeptSummary) => Workspace | undefined, agentOf: (id: string) => Agent | undefined = () => undefined): void {
     this.kept = kept;
     for (const r of stored) {
       if (this.sessions.has(r.id)) continue;
@@ -77,8 +77,18 @@ export class SessionStore {
     return [...this.sessions.values()].sort((a, b) => b.updatedAt - a.updatedAt);
   }
 
+  /** A session by id; a kept one is read whole now if it was not yet (undefined when its file turns out damaged: set aside). */
   get(id: string): AgentSession | undefined {
-    return this.sessions.get(id);
+    const session = this.sessions.get(id);
+    if (!session?.asleep) return session;
+    const stored = this.kept?.load(id);
+    if (!stored) {
+      this.sessions.delete(id);
+      session.close();
+      return undefined;
+    }
+    session.wake(stored);
+    return session;
   }
 
   /** A new session in `workspace`, or undefined when the store is full of busy sessions. */

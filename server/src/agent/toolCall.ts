@@ -72,6 +72,13 @@ export async function runToolCall(deps: ToolCallDeps, call: ToolCall, callId: st
   }
 }
 
+/** A command the user asked for (Merge), approved: its output and how it ended, capped. */
+export async function runAskedCommand(where: Workspace, command: string, limits: AgentLimits, signal: AbortSignal): Promise<CallResult> {
+  const ran = await where.runCommand(command, { signal, timeoutMs: limits.commandTimeoutMs, maxOutputBytes: limits.maxCommandOutputBytes });
+  const ok = ran.exitCode === 0 && !ran.timedOut && !ran.stopped;
+  return { ok, output: capResult(`${ran.output}${ran.output.endsWith('\n') || ran.output === '' ? '' : '\n'}[exit code ${ran.exitCode ?? 'none'}${ran.timedOut ? ', timed out' : ''}${ran.stopped ? ', stopped' : ''}]`, limits.maxResultBytes) };
+}
+
 /** The built-in tools, then the host's (a host tool named like a built-in one is left out). */
 export function offeredTools(extra: readonly AgentTool[]): readonly AgentTool[] {
   if (extra.length === 0) return TOOLS;

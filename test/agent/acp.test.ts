@@ -4,6 +4,7 @@
  * (test/fixtures/acp/agent.mjs) named in config.json "agents", driven over real HTTP as a phone
  * would: events, approvals through the door, files on disk.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -284,6 +285,64 @@ describe('an ACP session', () => {
     await turn(s, 'hello');
     expect(said(s.events)).toContain('chose cancelled');
     expect(existsSync(join(repo, 'stopped.txt'))).toBe(false);
+    s.events.close();
+  });
+
+  it('"worktree": true: the agent\'s folder is the worktree (its cwd, its writes, its terminals); Merge brings the work into the project; Discard removes it', async () => {
+    const git = (...a: string[]) => execFileSync('git', a, { cwd: repo, encoding: 'utf8' });
+    git('config', 'user.name', 'Desk User');
+    git('config', 'user.email', 'desk@example.com');
+    const created = await post('/v1/agent/sessions', { prompt: 'write wt.txt from the worktree', agent: 'standin', worktree: true });
+    expect(created.status, created.body).toBe(201);
+    const { id, worktree } = created.json;
+    expect(worktree.path.startsWith(join(cli.configDir, 'worktrees'))).toBe(true);
+    const s = { id, events: new Follower(cli.url, cli.token, `/v1/agent/sessions/${id}/events`) };
+    await s.events.waitFor((f) => f.of('approval').length === 1, 'the write approval');
+    // The stand-in resolves "wt.txt" against the cwd it was given: the card names the worktree's file.
+    expect(s.events.of('approval')[0].diff).toContain('wt.txt');
+    expect((await decide(id, s.events.of('approval')[0].callId, 'allow')).status).toBe(204);
+    await s.events.waitStatus('idle');
+    expect(readFileSync(join(worktree.path, 'wt.txt'), 'utf8')).toBe('from the worktree');
+    expect(existsSync(join(repo, 'wt.txt'))).toBe(false);
+    // A terminal runs in the worktree too.
+    expect((await post(`/v1/agent/sessions/${id}/messages`, { text: 'term pwd' })).status).toBe(202);
+    await s.events.waitFor((f) => f.of('approval').length === 2, 'the terminal approval');
+    expect((await decide(id, s.events.of('approval')[1].callId, 'allow')).status).toBe(204);
+    await s.events.waitFor((f) => said(f).includes('exit 0'), 'the terminal');
+    expect(said(s.events)).toContain(`exit 0: ${worktree.path}`);
+    await s.events.waitStatus('idle', s.events.of('status').length - 1);
+
+    const merge = await post(`/v1/agent/sessions/${id}/merge`, {});
+    expect(merge.status, merge.body).toBe(202);
+    await s.events.waitFor((f) => f.of('approval').length === 3, 'the merge approval');
+    expect(s.events.of('approval')[2].command).toBe(merge.json.command);
+    expect((await decide(id, s.events.of('approval')[2].callId, 'allow')).status).toBe(204);
+    await s.events.waitFor((f) => f.of('tool_result').some((r) => r.callId === s.events.of('approval')[2].callId), 'the merge');
+    expect(s.events.of('tool_result').at(-1)).toMatchObject({ ok: true });
+    expect(readFileSync(join(repo, 'wt.txt'), 'utf8')).toBe('from the worktree');
+    s.events.close();
+
+    const other = await post('/v1/agent/sessions', { prompt: 'hello', agent: 'standin', worktree: true });
+    expect(other.status, other.body).toBe(201);
+    const o = new Follower(cli.url, cli.token, `/v1/agent/sessions/${other.json.id}/events`);
+    await o.waitStatus('idle');
+    o.close();
+    expect((await post(`/v1/agent/sessions/${other.json.id}/discard`, {})).status).toBe(204);
+    expect(existsSync(other.json.worktree.path)).toBe(false);
+    expect(git('branch', '--list', other.json.worktree.branch).trim()).toBe('');
+  });
+
+  it('messages queued before a Stop all reach the agent with the next one, in the order sent', async () => {
+    const s = await session('slow');
+    await s.events.waitFor((f) => said(f).includes('working slowly'), 'the slow turn');
+    for (const text of ['first queued', 'second queued']) expect((await post(`/v1/agent/sessions/${s.id}/messages`, { text })).status).toBe(202);
+    await s.events.waitFor((f) => f.of('queued').length === 2, 'both queued');
+    expect((await post(`/v1/agent/sessions/${s.id}/stop`, {})).status).toBe(204);
+    await s.events.waitStatus('stopped');
+    await turn(s, 'third');
+    // The stand-in echoes a prompt it does not know: the whole prompt it was sent.
+    expect(said(s.events)).toContain('unknown prompt: first queued\n\nsecond queued\n\nthird');
+    expect(s.events.of('user').map((e) => e.text)).toEqual(['slow', 'first queued', 'second queued', 'third']);
     s.events.close();
   });
 

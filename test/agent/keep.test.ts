@@ -87,25 +87,41 @@ describe('sessions kept on the desktop', () => {
     expect(after.transcript.at(-1).text).toBe('Going on.');
   });
 
-  it('a truncated session file is set aside with a warning; the others load', async () => {
+  it('loaded lazily: the list comes from each file\'s summary, a session\'s events are read on first use; a truncated file is set aside with a warning when opened, the others load', async () => {
     configDir = realpathSync(mkdtempSync(join(tmpdir(), 'deskrelay-keep-cfg-')));
     const first = await relayAt();
-    model.script([{ text: ['One.'] }, { text: ['Two.'] }]);
-    const one = await first.start('first');
-    await first.until(one, (s) => s.status === 'idle', 'one idle');
-    const two = await first.start('second');
-    await first.until(two, (s) => s.status === 'idle', 'two idle');
+    model.script([{ text: ['One.'] }, { text: ['Two.'] }, { text: ['Three.'] }]);
+    const ids: string[] = [];
+    for (const prompt of ['first', 'second', 'third']) {
+      const id = await first.start(prompt);
+      await first.until(id, (s) => s.status === 'idle', `${prompt} idle`);
+      ids.push(id);
+    }
+    const [one, two, three] = ids as [string, string, string];
     await first.close();
     open.splice(0);
-    const file = join(sessionsDir(), `${two}.json`);
-    const text = readFileSync(file, 'utf8');
-    writeFileSync(file, text.slice(0, Math.floor(text.length / 2)));
+    // two: its end cut off (the summary at its start intact); three: cut inside its summary.
+    const file = (id: string) => join(sessionsDir(), `${id}.json`);
+    const text = readFileSync(file(two), 'utf8');
+    writeFileSync(file(two), text.slice(0, text.length - 40));
+    writeFileSync(file(three), readFileSync(file(three), 'utf8').slice(0, 10));
 
     const second = await relayAt();
-    const listed = (await second.get('/v1/agent/sessions')).json.sessions.map((s: any) => s.id);
-    expect(listed).toEqual([one]);
-    expect(readdirSync(sessionsDir()).sort()).toEqual([`${one}.json`, `${two}.json.damaged`].sort());
+    const listed = (await second.get('/v1/agent/sessions')).json.sessions;
+    expect(listed.map((s: any) => [s.id, s.title, s.status]).sort()).toEqual([[one, 'first', 'idle'], [two, 'second', 'idle']].sort());
+    expect(readdirSync(sessionsDir()).sort()).toEqual([`${one}.json`, `${two}.json`, `${three}.json.damaged`].sort());
+    // One's events are served; two's file has not been read whole (still in place, no warning).
+    const events = new Follower(second.url, second.token, `/v1/agent/sessions/${one}/events`);
+    await events.waitFor((f) => f.of('text').length > 0, "one's replay");
+    events.close();
+    expect(events.of('user')).toEqual([{ type: 'user', text: 'first' }]);
+    expect(existsSync(file(two))).toBe(true);
+    expect(second.logLines.some((l) => l.includes(`${two}.json could not be read`))).toBe(false);
+    // Opened, two is found damaged: set aside with a warning, gone from the list.
+    expect((await second.get(`/v1/agent/sessions/${two}`)).status).toBe(404);
+    expect(readdirSync(sessionsDir()).sort()).toEqual([`${one}.json`, `${two}.json.damaged`, `${three}.json.damaged`].sort());
     expect(second.logLines.some((l) => l.startsWith('warn') && l.includes(`${two}.json could not be read`))).toBe(true);
+    expect((await second.get('/v1/agent/sessions')).json.sessions.map((s: any) => s.id)).toEqual([one]);
   });
 
   it('a kept file naming a worktree outside the config folder\'s worktrees/ is not followed', async () => {
@@ -117,9 +133,10 @@ describe('sessions kept on the desktop', () => {
     await first.close();
     open.splice(0);
     const file = join(sessionsDir(), `${id}.json`);
-    const stored = JSON.parse(readFileSync(file, 'utf8'));
     // A worktree session whose "worktree" is the project itself (or anywhere else): refused.
-    writeFileSync(file, JSON.stringify({ ...stored, worktree: { path: folder, branch: 'deskrelay/x', project: folder } }));
+    const worktree = { path: folder, branch: 'deskrelay/x', project: folder };
+    const lines = readFileSync(file, 'utf8').split('\n').map((line) => JSON.stringify({ ...JSON.parse(line), worktree }));
+    writeFileSync(file, lines.join('\n'));
     const second = await relayAt();
     expect((await second.get('/v1/agent/sessions')).json.sessions).toEqual([]);
   });

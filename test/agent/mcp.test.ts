@@ -28,6 +28,7 @@ beforeAll(async () => {
     mcpServers: {
       notes: { command: process.execPath, args: [fixture('notes-server.mjs')], env: { NOTES_GREETING: 'hello from config', NOTES_PID_FILE: join(base, 'notes.pid') } },
       broken: { command: process.execPath, args: [fixture('crash-server.mjs')] },
+      flaky: { command: process.execPath, args: [fixture('notes-server.mjs')], env: { NOTES_DIE_ON_CALL: '1' } },
     },
     agent: { autoApproveTools: ['notes__time'] },
   };
@@ -48,7 +49,7 @@ async function toolServers(): Promise<any[]> {
   const started = Date.now();
   while (Date.now() - started < 15_000) {
     servers = (await get('/v1/agent/folders')).json.toolServers ?? [];
-    if (servers.length === 2 && servers.every((s) => s.error !== 'Starting…')) return servers;
+    if (servers.length === 3 && servers.every((s) => s.error !== 'Starting…')) return servers;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`tool servers never settled: ${JSON.stringify(servers)}`);
@@ -122,6 +123,30 @@ describe('MCP servers in the CLI', () => {
     // doctor stops what it started.
     const doctorPid = Number(readFileSync(join(base, 'doctor-notes.pid'), 'utf8'));
     await waitUntil(() => !alive(doctorPid), () => `doctor's MCP server ${doctorPid} to end`, 5_000);
+  });
+
+  it('a server that crashes while the agent works: the call fails, the agent screen says it stopped, the agent goes on with the others', async () => {
+    expect((await toolServers()).find((s) => s.name === 'flaky')).toEqual({ name: 'flaky', ok: true, tools: 3 });
+    model.script([
+      { calls: [{ name: 'flaky__lookup', arguments: { key: 'x' } }] },
+      { text: ['That server is gone.'] },
+      { check: (body) => expect((body.tools ?? []).some((t: any) => t.function.name.startsWith('flaky__'))).toBe(false), calls: [{ name: 'notes__time', arguments: {} }] },
+      { check: (body) => expect(toolResults(body).at(-1)!.content).toBe('It is 12:00 on the notes server.'), text: ['Noon.'] },
+    ]);
+    const { id, events } = await session('Look up x on the flaky server');
+    await events.waitFor((f) => f.of('approval').length === 1, 'the approval');
+    await decideAs(cli, cli.phone, id, events.of('approval')[0].callId, 'allow');
+    await events.waitStatus('idle');
+    expect(events.of('tool_result')[0]).toMatchObject({ ok: false });
+    const flaky = (await get('/v1/agent/folders')).json.toolServers.find((s: any) => s.name === 'flaky');
+    expect(flaky.ok).toBe(false);
+    expect(flaky.error).toMatch(/^Stopped.*gone mid-call/);
+    const idle = events.of('status').length;
+    expect((await post(`/v1/agent/sessions/${id}/messages`, { text: 'What time is it on the notes server?' })).status).toBe(202);
+    await events.waitStatus('idle', idle);
+    events.close();
+    expect(model.failures).toEqual([]);
+    expect(events.of('tool_result').at(-1)).toMatchObject({ ok: true, output: 'It is 12:00 on the notes server.' });
   });
 
   it('the servers stop with the relay', async () => {

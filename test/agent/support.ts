@@ -24,10 +24,11 @@ export interface Cli {
   stdout: () => string;
 }
 
-/** Starts `deskrelay serve` on port 0 with a config naming `providerUrl` as its OpenAI-compatible provider. */
-export async function startCli(args: string[], providerUrl: string, env: Record<string, string> = {}, config: Record<string, unknown> = {}): Promise<Cli & { configDir: string }> {
+/** Starts `deskrelay serve` on port 0 with a config naming `providerUrl` as its OpenAI-compatible provider (in `dir` when given). */
+export async function startCli(args: string[], providerUrl: string, env: Record<string, string> = {}, config: Record<string, unknown> = {}, dir?: string): Promise<Cli & { configDir: string }> {
   if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run "node scripts/build.mjs" first');
-  const configDir = mkdtempSync(join(tmpdir(), 'deskrelay-agent-cfg-'));
+  // `dir`: the config folder of an earlier run (a restart).
+  const configDir = dir ?? mkdtempSync(join(tmpdir(), 'deskrelay-agent-cfg-'));
   writeFileSync(
     join(configDir, 'config.json'),
     JSON.stringify({ activeProvider: 'scripted', providers: [{ id: 'scripted', kind: 'openai-compatible', baseUrl: providerUrl, model: 'gpt-4o' }], ...config }),

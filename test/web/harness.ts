@@ -175,10 +175,10 @@ export interface AgentDesk {
 }
 
 /** The workspace agent's desk for the phone: a git project of `files`, the scripted model, `deskrelay serve --agent` on it, the test proxy in front. */
-export async function startAgentDesk(prefix: string, files: Record<string, string>): Promise<AgentDesk> {
+export async function startAgentDesk(prefix: string, files: Record<string, string>, config: (modelUrl: string) => Record<string, unknown> = () => ({})): Promise<AgentDesk> {
   const { base, repo } = gitProject(prefix, files);
   const model = await startScriptedModel();
-  const cli = await startCli(['--agent', repo], `${model.url}/v1`);
+  const cli = await startCli(['--agent', repo], `${model.url}/v1`, {}, config(`${model.url}/v1`));
   const proxy = await startProxy(cli.url);
   return {
     model,

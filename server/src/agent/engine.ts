@@ -22,6 +22,11 @@ export interface EngineHost {
   record(item: EngineTranscriptItem): void;
   /** The engine ended on its own between turns (its process crashed): the session fails with `message`. */
   ended(message: string): void;
+  /**
+   * A kept session read back after a restart: what the engine kept (Engine.kept) and the
+   * earlier transcript as text, for an agent that cannot load its own session.
+   */
+  readonly resumed?: { state?: Record<string, unknown>; earlier(): string };
 }
 
 export type EngineTranscriptItem =
@@ -38,6 +43,8 @@ export interface Engine {
   choose?(what: 'mode' | 'model', id: string): Promise<void>;
   /** What a snapshot adds: the agent's plan, commands, modes and models as last told. */
   state?(): Record<string, unknown>;
+  /** What a kept session saves to go on after a restart (an ACP session id). */
+  kept?(): Record<string, unknown> | undefined;
   /** The session is gone: end whatever the engine runs. */
   close(): void;
 }

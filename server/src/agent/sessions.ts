@@ -7,7 +7,10 @@ import type { AgentLimits } from './limits';
 import type { AgentTool } from './tools/tool';
 import { AgentSession } from './session';
 import type { Workspace } from './workspace';
-import type { AgentSessionKeep, StoredAgentSession } from '../store/agentSessions';
+import type { AgentSessionKeep, KeptSummary } from '../store/agentSessions';
+
+/** An ACP agent for a session: its id and its engine. */
+export type Agent = { id: string; engine: EngineFactory };
 
 export interface SessionStoreDeps {
   chat: ChatService;
@@ -34,8 +37,12 @@ export class SessionStore {
     return Math.max(this.deps.limits.maxSessions, this.kept ? this.kept.count : 0);
   }
 
-  /** Keeps sessions on the desktop from now on, and brings back those kept (`workspaceOf` finds each one's folder; one whose folder is gone stays on disk, not listed). */
-  keep(kept: AgentSessionKeep, stored: readonly StoredAgentSession[], workspaceOf: (s: StoredAgentSession) => Workspace | undefined): void {
+  /**
+   * Keeps sessions on the desktop from now on, and brings back those kept (`workspaceOf` finds
+   * each one's folder, `agentOf` an ACP session's agent; one whose folder or agent is gone stays
+   * on disk, not listed).
+   */
+  keep(kept: AgentSessionKeep, stored: readonly KeptSummary[], workspaceOf: (s: KeptSummary) => Workspace | undefined, agentOf: (id: string) => Agent | undefined = () => undefined): void {
     this.kept = kept;
     for (const r of stored) {
       if (this.sessions.has(r.id)) continue;
@@ -44,7 +51,12 @@ export class SessionStore {
         this.deps.logger.info(`agent ${r.id.slice(0, 8)}: kept, but its folder "${r.folder}" is not an agent folder now: not listed`);
         continue;
       }
-      const session = new AgentSession({ id: r.id, workspace, ...this.deps, restored: r, ...(r.worktree ? { worktree: r.worktree } : {}), changed: this.saver() });
+      const agent = r.agent === undefined ? undefined : agentOf(r.agent);
+      if (r.agent !== undefined && !agent) {
+        this.deps.logger.info(`agent ${r.id.slice(0, 8)}: kept, but its agent "${r.agent}" is not configured now: not listed`);
+        continue;
+      }
+      const session = new AgentSession({ id: r.id, workspace, ...this.deps, restored: r, ...(agent ? { agent } : {}), ...(r.worktree ? { worktree: r.worktree } : {}), changed: this.saver() });
       this.sessions.set(session.id, session);
     }
   }
@@ -65,20 +77,29 @@ export class SessionStore {
     return [...this.sessions.values()].sort((a, b) => b.updatedAt - a.updatedAt);
   }
 
+  /** A session by id; a kept one is read whole now if it was not yet (undefined when its file turns out damaged: set aside). */
   get(id: string): AgentSession | undefined {
-    return this.sessions.get(id);
+    const session = this.sessions.get(id);
+    if (!session?.asleep) return session;
+    const stored = this.kept?.load(id);
+    if (!stored) {
+      this.sessions.delete(id);
+      session.close();
+      return undefined;
+    }
+    session.wake(stored);
+    return session;
   }
 
   /** A new session in `workspace`, or undefined when the store is full of busy sessions. */
-  create(workspace: Workspace, agent?: { id: string; engine: EngineFactory }, more: { id?: string; worktree?: AgentSession['worktree'] } = {}): AgentSession | undefined {
+  create(workspace: Workspace, agent?: Agent, more: { id?: string; worktree?: AgentSession['worktree'] } = {}): AgentSession | undefined {
     if (this.sessions.size >= this.cap) {
       const idle = [...this.sessions.values()].filter((s) => !s.busy).sort((a, b) => a.updatedAt - b.updatedAt)[0];
       if (!idle) return undefined;
       this.deps.logger.info(`agent ${idle.id.slice(0, 8)}: dropped (the desktop keeps ${this.cap} sessions)`);
       this.delete(idle.id);
     }
-    // Another agent's session (ACP) holds its conversation in that agent: not kept.
-    const changed = agent ? undefined : this.saver();
+    const changed = this.saver();
     const session = new AgentSession({ id: more.id ?? randomUUID(), workspace, ...this.deps, ...(agent ? { agent } : {}), ...(more.worktree ? { worktree: more.worktree } : {}), ...(changed ? { changed } : {}) });
     this.sessions.set(session.id, session);
     return session;

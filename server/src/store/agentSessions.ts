@@ -1,4 +1,5 @@
-import { readdir, readFile, rename, rm } from 'node:fs/promises';
+import { readFileSync, renameSync } from 'node:fs';
+import { open, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger';
 import type { AgentEvent } from '../protocol';
@@ -28,7 +29,33 @@ export interface StoredAgentSession {
   worktree?: { path: string; branch: string; project: string; into?: string };
   /** The relay's next call id number (`c<n>`), so ids stay unique in the session. */
   nextCall: number;
+  /** The ACP agent running it (absent: DeskRelay's own), and what its engine needs to go on (its ACP session id). */
+  agent?: string;
+  engine?: Record<string, unknown>;
 }
+
+/** What lists a kept session without reading it whole: the first line of its file. */
+export type KeptSummary = Pick<StoredAgentSession, 'version' | 'id' | 'folder' | 'title' | 'createdAt' | 'updatedAt' | 'status' | 'worktree' | 'agent' | 'engine'> & {
+  /** The instructions file's name (the text is in the session). */
+  instructions?: string;
+};
+
+/** A summary's first line is read in pieces of this size (a summary is a few hundred bytes). */
+const HEAD_BYTES = 16 * 1024;
+
+export const summaryOf = (s: StoredAgentSession): KeptSummary => ({
+  version: 1,
+  id: s.id,
+  folder: s.folder,
+  title: s.title,
+  createdAt: s.createdAt,
+  updatedAt: s.updatedAt,
+  status: s.status,
+  ...(s.worktree ? { worktree: s.worktree } : {}),
+  ...(s.agent ? { agent: s.agent } : {}),
+  ...(s.engine ? { engine: s.engine } : {}),
+  ...(s.instructions ? { instructions: s.instructions.file } : {}),
+});
 
 export interface AgentKeepBounds {
   /** Sessions kept; past it the least recently updated go. */
@@ -48,7 +75,9 @@ const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * `<id>.json`, 0600 in a 0700 folder, written whole through a temp file and a rename (the
  * conversations' rules). Writes to one session are coalesced: at most one runs, and the next
  * takes the newest state, so a crash loses at most what changed since the last write. A file
- * that cannot be read is set aside as `<id>.json.damaged` with a warning; the rest load.
+ * is two lines: a small summary (what lists it), then the session; at start only the summaries
+ * are read, a session whole when it is first used (load). A file that cannot be read is set
+ * aside as `<id>.json.damaged` with a warning (at start, or when opened); the rest load.
  */
 export class AgentSessionKeep {
   private readonly updated = new Map<string, number>();
@@ -69,8 +98,8 @@ export class AgentSessionKeep {
     return this.bounds.count;
   }
 
-  /** Reads every kept session, newest first. */
-  static async open(dir: string, logger: Logger, bounds: Partial<AgentKeepBounds> = {}): Promise<{ keep: AgentSessionKeep; sessions: StoredAgentSession[] }> {
+  /** Reads every kept session's summary, newest first. */
+  static async open(dir: string, logger: Logger, bounds: Partial<AgentKeepBounds> = {}): Promise<{ keep: AgentSessionKeep; sessions: KeptSummary[] }> {
     const keep = new AgentSessionKeep(dir, { ...DEFAULT_AGENT_KEEP_BOUNDS, ...bounds }, logger);
     let names: string[] = [];
     try {
@@ -78,24 +107,53 @@ export class AgentSessionKeep {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    const sessions: StoredAgentSession[] = [];
+    const sessions: KeptSummary[] = [];
     for (const name of names) {
       const id = name.endsWith('.json') ? name.slice(0, -5) : '';
       if (!ID.test(id)) continue;
       try {
-        const s = JSON.parse(await readFile(join(dir, name), 'utf8')) as StoredAgentSession;
-        if (s.version !== 1 || s.id !== id || !Array.isArray(s.messages) || !Array.isArray(s.transcript) || !Array.isArray(s.events)) throw new Error('not an agent session');
+        const s = JSON.parse(await firstLine(join(dir, name))) as KeptSummary;
+        if (s.version !== 1 || s.id !== id || typeof s.updatedAt !== 'number' || typeof s.folder !== 'string') throw new Error('not an agent session');
         sessions.push(s);
         keep.updated.set(id, s.updatedAt);
       } catch (err) {
-        const aside = `${name}.damaged`;
-        await rename(join(dir, name), join(dir, aside)).catch(() => {});
-        logger.warn(`agent sessions: ${name} could not be read (${err instanceof Error ? err.message : 'unreadable'}); set aside as ${aside}`);
+        await keep.setAside(name, err);
       }
     }
     sessions.sort((a, b) => b.updatedAt - a.updatedAt);
     for (const old of sessions.splice(keep.bounds.count)) await keep.unlink(old.id);
     return { keep, sessions };
+  }
+
+  /**
+   * A kept session read whole, on its first use after a restart; undefined when its file cannot
+   * be read (then set aside with a warning). Synchronous: the door and the editor's view ask
+   * for a session synchronously, and parsing the JSON blocks as long as reading it would.
+   */
+  load(id: string): StoredAgentSession | undefined {
+    const name = `${id}.json`;
+    try {
+      const text = readFileSync(join(this.dir, name), 'utf8');
+      const s = JSON.parse(text.slice(text.indexOf('\n') + 1)) as StoredAgentSession;
+      if (s.version !== 1 || s.id !== id || !Array.isArray(s.messages) || !Array.isArray(s.transcript) || !Array.isArray(s.events) || !Array.isArray(s.pending)) throw new Error('not an agent session');
+      return s;
+    } catch (err) {
+      const aside = `${name}.damaged`;
+      try {
+        renameSync(join(this.dir, name), join(this.dir, aside));
+      } catch {
+        // gone meanwhile: nothing to set aside
+      }
+      this.updated.delete(id);
+      this.logger.warn(`agent sessions: ${name} could not be read (${err instanceof Error ? err.message : 'unreadable'}); set aside as ${aside}`);
+      return undefined;
+    }
+  }
+
+  private async setAside(name: string, err: unknown): Promise<void> {
+    const aside = `${name}.damaged`;
+    await rename(join(this.dir, name), join(this.dir, aside)).catch(() => {});
+    this.logger.warn(`agent sessions: ${name} could not be read (${err instanceof Error ? err.message : 'unreadable'}); set aside as ${aside}`);
   }
 
   /** Saves the session's state (taken when the write starts, so a burst of changes is one write). */
@@ -132,11 +190,12 @@ export class AgentSessionKeep {
   }
 
   private async write(s: StoredAgentSession): Promise<void> {
-    let text = JSON.stringify(s);
+    const head = `${JSON.stringify(summaryOf(s))}\n`;
+    let text = head + JSON.stringify(s);
     // Too big: the oldest events go first (the transcript keeps what was said and done).
     while (Buffer.byteLength(text) > this.bounds.bytes && s.events.length > 0) {
       s = { ...s, events: s.events.slice(Math.ceil(s.events.length / 2)) };
-      text = JSON.stringify(s);
+      text = head + JSON.stringify(s);
     }
     if (Buffer.byteLength(text) > this.bounds.bytes) {
       this.logger.warn(`agent sessions: ${s.id.slice(0, 8)} is past ${this.bounds.bytes} bytes and is no longer kept`);
@@ -153,5 +212,25 @@ export class AgentSessionKeep {
     }
     this.updated.set(s.id, s.updatedAt);
     await writePrivateFile(join(this.dir, `${s.id}.json`), text);
+  }
+}
+
+/** A file's first line (without reading the rest); the whole file when it has no line break. */
+async function firstLine(path: string): Promise<string> {
+  const file = await open(path, 'r');
+  try {
+    const pieces: Buffer[] = [];
+    for (let at = 0; ; ) {
+      const buf = Buffer.alloc(HEAD_BYTES);
+      const { bytesRead } = await file.read(buf, 0, HEAD_BYTES, at);
+      const chunk = buf.subarray(0, bytesRead);
+      const nl = chunk.indexOf(10);
+      // Joined before decoding: a character split between two reads stays whole.
+      if (bytesRead === 0 || nl >= 0) return Buffer.concat([...pieces, nl >= 0 ? chunk.subarray(0, nl) : chunk]).toString('utf8');
+      pieces.push(chunk);
+      at += bytesRead;
+    }
+  } finally {
+    await file.close();
   }
 }

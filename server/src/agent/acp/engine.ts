@@ -1,14 +1,15 @@
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { resolve } from 'node:path';
 import { client, PROTOCOL_VERSION, RequestError, type ClientConnection } from '@agentclientprotocol/sdk';
 import type * as acp from '@agentclientprotocol/sdk';
 import type { AgentChoice, AgentCommand, AgentPlanEntry } from '../../protocol';
-import { unifiedDiff } from '../diff';
 import type { Engine, EngineFactory, EngineHost, TurnOutcome } from '../engine';
 import { EngineOptionError } from '../engine';
-import type { Decision } from '../gate';
 import type { ApprovalKind } from '../tools';
 import { approvedEdit } from '../tools/approvedEdit';
 import { checkCommandLine } from '../tools/runCommand';
+import { AcpCalls, isObject } from './calls';
+import { AcpPaths, shellQuote } from './paths';
+import { askPermission, Covered, type PermissionContext } from './permission';
 import { WorkspaceError } from '../workspace';
 import { AgentProcess, redactTokens, type AcpCommand } from './process';
 import { Terminals } from './terminals';
@@ -33,21 +34,11 @@ const START_TIMEOUT_MS = 60_000;
  */
 const UNASKING_MODES = /^(auto|yolo|auto[-_]?edit|bypass[-_]?permissions|full[-_]?access)$/i;
 
+const EARLIER_HEAD = 'This conversation goes on from an earlier session with you that could not be reloaded. What was said and done in it:';
+const EARLIER_END = 'That was the earlier session. The user now says:';
+
 /** The capabilities DeskRelay offers every ACP agent: its files and terminals, through the session's Workspace and gate. */
 export const CLIENT_CAPABILITIES: acp.ClientCapabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
-
-interface Call {
-  callId: string;
-  tool: string;
-  kind?: acp.ToolKind | null;
-  input: Record<string, unknown>;
-  content: acp.ToolCallContent[];
-  locations: acp.ToolCallLocation[];
-  rawOutput?: unknown;
-  finished: boolean;
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 class Refusal extends Error {}
 
@@ -61,20 +52,19 @@ class AcpEngine implements Engine {
   private conn: ClientConnection | undefined;
   private sessionId: string | undefined;
   private starting: Promise<void> | undefined;
-  private readonly calls = new Map<string, Call>();
   private readonly terminals: Terminals;
+  private readonly paths: AcpPaths;
+  private readonly calls: AcpCalls;
   private plan: AgentPlanEntry[] | undefined;
   private commands: AgentCommand[] | undefined;
   private modes: { current: string; modes: AgentChoice[] } | undefined;
   private models: { current: string; models: AgentChoice[] } | undefined;
-  /**
-   * What a permission the user allowed in this turn covers, one use each: a write of exactly the
-   * text its card showed (path NUL text), a terminal of exactly its command line.
-   */
-  private readonly coveredWrites = new Map<string, number>();
-  private readonly coveredCommands = new Map<string, number>();
+  /** What permissions the user allowed in this turn cover. */
+  private readonly coveredWrites = new Covered();
+  private readonly coveredCommands = new Covered();
   private turnSignal: AbortSignal | undefined;
-  private text = '';
+  /** A kept session's earlier transcript, for the first prompt of the new ACP session that goes on from it. */
+  private earlier: string | undefined;
   private closed = false;
 
   constructor(
@@ -83,14 +73,21 @@ class AcpEngine implements Engine {
     private readonly host: EngineHost,
   ) {
     this.terminals = new Terminals(host);
+    this.paths = new AcpPaths(host.workspace.absolutePath!);
+    this.calls = new AcpCalls(host, this.paths, this.terminals);
   }
 
   private get root(): string {
-    return this.host.workspace.absolutePath!;
+    return this.paths.root;
   }
 
   private log(line: string): void {
     this.host.logger.info(`agent ${this.host.sessionId.slice(0, 8)} (${this.spec.id}): ${line}`);
+  }
+
+  kept(): Record<string, unknown> | undefined {
+    // Restored and not started yet: what it was, so a second restart can still load it.
+    return this.sessionId ? { sessionId: this.sessionId } : this.host.resumed?.state;
   }
 
   state(): Record<string, unknown> {
@@ -125,7 +122,9 @@ class AcpEngine implements Engine {
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       const crashed = proc.exited.then(() => 'crashed' as const);
-      const answer = await Promise.race([this.conn!.agent.request('session/prompt', { sessionId: this.sessionId!, prompt: [{ type: 'text', text }] }), crashed]);
+      const prompt = this.earlier === undefined ? text : `${EARLIER_HEAD}\n\n${this.earlier}\n\n${EARLIER_END}\n\n${text}`;
+      this.earlier = undefined;
+      const answer = await Promise.race([this.conn!.agent.request('session/prompt', { sessionId: this.sessionId!, prompt: [{ type: 'text', text: prompt }] }), crashed]);
       if (answer === 'crashed') return { ok: false, ended: true, message: signal.aborted && proc.wasKilled ? this.killedMessage() : this.crashMessage() };
       if (answer.stopReason === 'max_tokens') this.host.emit({ type: 'error', message: `${this.spec.name} stopped at its output token limit; its answer may be cut.` });
       else if (answer.stopReason === 'max_turn_requests') this.host.emit({ type: 'error', message: `${this.spec.name} stopped at its own limit of model requests in one turn. Send a message to let it go on.` });
@@ -142,13 +141,9 @@ class AcpEngine implements Engine {
       settled = true;
       signal.removeEventListener('abort', onAbort);
       this.turnSignal = undefined;
-      this.flushText();
       this.coveredWrites.clear();
       this.coveredCommands.clear();
-      // Calls the agent left open end with the turn, so no card spins for ever.
-      for (const call of this.calls.values()) if (!call.finished) this.finish(call, signal.aborted ? 'Stopped by the user.' : 'The agent ended its turn without a result.', false, signal.aborted);
-      // An id the agent uses again in a later turn is a new call with a new relay id (one approval, one call).
-      this.calls.clear();
+      this.calls.endTurn(signal.aborted);
     }
   }
 
@@ -191,7 +186,7 @@ class AcpEngine implements Engine {
     const app = client({ name: 'deskrelay' })
       .onNotification('session/update', ({ params }) => this.update(params))
       .onNotification('*', () => {})
-      .onRequest('session/request_permission', ({ params, signal }) => this.permission(params, signal))
+      .onRequest('session/request_permission', ({ params, signal }) => askPermission(this.permissionContext, params, signal))
       .onRequest('fs/read_text_file', ({ params }) => this.readFile(params))
       .onRequest('fs/write_text_file', ({ params }) => this.writeFile(params))
       .onRequest('terminal/create', ({ params }) => this.createTerminal(params))
@@ -214,9 +209,10 @@ class AcpEngine implements Engine {
     });
     try {
       const init = await Promise.race([conn.agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: CLIENT_CAPABILITIES, clientInfo: { name: 'deskrelay', version: '1' } }), exitedEarly, timeout]);
+      const loaded = await this.load(conn, init, (p) => Promise.race([p, exitedEarly, timeout]));
       let created: acp.NewSessionResponse;
       try {
-        created = await Promise.race([conn.agent.request('session/new', { cwd: this.root, mcpServers: [] }), exitedEarly, timeout]);
+        created = loaded ?? (await Promise.race([conn.agent.request('session/new', { cwd: this.root, mcpServers: [] }), exitedEarly, timeout]));
       } catch (err) {
         if (err instanceof RequestError && err.code === -32000) throw new Refusal(this.loginMessage());
         throw err;
@@ -254,6 +250,38 @@ class AcpEngine implements Engine {
     }
   }
 
+  /**
+   * A kept session after a restart: `session/load` of the agent's own session when it offers
+   * that (what it replays meanwhile is not told again: no session id is set yet); else, in
+   * the new session it starts, the first prompt carries the earlier transcript, and the phone
+   * is told so.
+   */
+  private async load(conn: ClientConnection, init: acp.InitializeResponse, bounded: <T>(p: Promise<T>) => Promise<T>): Promise<acp.NewSessionResponse | undefined> {
+    const resumed = this.host.resumed;
+    if (!resumed) return undefined;
+    const old = resumed.state?.sessionId;
+    let why = 'it does not offer to load one';
+    if (typeof old === 'string' && init.agentCapabilities?.loadSession === true) {
+      try {
+        const loaded = await bounded(conn.agent.request('session/load', { sessionId: old, cwd: this.root, mcpServers: [] }));
+        this.log(`session ${old} loaded`);
+        return { ...loaded, sessionId: old };
+      } catch (err) {
+        if (err instanceof Refusal) throw err;
+        why = `it answered ${this.redact(err instanceof Error ? err.message : String(err))}`;
+      }
+    } else if (typeof old !== 'string') {
+      why = 'it had not started one';
+    }
+    const earlier = resumed.earlier();
+    if (earlier !== '') {
+      this.earlier = earlier;
+      this.host.emit({ type: 'context', message: `${this.spec.name} could not reload its earlier session: ${why}; the earlier transcript was given to it with your message.` });
+    }
+    this.log(`earlier session not loaded (${why})`);
+    return undefined;
+  }
+
   private setModes(current: string, modes: AgentChoice[]): void {
     this.modes = { current, modes };
     this.host.emit({ type: 'modes', current, modes });
@@ -271,18 +299,15 @@ class AcpEngine implements Engine {
     const u = n.update;
     switch (u.sessionUpdate) {
       case 'agent_message_chunk':
-        if (u.content.type === 'text' && u.content.text !== '') {
-          this.text += u.content.text;
-          this.host.emit({ type: 'text', delta: u.content.text });
-        }
+        if (u.content.type === 'text' && u.content.text !== '') this.calls.said(u.content.text);
         return;
       case 'agent_thought_chunk':
         if (u.content.type === 'text' && u.content.text !== '') this.host.emit({ type: 'thinking', delta: u.content.text });
         return;
       case 'tool_call':
       case 'tool_call_update': {
-        const call = this.callFor(u);
-        if (u.status === 'completed' || u.status === 'failed') this.finish(call, undefined, u.status === 'completed');
+        const call = this.calls.callFor(u);
+        if (u.status === 'completed' || u.status === 'failed') this.calls.finish(call, undefined, u.status === 'completed');
         return;
       }
       case 'plan':
@@ -301,157 +326,15 @@ class AcpEngine implements Engine {
     }
   }
 
-  /** The relay's call for an ACP tool call (new ones get a relay call id and a `tool_call` event), its fields merged in. */
-  private callFor(u: acp.ToolCallUpdate): Call {
-    let call = this.calls.get(u.toolCallId);
-    if (!call) {
-      this.flushText();
-      call = { callId: this.host.gate.newCallId(), tool: u.title || u.kind || 'tool', kind: u.kind, input: isObject(u.rawInput) ? u.rawInput : {}, content: [], locations: [], finished: false };
-      this.calls.set(u.toolCallId, call);
-      this.host.emit({ type: 'tool_call', callId: call.callId, tool: call.tool, input: call.input });
-      this.host.record({ role: 'assistant', text: '', toolCalls: [{ callId: call.callId, tool: call.tool, input: call.input }] });
-    }
-    if (u.kind) call.kind = u.kind;
-    if (isObject(u.rawInput)) call.input = u.rawInput;
-    if (u.content) call.content = u.content;
-    if (u.locations) call.locations = u.locations;
-    if (u.rawOutput !== undefined) call.rawOutput = u.rawOutput;
-    return call;
-  }
-
-  private finish(call: Call, output: string | undefined, ok: boolean, denied = false): void {
-    if (call.finished) return;
-    call.finished = true;
-    const text = output ?? (this.render(call) || (ok ? 'Done.' : 'Failed.'));
-    this.host.emit({ type: 'tool_result', callId: call.callId, ok, output: text, ...(denied ? { denied } : {}) });
-    this.host.record({ role: 'tool', callId: call.callId, tool: call.tool, ok, output: text, ...(denied ? { denied } : {}) });
-  }
-
-  /** A tool call's content as text: its words, each diff as a unified diff, each terminal's output. */
-  private render(call: Call): string {
-    const parts: string[] = [];
-    for (const c of call.content) {
-      if (c.type === 'content') {
-        if (c.content.type === 'text') parts.push(c.content.text);
-      } else if (c.type === 'diff') parts.push(unifiedDiff(this.shown(c.path), c.oldText ?? undefined, c.newText));
-      else if (c.type === 'terminal') parts.push(this.terminals.shown(c.terminalId));
-    }
-    if (parts.length === 0 && call.rawOutput !== undefined) parts.push(typeof call.rawOutput === 'string' ? call.rawOutput : JSON.stringify(call.rawOutput));
-    return parts.join('\n');
-  }
-
-  private flushText(): void {
-    if (this.text === '') return;
-    this.host.record({ role: 'assistant', text: this.text, toolCalls: [] });
-    this.text = '';
-  }
-
   // ---- what the agent asks ----------------------------------------------------------------
 
-  /** session/request_permission: an approval through the gate; the decision picks the option by its kind, never its id. */
-  private async permission(params: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse> {
-    const call = this.callFor(params.toolCall);
-    const byKind = (...kinds: acp.PermissionOptionKind[]) => kinds.map((k) => params.options.find((o) => o.kind === k)).find((o) => o !== undefined);
-    const selected = (o: acp.PermissionOption | undefined): acp.RequestPermissionResponse => (o ? { outcome: { outcome: 'selected', optionId: o.optionId } } : { outcome: { outcome: 'cancelled' } });
-    const diffs = call.content.filter((c): c is acp.Diff & { type: 'diff' } => c.type === 'diff');
-    const command = typeof call.input.command === 'string' ? call.input.command : Array.isArray(call.input.command) && call.input.command.every((p) => typeof p === 'string') ? call.input.command.join(' ') : undefined;
-    let kind: ApprovalKind;
-    let key: string | undefined;
-    let writes: string[] = [];
-    const shown: { diff?: string; command?: string } = {};
-    if (diffs.length > 0 || call.kind === 'edit' || call.kind === 'delete' || call.kind === 'move') {
-      kind = 'edit';
-      if (diffs.length > 0) {
-        const edits = await Promise.all(diffs.map((d) => this.edit(d, call.input.replace_all === true)));
-        shown.diff = edits.map((e) => e.diff).join('');
-        writes = edits.flatMap((e) => (e.after !== undefined ? [e.key] : []));
-      }
-    } else if (call.kind === 'execute' && command !== undefined) {
-      try {
-        checkCommandLine(command);
-      } catch (err) {
-        // A card cannot show it as it would run: refused before anyone is asked.
-        this.host.emit({ type: 'error', message: `${this.spec.name} asked to run a command the phone cannot show whole; it was refused. ${(err as Error).message}` });
-        return selected(byKind('reject_once', 'reject_always'));
-      }
-      kind = 'command';
-      key = command;
-      shown.command = command;
-    } else {
-      kind = 'tool';
-      key = call.tool;
-    }
-    let decision: Decision;
-    if (!this.host.gate.needsApproval(kind, key)) {
-      decision = 'allow';
-      this.log(`${call.tool} decision=allowed_for_session`);
-    } else {
-      decision = await this.host.gate.ask(kind, key, { callId: call.callId, tool: call.tool, input: call.input, ...shown });
-      this.log(`${call.tool} ${kind} decision=${decision}`);
-    }
-    if (signal.aborted || this.turnSignal?.aborted) return { outcome: { outcome: 'cancelled' } };
-    if (decision === 'deny') return selected(byKind('reject_once', 'reject_always'));
-    const option = decision === 'allow_session' ? byKind('allow_always', 'allow_once') : byKind('allow_once');
-    if (option) {
-      // What the agent will now ask DeskRelay to do for this call is what the user just allowed.
-      for (const w of writes) this.cover(this.coveredWrites, w);
-      if (command !== undefined) this.cover(this.coveredCommands, command);
-    } else {
-      this.host.emit({ type: 'error', message: `${this.spec.name} offered no option to allow this ${decision === 'allow_session' ? 'for the session' : 'once'}; it was not allowed.` });
-    }
-    return selected(option);
-  }
-
-  /**
-   * A diff of a permission as its card shows it: against the file as it is now when the agent's
-   * diff is a whole new text (`oldText` null) or a piece of it found there (an edit's old and new
-   * strings), so the card shows the file's change; `key` names the write it would be.
-   */
-  private async edit(d: acp.Diff, all: boolean): Promise<{ diff: string; after?: string; key: string }> {
-    const shownPath = this.shown(d.path);
-    let before: string | undefined;
-    try {
-      before = await this.host.workspace.readIfExists(this.rel(resolve(this.root, d.path)));
-    } catch {
-      // Outside the folder or denied: its write will be refused; the card shows the agent's diff.
-      return { diff: unifiedDiff(shownPath, d.oldText ?? undefined, d.newText), key: '' };
-    }
-    let after: string | undefined;
-    if (d.oldText == null || d.oldText === '') after = d.newText;
-    else if (before !== undefined && before.includes(d.oldText)) after = all ? before.split(d.oldText).join(d.newText) : before.replace(d.oldText, () => d.newText);
-    if (after === undefined) return { diff: unifiedDiff(shownPath, d.oldText ?? undefined, d.newText), key: '' };
-    return { diff: unifiedDiff(shownPath, before, after), after, key: `${resolve(this.root, d.path)}\0${after}` };
-  }
-
-  private cover(map: Map<string, number>, key: string): void {
-    map.set(key, (map.get(key) ?? 0) + 1);
-  }
-
-  private covers(map: Map<string, number>, key: string): boolean {
-    const n = map.get(key) ?? 0;
-    if (n === 0) return false;
-    if (n === 1) map.delete(key);
-    else map.set(key, n - 1);
-    return true;
-  }
-
-  /** An ACP path (absolute) as a folder-relative one; outside the folder is refused. */
-  private rel(path: string): string {
-    if (typeof path !== 'string' || !isAbsolute(path)) throw RequestError.invalidParams(undefined, `"path" must be an absolute path inside ${this.root}`);
-    const rel = relative(this.root, path);
-    if (rel === '' || outside(rel)) throw new RequestError(-32602, `${path} is outside the session's folder; DeskRelay reads and writes only inside ${this.root}.`);
-    return rel.split('\\').join('/');
-  }
-
-  /** A path as cards show it: folder-relative when inside. */
-  private shown(path: string): string {
-    const rel = relative(this.root, resolve(this.root, path));
-    return outside(rel) ? path : rel.split('\\').join('/');
+  private get permissionContext(): PermissionContext {
+    return { host: this.host, name: this.spec.name, paths: this.paths, calls: this.calls, log: (l) => this.log(l), stopped: () => this.turnSignal?.aborted === true, writes: this.coveredWrites, commands: this.coveredCommands };
   }
 
   /** fs/read_text_file: the Workspace's read (confinement, deny list); a missing file is empty text (Gemini CLI then creates it). */
   private async readFile(params: acp.ReadTextFileRequest): Promise<acp.ReadTextFileResponse> {
-    const rel = this.rel(params.path);
+    const rel = this.paths.rel(params.path);
     let text: string | undefined;
     try {
       text = await this.host.workspace.readIfExists(rel);
@@ -470,12 +353,12 @@ class AcpEngine implements Engine {
 
   /** fs/write_text_file: asks first (a diff card) unless a permission the user allowed, or an edit grant, covers it. */
   private async writeFile(params: acp.WriteTextFileRequest): Promise<acp.WriteTextFileResponse> {
-    const rel = this.rel(params.path);
+    const rel = this.paths.rel(params.path);
     const ctx = { workspace: this.host.workspace, limits: this.host.limits, signal: this.turnSignal ?? new AbortController().signal };
     try {
       const before = await this.host.workspace.readIfExists(rel);
       const prepared = await approvedEdit(ctx, rel, before, params.content, before === undefined ? `Created ${rel}.` : `Wrote ${rel}.`);
-      const covered = this.covers(this.coveredWrites, `${resolve(this.root, rel)}\0${params.content}`) || !this.host.gate.needsApproval('edit');
+      const covered = this.coveredWrites.covers(`${this.paths.abs(rel)}\0${params.content}`) || !this.host.gate.needsApproval('edit');
       const asked = covered ? undefined : await this.askOwn('write_file', { path: rel }, 'edit', undefined, { diff: prepared.diff });
       if (asked && !asked.allowed) throw new RequestError(-32603, asked.output);
       this.host.gate.filesChange();
@@ -497,7 +380,7 @@ class AcpEngine implements Engine {
       throw new RequestError(-32602, (err as Error).message);
     }
     if (params.cwd != null && resolve(params.cwd) !== resolve(this.root)) throw new RequestError(-32602, `Terminals run in the session's folder (${this.root}); "cwd" was ${params.cwd}.`);
-    const covered = this.covers(this.coveredCommands, line) || !this.host.gate.needsApproval('command', line);
+    const covered = this.coveredCommands.covers(line) || !this.host.gate.needsApproval('command', line);
     const asked = covered ? undefined : await this.askOwn('run_command', { command: line }, 'command', line, { command: line });
     if (asked && !asked.allowed) throw new RequestError(-32603, asked.output);
     this.log(`terminal/create command=${JSON.stringify(line)}${covered ? ' (allowed)' : ''}`);
@@ -558,12 +441,4 @@ class AcpEngine implements Engine {
     const message = err instanceof Error ? err.message : String(err);
     return `${this.spec.name} ${what}: ${this.redact(message)}`;
   }
-}
-
-/** A path relative to the folder that leads out of it (a file named `..x` inside is not). */
-const outside = (rel: string) => rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel);
-
-/** A word for /bin/sh: left as is when plain, else single-quoted. */
-function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

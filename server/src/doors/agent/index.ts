@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { AgentCatalog, OWN_AGENT } from '../../agent/acp/agents';
 import { acpEngine } from '../../agent/acp/engine';
 import { commandEnv } from '../../agent/commandEnv';
-import { EngineOptionError } from '../../agent/engine';
+import { EngineOptionError, type EngineFactory } from '../../agent/engine';
 import type { AgentHost } from '../../agent/host';
 import { DEFAULT_LIMITS, type AgentLimits } from '../../agent/limits';
 import { NotPendingError } from '../../agent/gate';
@@ -91,7 +91,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
               if (own === '' || own.startsWith('..') || isAbsolute(own) || own.includes(sep)) return undefined;
               const tree = existsSync(r.worktree.path) ? folder?.worktree?.(r.worktree.path) : undefined;
               return tree && changes.track(r.id, tree);
-            }),
+            }, agentFor),
           )
           .catch((err: unknown) => logger.error(`agent sessions: cannot read ${agentSessionsDir(ctx.options.configDir)} (${(err as NodeJS.ErrnoException).code ?? 'error'}); sessions are not kept this run`))
       : Promise.resolve();
@@ -99,6 +99,10 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   // git for worktrees starts from the same scrubbed environment (runSafeGit drops every GIT_* too).
   const gitEnv = acpEnv;
   const catalog = new AgentCatalog({ configured: () => host?.acpAgents?.() ?? {}, env: acpEnv });
+  function agentFor(id: string): { id: string; engine: EngineFactory } | undefined {
+    const spec = catalog.specs().get(id);
+    return spec ? { id: spec.id, engine: acpEngine(spec, acpEnv) } : undefined;
+  }
 
   /** The folders in force; the agent turned off meanwhile ends every session. */
   const folders = (): readonly Workspace[] => {

@@ -2,13 +2,13 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import polka from 'polka';
 import type { Request as PolkaRequest } from 'polka';
-import { authenticate, type HostPolicy } from './admission';
-import type { RelayContext } from './context';
+import { authenticate, type AdmissionState, type HostPolicy } from './admission';
 import type { DeviceHolds } from './deviceHolds';
 import { contractDialect, HttpError, hostNotAllowed, internalError, methodNotAllowed, notFound, serverStopping } from './errors';
 import { freshState, requestState, type FunnelState, type RequestLog, type Unfinished } from './requestState';
 import { isPattern, pathParams, type Route } from './route';
 import { webClient } from './static';
+import type { Logger } from '../logger';
 import { declineUpgrade, refuseUpgrade } from './upgrade';
 
 /** The server's three ways in: a request, a request with `Expect: 100-continue`, an upgrade. */
@@ -29,6 +29,18 @@ export interface FunnelParts {
 export { requestState };
 
 /**
+ * What the funnel needs from the relay: the admission in force, where its own failures are
+ * logged, and the context a request's handler gets (the doors' own type, which http only passes
+ * along), per device: the session gives a device's request a context whose chat service is that
+ * device's view.
+ */
+export interface FunnelGate<C> {
+  readonly admission: Readonly<AdmissionState>;
+  readonly logger: Logger;
+  contextFor(device: string | undefined): C;
+}
+
+/**
  * The one admission funnel. Every request and every WebSocket upgrade goes through the same
  * steps: request id → Host → route (404, 405) → stopping (503) → auth (401) → the route. Every
  * failure is rendered by one function in the route's dialect, so no door admits a request its
@@ -46,9 +58,9 @@ export { requestState };
  * - polka's patterns allow a trailing slash and lose to nothing: each route is registered as an
  *   anchored RegExp, and a `{name}` route declines a path that has an exact route.
  */
-export function createFunnel(ctx: RelayContext, routes: readonly Route[], { server, hosts, log, holds }: FunnelParts): Funnel {
-  const byPath = new Map<string, Route[]>();
-  const patterns = new Map<string, Route[]>();
+export function createFunnel<C>(gate: FunnelGate<C>, routes: readonly Route<C>[], { server, hosts, log, holds }: FunnelParts): Funnel {
+  const byPath = new Map<string, Route<C>[]>();
+  const patterns = new Map<string, Route<C>[]>();
   for (const route of routes) {
     const table = isPattern(route.path) ? patterns : byPath;
     const list = table.get(route.path) ?? [];
@@ -56,7 +68,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     table.set(route.path, list);
   }
   /** The routes for a path: its exact ones, else those of the first `{name}` pattern it fits. */
-  const routesFor = (path: string): readonly Route[] | undefined => {
+  const routesFor = (path: string): readonly Route<C>[] | undefined => {
     const exact = byPath.get(path);
     if (exact) return exact;
     for (const [pattern, list] of patterns) if (pathParams(pattern, path)) return list;
@@ -100,7 +112,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     return hit;
   };
 
-  function register(route: Route, samePath: readonly Route[]): void {
+  function register(route: Route<C>, samePath: readonly Route<C>[]): void {
     const pattern = isPattern(route.path);
     // A HEAD is answered like GET only on a path with a GET that needs no token (the health probe).
     const headAsGet = samePath.some((r) => r.method === 'GET' && r.auth === false);
@@ -116,7 +128,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       if (state.device !== undefined) holds?.add(state.device, res);
       // Only an admitted request is invited to send its body.
       if (state.expectsContinue) res.writeContinue();
-      return route.handle(req, res, contextFor(ctx, state.device));
+      return route.handle(req, res, gate.contextFor(state.device));
     });
   }
 
@@ -146,6 +158,8 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     const mine = state.unfinished;
     if (mine && --mine.count === 0) for (const run of mine.waiting.splice(0)) run();
     if (state.device !== undefined) holds?.delete(state.device, this);
+    // Whatever answered it stops (the client went away), or was done already (then abort does nothing).
+    state.abortOnClose?.abort();
     log.line(
       {
         method: req.method ?? '',
@@ -167,7 +181,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
   function fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
     const { id, dialect, stream } = requestState(req);
     if (!(err instanceof HttpError)) {
-      ctx.options.logger.error(`request ${id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+      gate.logger.error(`request ${id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
     }
     if (res.headersSent && dialect === contractDialect) {
       // A stream already under way can only end with its one terminal event, never a stack trace.
@@ -183,12 +197,13 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
   }
 
   /** Stopping and auth for one request; returns whether a token was checked. The device it names goes on the request state. */
-  function admit(req: IncomingMessage, route: Route): boolean {
-    if (ctx.admission.stopping) throw serverStopping();
+  function admit(req: IncomingMessage, route: Route<C>): boolean {
+    const admission = gate.admission;
+    if (admission.stopping) throw serverStopping();
     if (!route.auth) return false;
-    const token = ctx.admission.token;
+    const token = admission.token;
     if (token === undefined) throw serverStopping();
-    const { device } = (typeof route.auth === 'function' ? route.auth : authenticate)(req, { pairing: token, devices: ctx.admission.devices, desk: ctx.admission.deskToken });
+    const { device } = (typeof route.auth === 'function' ? route.auth : authenticate)(req, { pairing: token, devices: admission.devices, desk: admission.deskToken });
     if (device !== undefined) requestState(req).device = device;
     return true;
   }
@@ -225,10 +240,10 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
         checkHost(req, target, hosts);
         state.authenticated = admit(req, route);
         if (state.device !== undefined) holds?.addSocket(state.device, socket);
-        route.upgrade(req, socket, head, contextFor(ctx, state.device));
+        route.upgrade(req, socket, head, gate.contextFor(state.device));
       } catch (err) {
         const refusal = err instanceof HttpError ? err : internalError();
-        if (!(err instanceof HttpError)) ctx.options.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);
+        if (!(err instanceof HttpError)) gate.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);
         refuseUpgrade(socket, state.id, refusal);
         log.line({ method: 'GET', path: target.path, status: refusal.status, durationMs: Date.now() - state.startedAt }, state.authenticated);
       }
@@ -241,17 +256,8 @@ function routeRegExp(path: string): RegExp {
   return new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{(\w+)\\?\}/g, '(?<$1>[^/]+)')}$`);
 }
 
-/**
- * The context a request's handler gets: for a device's request, one whose chat service is that
- * device's view (ChatService.forDevice), so its chats count against and end with the device.
- */
-function contextFor(ctx: RelayContext, device: string | undefined): RelayContext {
-  if (device === undefined) return ctx;
-  return Object.create(ctx, { chat: { value: ctx.chat.forDevice(device) } }) as RelayContext;
-}
-
 /** Whether a route takes a request its method and path fit (its `withHeader`). */
-function takes(route: Route, req: IncomingMessage): boolean {
+function takes(route: Pick<Route, 'withHeader'>, req: IncomingMessage): boolean {
   return route.withHeader === undefined || req.headers[route.withHeader] !== undefined;
 }
 
@@ -267,7 +273,7 @@ function bodyUnread(req: IncomingMessage): boolean {
  * on a route that needs no token (the health probe) is answered like GET: Node leaves the body
  * out. Every other HEAD under /v1 stays a wrong method.
  */
-function match(candidates: readonly Route[] | undefined, req: IncomingMessage): Route | undefined {
+function match<C>(candidates: readonly Route<C>[] | undefined, req: IncomingMessage): Route<C> | undefined {
   if (!candidates) return undefined;
   const method = req.method === 'HEAD' && candidates.some((r) => r.method === 'GET' && r.auth === false) ? 'GET' : req.method;
   const same = candidates.filter((r) => r.method === method);

@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { ChatEvent, TerminalEvent } from '../chat/events';
-import type { SpecEventWriter } from '../chat/specReply';
+import type { ChatEvent, TerminalEvent } from '../protocol';
 import { requestState } from './requestState';
 
 /** How a stream's bytes are labelled and kept alive: SSE and NDJSON differ only in this. */
@@ -182,7 +181,7 @@ export class BatchedStream {
   }
 }
 
-/** The SPEC events this writer frames (the vocabulary itself lives in chat/events.ts). */
+/** The SPEC events this writer frames (the vocabulary is the protocol's; chat/events.ts says what they mean). */
 export type StreamEvent = ChatEvent;
 
 export interface SseOptions {
@@ -204,10 +203,11 @@ export function frameToken(delta: string, id?: number): string {
 
 /**
  * A chat stream as SSE: the batched writer with SSE's framing, writing SPEC events (it is the
- * SPEC reply's writer itself). It names itself on its request's state, so a failure after the
+ * SPEC reply's writer itself: chat/specReply.ts's SpecEventWriter, matched by shape, as http
+ * imports nothing of chat). It names itself on its request's state, so a failure after the
  * headers went out ends it with its one terminal event.
  */
-export class SseStream extends BatchedStream implements SpecEventWriter {
+export class SseStream extends BatchedStream {
   constructor(res: ServerResponse, options: SseOptions = {}) {
     super(res, SSE, options.keepAliveMs);
     requestState(res.req).stream = this;

@@ -4,10 +4,10 @@ import { CancelReason, STOPPED_BY_CLIENT, type TerminalEvent } from '../../chat/
 import { parseChatRequest } from '../../chat/request';
 import type { ChatHandle } from '../../chat/service';
 import { SpecReply } from '../../chat/specReply';
-import type { RelayContext } from '../../http/context';
+import type { RelayContext, Route } from '../context';
 import { HttpError } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
-import { requestParams, type Route } from '../../http/route';
+import { requestParams } from '../../http/route';
 import type { ChatMessage } from '../../providers/types';
 import {
   ConversationStore,

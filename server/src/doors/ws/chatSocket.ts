@@ -4,7 +4,7 @@ import { requestState } from '../../http/requestState';
 import { parseJson } from '../../http/body';
 import { chatProvider, limitTextOnly, MAX_IMAGE_BODY_BYTES } from '../door';
 import { parseChatRequest } from '../../chat/request';
-import type { RelayContext, Route } from '../../http/context';
+import type { RelayContext, Route } from '../context';
 import { HttpError, serverStopping } from '../../http/errors';
 import { CancelReason, type ChatEvent } from '../../chat/events';
 import type { ChatHandle, ChatSlot } from '../../chat/service';

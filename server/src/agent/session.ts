@@ -1,6 +1,6 @@
 import { CancelReason } from '../chat/events';
 import type { ChatHandle, ChatService, ReplySink } from '../chat/service';
-import { HttpError } from '../errors';
+import { ChatError } from '../chat/errors';
 import type { Logger } from '../logger';
 import type { AgentEvent, AgentPush, AgentStatus } from '../protocol';
 import type { ChatMessage, ProviderConfig, ToolCall } from '../providers/types';
@@ -592,7 +592,7 @@ export class AgentSession {
       const provider = this.deps.chat.provider();
       handle = summary ? this.deps.chat.start(provider, summary, sink) : this.deps.chat.start(provider, this.messages, sink, { tools: this.tools().map((t) => t.spec), toolChoice: 'auto' });
     } catch (err) {
-      if (err instanceof HttpError) return { ok: false, message: err.message };
+      if (err instanceof ChatError) return { ok: false, message: err.message };
       throw err;
     }
     this.model = handle;

@@ -38,6 +38,8 @@ export interface FunnelGate<C> {
   readonly admission: Readonly<AdmissionState>;
   readonly logger: Logger;
   contextFor(device: string | undefined): C;
+  /** A failure as a refusal (the doors' own errors, chat's ChatError, in HTTP terms); undefined for a bug, answered 500. */
+  refusal(err: unknown): HttpError | undefined;
 }
 
 /**
@@ -180,16 +182,17 @@ export function createFunnel<C>(gate: FunnelGate<C>, routes: readonly Route<C>[]
 
   function fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
     const { id, dialect, stream } = requestState(req);
-    if (!(err instanceof HttpError)) {
+    const refusal = err instanceof HttpError ? err : gate.refusal(err);
+    if (!refusal) {
       gate.logger.error(`request ${id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
     }
     if (res.headersSent && dialect === contractDialect) {
       // A stream already under way can only end with its one terminal event, never a stack trace.
-      if (stream) stream.error(err instanceof HttpError ? err.message : internalError().message);
+      if (stream) stream.error((refusal ?? internalError()).message);
       else res.end();
       return;
     }
-    const httpError = err instanceof HttpError ? err : internalError();
+    const httpError = refusal ?? internalError();
     // Whatever body the client still sends is not read: a connection that stayed open would let
     // a client without the token push data (or trickle it) for as long as the server allows.
     if (httpError.closeConnection || bodyUnread(req)) res.setHeader('Connection', 'close');
@@ -242,8 +245,9 @@ export function createFunnel<C>(gate: FunnelGate<C>, routes: readonly Route<C>[]
         if (state.device !== undefined) holds?.addSocket(state.device, socket);
         route.upgrade(req, socket, head, gate.contextFor(state.device));
       } catch (err) {
-        const refusal = err instanceof HttpError ? err : internalError();
-        if (!(err instanceof HttpError)) gate.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);
+        const known = err instanceof HttpError ? err : gate.refusal(err);
+        if (!known) gate.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);
+        const refusal = known ?? internalError();
         refuseUpgrade(socket, state.id, refusal);
         log.line({ method: 'GET', path: target.path, status: refusal.status, durationMs: Date.now() - state.startedAt }, state.authenticated);
       }

@@ -14,6 +14,7 @@ import { configDir, deskTokenPath, tokenPath } from './paths';
 import { ChatService, MAX_REPLY_CHARS } from '../chat/service';
 import type { Door } from '../doors/door';
 import { DOORS, type DoorOptions } from '../doors';
+import { refusalOf } from '../doors/errors';
 import { ReplyEvents } from '../doors/replyEvents';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
 import { DeviceRegistry, devicesPath, forgetRememberedDevices, type DeviceChange } from '../store/devices';
@@ -206,7 +207,7 @@ export class RelayServer {
     // Each connection costs memory and a file descriptor; past the cap new ones are closed at once.
     server.maxConnections = maxConnections;
     this.requestLog = new RequestLog(this.options.onRequestLog, this.options.logger);
-    const gate = { admission: this.admission, logger: this.options.logger, contextFor: (device: string | undefined) => contextFor(ctx, device) };
+    const gate = { admission: this.admission, logger: this.options.logger, contextFor: (device: string | undefined) => contextFor(ctx, device), refusal: refusalOf };
     const funnel = createFunnel(gate, routes, { server, hosts: this.hosts, log: this.requestLog, holds: this.holds });
     server.on('request', funnel.request);
     // With this listener Node no longer answers `Expect: 100-continue` by itself: only an admitted request is invited to send its body.

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { AgentEventLog } from '../../agent/eventLog';
 import { CancelReason, STOPPED_BY_CLIENT, type TerminalEvent } from '../../chat/events';
+import { ChatError } from '../../chat/errors';
 import { parseChatRequest } from '../../chat/request';
 import type { ChatHandle } from '../../chat/service';
 import { SpecReply } from '../../chat/specReply';
@@ -367,7 +368,7 @@ function parseUserMessage(content: unknown): ChatMessage {
   try {
     return parseChatRequest({ messages: [{ role: 'user', content }] })[0]!;
   } catch (err) {
-    if (err instanceof HttpError) throw new HttpError(err.status, err.code, err.message.replaceAll('messages[0].', ''));
+    if (err instanceof ChatError) throw new ChatError(err.code, err.message.replaceAll('messages[0].', ''));
     throw err;
   }
 }

@@ -9,6 +9,7 @@ import { HttpError, serverStopping } from '../../http/errors';
 import { CancelReason, type ChatEvent } from '../../chat/events';
 import type { ChatHandle, ChatSlot } from '../../chat/service';
 import { SpecReply } from '../../chat/specReply';
+import { refusalOf } from '../errors';
 import { authenticateSocket, SOCKET_PROTOCOL } from './auth';
 import { refuseUpgrade } from '../../http/upgrade';
 import { describeSocketError } from './frameErrors';
@@ -123,7 +124,8 @@ async function serveChatSocket(ws: WebSocket, req: IncomingMessage, ctx: RelayCo
       limitTextOnly(raw.length, messages);
       provider = chatProvider(req, ctx);
     } catch (err) {
-      if (err instanceof HttpError) return refuse(CLOSE_POLICY, err);
+      const refusal = refusalOf(err);
+      if (refusal) return refuse(CLOSE_POLICY, refusal);
       throw err;
     }
     chat = slot.start(

@@ -64,7 +64,7 @@ export class DeviceHolds {
           const state = requestState(res.req);
           if (state.removesItsDevice || state.abortOnClose !== undefined || res.writableEnded || res.destroyed) continue;
           ended++;
-          if (res.headersSent && state.stream) state.stream.error(message);
+          if (res.headersSent && state.writer?.error) state.writer.error(message);
           else res.destroy();
         }
         for (const socket of sockets) {

@@ -181,14 +181,14 @@ export function createFunnel<C>(gate: FunnelGate<C>, routes: readonly Route<C>[]
   }
 
   function fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
-    const { id, dialect, stream } = requestState(req);
+    const { id, dialect, writer } = requestState(req);
     const refusal = err instanceof HttpError ? err : gate.refusal(err);
     if (!refusal) {
       gate.logger.error(`request ${id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
     }
     if (res.headersSent && dialect === contractDialect) {
       // A stream already under way can only end with its one terminal event, never a stack trace.
-      if (stream) stream.error((refusal ?? internalError()).message);
+      if (writer?.error) writer.error((refusal ?? internalError()).message);
       else res.end();
       return;
     }

@@ -39,8 +39,6 @@ export interface RequestState {
   provider?: string;
   /** The device whose token admitted the request; undefined for the pairing token. */
   device?: string;
-  /** The SSE stream answering it, once open: a failure after the headers ends it with its terminal event. */
-  stream?: { error(message: string): void };
   /**
    * What the response's close aborts (the client went away). The funnel's one shared `close`
    * listener calls it, so a door adds no listener of its own per response. A response with one
@@ -67,7 +65,10 @@ export interface FunnelState extends RequestState {
   path: string;
   /** Its connection's count of unfinished responses, which this one is part of until it closes. */
   unfinished: Unfinished | undefined;
-  /** The writer of a streamed response, whose keep-alive stops when the response closes. */
+  /**
+   * The writer of a streamed response, whose keep-alive stops when the response closes. One with
+   * a terminal error event (SSE's) ends with it when the request fails after the headers went out.
+   */
   writer: BatchedStream | undefined;
 }
 
@@ -95,7 +96,6 @@ export function freshState(req: IncomingMessage, expectsContinue = false): Funne
     expectsContinue,
     provider: undefined,
     device: undefined,
-    stream: undefined,
     abortOnClose: undefined,
     removesItsDevice: false,
     path: '',

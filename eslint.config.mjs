@@ -1,9 +1,63 @@
 // ESLint (flat config): ESLint's and typescript-eslint's recommended rules over every folder of
-// source, plus this project's layout rule: the relay under server/ never imports vscode.
+// source, plus this project's layout rules: the relay under server/ never imports vscode, and
+// server/src's layers import one way only (docs/architecture.md).
 // Folder globs only (no file lists), so files moving inside a folder stay covered.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+
+const NO_VSCODE = {
+  paths: [{ name: 'vscode', message: 'server/ is pure Node (deskrelay serve runs it without VS Code): only extension/ imports vscode.' }],
+  patterns: [{ group: ['vscode/*'], message: 'server/ never imports vscode.' }],
+};
+
+/**
+ * The layers of server/src, ground up (docs/architecture.md, /work/shared/architecture.json):
+ * each part (a folder, or a file at the top such as protocol.ts) and the parts it may import.
+ * Everything not listed is a wrong-way import: up a floor, or sideways where no arrow allows it.
+ */
+const GROUND = ['protocol', 'errors', 'logger', 'redact', 'streams'];
+const BELOW_CHAT = [...GROUND, 'providers', 'tunnel', 'store'];
+export const MAY_IMPORT = {
+  // Wire names and types shared with the web client: imports nothing of ours.
+  protocol: [],
+  errors: ['protocol'],
+  logger: ['protocol'],
+  redact: ['protocol'],
+  streams: ['protocol'],
+  providers: [...GROUND],
+  tunnel: [...GROUND],
+  // Kept conversations and sessions hold chat messages as the providers type them.
+  store: [...GROUND, 'providers'],
+  chat: [...BELOW_CHAT],
+  // The agent's model calls go through the chat service (never the other way round).
+  agent: [...BELOW_CHAT, 'chat'],
+  // The floor of the HTTP side: HTTP facts only, a narrow DeviceMatcher instead of the store.
+  http: [...GROUND],
+  doors: [...BELOW_CHAT, 'chat', 'agent', 'http'],
+  session: [...BELOW_CHAT, 'chat', 'agent', 'http', 'doors'],
+  cli: [...BELOW_CHAT, 'chat', 'agent', 'http', 'doors', 'session'],
+  index: [...BELOW_CHAT, 'chat', 'agent', 'http', 'doors', 'session'],
+};
+const PARTS = Object.keys(MAY_IMPORT);
+// The deepest file under server/src is three folders down (server/src/agent/hosts/node/x.ts); one more for headroom.
+const MAX_DEPTH = 4;
+
+/** One files block per part and depth: a relative import climbs exactly `depth` folders to reach server/src. */
+function layerBlocks() {
+  const blocks = [];
+  for (const [part, allowed] of Object.entries(MAY_IMPORT)) {
+    const forbidden = PARTS.filter((other) => other !== part && !allowed.includes(other));
+    const top = ['protocol', 'errors', 'logger', 'redact', 'index'].includes(part);
+    for (let depth = top ? 0 : 1; depth <= (top && part !== 'protocol' ? 0 : MAX_DEPTH); depth++) {
+      const files = depth === 0 ? [`server/src/${part}.ts`] : [`server/src/${part}/${'*/'.repeat(depth - 1)}*.ts`];
+      const up = depth === 0 ? '\\./' : `(\\.\\./){${depth}}`;
+      const patterns = forbidden.length === 0 ? [] : [{ regex: `^${up}(${forbidden.join('|')})(\\.ts)?(/.*)?$`, message: `server/src/${part} sits below these layers and must not import them (docs/architecture.md): ${forbidden.join(', ')}.` }];
+      blocks.push({ files, rules: { 'no-restricted-imports': ['error', { ...NO_VSCODE, patterns: [...NO_VSCODE.patterns, ...patterns] }] } });
+    }
+  }
+  return blocks;
+}
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.cache/**', '.tsbuild/**', '.vscode-test/**', 'test-results/**', 'media/web/vendor/**', 'media/web/app.js', 'media/web/sw.js', 'media/web/chunks/**', 'media/markdown.js'] },
@@ -58,10 +112,16 @@ export default tseslint.config(
   },
   {
     files: ['server/**'],
+    rules: { 'no-restricted-imports': ['error', NO_VSCODE] },
+  },
+  // After the server/** block: each of these repeats NO_VSCODE, as a later block's options replace an earlier one's.
+  ...layerBlocks(),
+  {
+    files: ['web/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [{ name: 'vscode', message: 'server/ is pure Node (deskrelay serve runs it without VS Code): only extension/ imports vscode.' }], patterns: [{ group: ['vscode/*'], message: 'server/ never imports vscode.' }] },
+        { patterns: [{ regex: '^(\\.\\./)+(server|extension)/(?!src/protocol(\\.ts|/.*)?$)', message: 'The phone web client shares only the protocol with the server: import from server/src/protocol (move what you need there).' }] },
       ],
     },
   },

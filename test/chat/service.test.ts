@@ -7,7 +7,7 @@ import { CancelReason } from '../../server/src/chat/events';
 import { ChatService, type Ending, type ReplySink } from '../../server/src/chat/service';
 import { SpecReply } from '../../server/src/chat/specReply';
 import type { TerminalEvent } from '../../server/src/chat/events';
-import { HttpError } from '../../server/src/http/errors';
+import { ChatError } from '../../server/src/chat/errors';
 import type { ActiveProvider, PieceKind, ProviderConfig } from '../../server/src/providers/types';
 import { OLLAMA_DEFAULT_REPLY, OLLAMA_DEFAULT_THINKING, startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 
@@ -148,7 +148,7 @@ describe('the chat service', () => {
     expect(chat.active).toBe(0);
   });
 
-  it('refuses with 429 before anything is written when every slot is taken, and takes one again once freed', async () => {
+  it('refuses (chat.too_many_streams, retry after 1 s: a 429 at the doors) before anything is written when every slot is taken, and takes one again once freed', async () => {
     ollama.set({ mode: 'normal', chunkDelayMs: 30 });
     const { chat, provider } = service({ limit: 1 });
     const first = recorder();
@@ -160,9 +160,9 @@ describe('the chat service', () => {
     } catch (err) {
       refusal = err;
     }
-    expect(refusal).toBeInstanceOf(HttpError);
-    expect((refusal as HttpError).status).toBe(429);
-    expect((refusal as HttpError).code).toBe('chat.too_many_streams');
+    expect(refusal).toBeInstanceOf(ChatError);
+    expect((refusal as ChatError).code).toBe('chat.too_many_streams');
+    expect((refusal as ChatError).retryAfterS).toBe(1);
     expect(second.ends).toEqual([]);
     await handle.done;
     expect(chat.active).toBe(0);
@@ -194,10 +194,11 @@ describe('the chat service', () => {
     expect(chat.active).toBe(0);
   });
 
-  it('names no provider (412) when none is active or it is the cloud provider', () => {
+  it('names no provider (chat.no_provider, a 412 at the doors) when none is active or it is the cloud provider', () => {
     for (const active of [{ ok: false, reason: 'none' }, { ok: false, reason: 'cloud', id: 'deskrelay-cloud' }] as ActiveProvider[]) {
       const { chat } = service({ active: () => active });
-      expect(() => chat.provider()).toThrowError(expect.objectContaining({ status: 412, code: 'chat.no_provider' }));
+      expect(() => chat.provider()).toThrowError(expect.objectContaining({ code: 'chat.no_provider' }));
+      expect(() => chat.provider()).toThrowError(ChatError);
     }
   });
 

@@ -1,7 +1,8 @@
 /** Shared bits of the doors' suites: a relay in front of the stand-in Ollama, resumable requests and id-numbered SSE parsing. */
 import type { OutgoingHttpHeaders } from 'node:http';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { HttpError } from '../../server/src/http/errors';
+import { refusalOf } from '../../server/src/doors/errors';
+import type { HttpError } from '../../server/src/http/errors';
 import type { ChatMessage, ToolOptions } from '../../server/src/providers/types';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { chatBody, chatHeaders, send, type Reply } from '../helpers/http';
@@ -110,12 +111,13 @@ export function completeBlocks(body: string): string {
 let counter = 0;
 export const newKey = () => `key-${process.pid}-${Date.now().toString(36)}-${counter++}`;
 
-/** The HttpError a request parser throws for `body` (fails the test when it accepts the body). */
+/** The refusal a door answers for a `body` its request parser refuses, its own or the chat core's (fails the test when it accepts the body). */
 export function refusal(parse: (body: unknown) => unknown, body: unknown): HttpError {
   try {
     parse(body);
   } catch (err) {
-    if (err instanceof HttpError) return err;
+    const refused = refusalOf(err);
+    if (refused) return refused;
     throw err;
   }
   throw new Error('accepted');

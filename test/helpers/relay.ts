@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { type RelayOptions, RelayServer } from '../../server/src/session/relay';
 import type { ActiveProvider, KeySource, ProviderConfig } from '../../server/src/providers/types';
 import type { Logger } from '../../server/src/logger';
-import type { Route } from '../../server/src/http/context';
+import type { Route } from '../../server/src/doors/context';
 
 export interface TestRelay {
   relay: RelayServer;

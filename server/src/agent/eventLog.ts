@@ -1,4 +1,4 @@
-import { FrameLog, type NumberedFrame } from '../http/frameLog';
+import { FrameLog, type NumberedFrame } from '../streams/frameLog';
 import type { AgentEvent } from '../protocol';
 
 /** One numbered event, framed as `id: n\ndata: …\n\n`. */

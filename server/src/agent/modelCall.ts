@@ -1,5 +1,5 @@
 import type { ChatHandle, ChatService, ReplySink } from '../chat/service';
-import { HttpError } from '../errors';
+import { ChatError } from '../chat/errors';
 import type { AgentEvent } from '../protocol';
 import type { ChatMessage, ToolCall, ToolSpec } from '../providers/types';
 
@@ -43,7 +43,7 @@ export async function callModel(deps: ModelCallDeps, signal: AbortSignal, messag
     const provider = deps.chat.provider();
     handle = quiet ? deps.chat.start(provider, messages, sink) : deps.chat.start(provider, messages, sink, { tools, toolChoice: 'auto' });
   } catch (err) {
-    if (err instanceof HttpError) return { ok: false, message: err.message };
+    if (err instanceof ChatError) return { ok: false, message: err.message };
     throw err;
   }
   deps.running(handle);

@@ -1,4 +1,4 @@
-import { HttpError } from '../errors';
+import { ChatError } from './errors';
 import { imageTypeOf, NOT_AN_IMAGE } from './imageType';
 import { IMAGE_MEDIA_TYPES, type ChatImage, type ChatMessage, type Role, type ToolCall, type ToolChoice, type ToolSpec } from '../providers/types';
 
@@ -13,9 +13,9 @@ export const MAX_TOOLS = 128;
 export const MAX_TOOL_DEFINITION_CHARS = 64 * 1024;
 const ROLES: readonly Role[] = ['system', 'user', 'assistant'];
 
-const invalid = (message: string) => new HttpError(400, 'request.invalid_body', message);
+const invalid = (message: string) => new ChatError('request.invalid_body', message);
 /** Past a photo limit: the same answer as a body too large (the body was read whole, so the connection stays). */
-const tooLarge = (message: string) => new HttpError(413, 'request.body_too_large', message);
+const tooLarge = (message: string) => new ChatError('request.body_too_large', message);
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,8 +1,8 @@
-import { HttpError } from '../errors';
 import { providerContextLength } from '../providers/contextLength';
 import type { Logger } from '../logger';
 import { createAdapter, isAbortError, ProviderError } from '../providers';
 import type { ActiveProvider, AdapterFactories, ChatAdapter, ChatMessage, FinishReason, KeySource, PieceKind, PieceSink, ProviderConfig, ProviderSource, ToolCall, ToolOptions } from '../providers/types';
+import { ChatError } from './errors';
 import { CANCELLED_MESSAGE, CancelReason, INTERNAL_FAILURE_MESSAGE, PROVIDER_CANCELLED_MESSAGE } from './events';
 
 /** One reply may not grow past this (UTF-16 code units): a broken provider cannot exhaust memory. */
@@ -53,26 +53,21 @@ export interface ChatSlot {
 
 const SWITCH_HINT = 'Switch to a local provider on the desktop (DeskRelay: Select Provider, or "activeProvider" in config.json).';
 
-export function noProviderError(active: Exclude<ActiveProvider, { ok: true }>): HttpError {
+export function noProviderError(active: Exclude<ActiveProvider, { ok: true }>): ChatError {
   const why =
     active.reason === 'cloud'
       ? `The active provider "${active.id}" is the DeskRelay cloud provider, which the phone uses directly, not through the desktop.`
       : active.reason === 'missing'
         ? `The active provider "${active.id}" is not configured on the desktop.`
         : 'No provider is active on the desktop.';
-  return new HttpError(412, 'chat.no_provider', `${why} ${SWITCH_HINT}`);
+  return new ChatError('chat.no_provider', `${why} ${SWITCH_HINT}`);
 }
 
 export const tooManyStreams = (limit: number) =>
-  new HttpError(429, 'chat.too_many_streams', `The desktop is already serving ${limit} chat streams; try again in a moment.`, { 'Retry-After': '1' });
+  new ChatError('chat.too_many_streams', `The desktop is already serving ${limit} chat streams; try again in a moment.`, 1);
 
 export const tooManyDeviceStreams = (limit: number) =>
-  new HttpError(
-    429,
-    'chat.too_many_streams',
-    `This device already has ${limit} chat stream${limit === 1 ? '' : 's'} open on the desktop; wait for one to finish or stop it.`,
-    { 'Retry-After': '1' },
-  );
+  new ChatError('chat.too_many_streams', `This device already has ${limit} chat stream${limit === 1 ? '' : 's'} open on the desktop; wait for one to finish or stop it.`, 1);
 
 /** One device may hold this many of the `total` slots: never all of them when there are two or more. */
 export function perDeviceLimit(total: number): number {
@@ -133,7 +128,7 @@ export class ChatService {
     return (await providerContextLength(provider, key, signal)) ?? provider.contextLength;
   }
 
-  /** The provider the next chat uses, asked afresh (a switch takes effect on the next request); 412 when none. */
+  /** The provider the next chat uses, asked afresh (a switch takes effect on the next request); a ChatError (chat.no_provider) when none. */
   provider(): ProviderConfig {
     const active = this.options.providers.active();
     if (!active.ok) throw noProviderError(active);
@@ -155,7 +150,7 @@ export class ChatService {
   }
 
   /**
-   * Takes a slot (429 when all are taken, thrown before anything is written) and starts the
+   * Takes a slot (a ChatError, chat.too_many_streams, when all are taken, thrown before anything is written) and starts the
    * reply. The provider is asked on a later microtask, so a door that writes its headers right
    * after this call shows a live stream even while a cold model loads.
    */
@@ -164,7 +159,7 @@ export class ChatService {
   }
 
   /**
-   * Takes a slot now (429 when all are taken) for a chat whose request comes later: the
+   * Takes a slot now (chat.too_many_streams when all are taken) for a chat whose request comes later: the
    * WebSocket counts at its handshake, before its first message. The slot is freed when the
    * chat started in it ends, or by release(); stop() aborts its signal either way.
    */

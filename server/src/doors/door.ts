@@ -3,9 +3,7 @@ import { carriesImages } from '../chat/request';
 import type { ChatHandle, Ending, ReplySink } from '../chat/service';
 import { HttpError } from '../http/errors';
 import { checkMediaType, MAX_BODY_BYTES, parseJson, readBody, tooLarge } from '../http/body';
-import type { RelayContext } from '../http/context';
-import { requestState } from '../http/requestState';
-import type { Route } from '../http/route';
+import type { RelayContext, Route } from './context';
 import type { ChatMessage, PieceKind, ProviderConfig, ToolCall, ToolOptions } from '../providers/types';
 
 /**
@@ -129,15 +127,9 @@ export interface ChatResult {
 export function startChat(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, sink: ReplySink, open?: () => void): ChatHandle {
   const chat = ctx.chat.start(ask.provider, ask.messages, sink, ask.tools);
   open?.();
-  // One listener shared by every response, which finds its chat on the request state (no closure per stream).
-  requestState(res.req).chat = chat;
-  res.on('close', abortChat);
+  // The funnel's one shared `close` listener aborts it (no listener, no closure per stream).
+  ctx.state(res.req).abortOnClose = chat;
   return chat;
-}
-
-/** A response's `close` listener (a response closes once): its client went away, or the reply ended (then abort does nothing). */
-function abortChat(this: ServerResponse): void {
-  requestState(this.req).chat?.abort();
 }
 
 /** A chat for a response whose door needs its end (a non-streamed answer): startChat, then the ending. */

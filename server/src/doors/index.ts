@@ -1,4 +1,5 @@
 import { agentDoor } from './agent';
+import { chatDoor } from './chat';
 import { conversationsDoor } from './conversations';
 import type { DoorFactory } from './door';
 import { devicesDoor } from './devices';
@@ -7,7 +8,6 @@ import { openAiDoor } from './openai';
 import { providersDoor } from './providers';
 import { pushDoor } from './push';
 import { resumableDoor } from './resumable';
-import { specDoor } from './spec';
 import { transcriptionDoor } from './transcription';
 import { socketDoor } from './ws';
 
@@ -15,7 +15,7 @@ import { socketDoor } from './ws';
 export const DOORS = [
   // Before SPEC's stream: it serves the same path when the request carries an Idempotency-Key.
   resumableDoor,
-  specDoor,
+  chatDoor,
   socketDoor,
   openAiDoor,
   ollamaDoor,

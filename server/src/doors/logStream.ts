@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentEventLog } from '../agent/eventLog';
-import type { RelayContext } from '../http/context';
+import type { RelayContext } from './context';
 import { HttpError } from '../http/errors';
 import { SseStream } from '../http/stream';
 import { EVENT_ID_RE, HEADERS } from '../protocol';

@@ -127,6 +127,20 @@ export interface DeviceMatcher {
   wasRevoked?(digest: Buffer): boolean;
 }
 
+/**
+ * What admits a request at this moment. The relay changes it as it starts and stops; the funnel
+ * reads it on every request, so it is plain data rather than the relay's own getters.
+ */
+export interface AdmissionState {
+  /** The token in force; undefined while stopped. */
+  token: string | undefined;
+  /** The registered devices while running (issue 26), as admission sees them. */
+  devices: DeviceMatcher | undefined;
+  /** The desk's own token while running (the CLI's desk commands); undefined while stopped. */
+  deskToken: string | undefined;
+  stopping: boolean;
+}
+
 /** Who an admitted request is: a device by id, or (device undefined) a holder of the pairing token. */
 export interface Principal {
   device: string | undefined;

@@ -62,9 +62,9 @@ export class DeviceHolds {
         let ended = 0;
         for (const res of responses) {
           const state = requestState(res.req);
-          if (state.removesItsDevice || state.chat !== undefined || res.writableEnded || res.destroyed) continue;
+          if (state.removesItsDevice || state.abortOnClose !== undefined || res.writableEnded || res.destroyed) continue;
           ended++;
-          if (res.headersSent && state.stream) state.stream.error(message);
+          if (res.headersSent && state.writer?.error) state.writer.error(message);
           else res.destroy();
         }
         for (const socket of sockets) {

@@ -2,13 +2,13 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import polka from 'polka';
 import type { Middleware, Request as PolkaRequest } from 'polka';
-import { authenticate, type HostPolicy } from './admission';
-import type { RelayContext } from './context';
+import { authenticate, type AdmissionState, type HostPolicy } from './admission';
 import type { DeviceHolds } from './deviceHolds';
 import { contractDialect, HttpError, hostNotAllowed, internalError, methodNotAllowed, notFound, serverStopping } from './errors';
 import { freshState, requestState, type FunnelState, type RequestLog, type Unfinished } from './requestState';
 import { isPattern, routePattern, type Route } from './route';
 import { webClient } from './static';
+import type { Logger } from '../logger';
 import { declineUpgrade, refuseUpgrade } from './upgrade';
 
 /** The server's three ways in: a request, a request with `Expect: 100-continue`, an upgrade. */
@@ -27,6 +27,20 @@ export interface FunnelParts {
 }
 
 export { requestState };
+
+/**
+ * What the funnel needs from the relay: the admission in force, where its own failures are
+ * logged, and the context a request's handler gets (the doors' own type, which http only passes
+ * along), per device: the session gives a device's request a context whose chat service is that
+ * device's view.
+ */
+export interface FunnelGate<C> {
+  readonly admission: Readonly<AdmissionState>;
+  readonly logger: Logger;
+  contextFor(device: string | undefined): C;
+  /** A failure as a refusal (the doors' own errors, chat's ChatError, in HTTP terms); undefined for a bug, answered 500. */
+  refusal(err: unknown): HttpError | undefined;
+}
 
 /**
  * The one admission funnel. Every request and every WebSocket upgrade goes through the same
@@ -48,7 +62,7 @@ export { requestState };
  *   an anchored RegExp (`routePattern`), whose `:name` segments never take a path that has
  *   routes of its own.
  */
-export function createFunnel(ctx: RelayContext, routes: readonly Route[], { server, hosts, log, holds }: FunnelParts): Funnel {
+export function createFunnel<C>(gate: FunnelGate<C>, routes: readonly Route<C>[], { server, hosts, log, holds }: FunnelParts): Funnel {
   const exact = [...new Set(routes.map((r) => r.path).filter((p) => !isPattern(p)))];
   const patterns = new Map(routes.map((r) => [r.path, routePattern(r.path, exact)]));
   // The methods a 405 may name, in one order for every path.
@@ -74,14 +88,14 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
   });
   // Routes sharing a method and path are one polka route, tried in the given order (polka runs
   // each handler until one answers): one pattern less for polka to test on every such request.
-  const samePath = new Map<string, Route[]>();
+  const samePath = new Map<string, Route<C>[]>();
   for (const route of routes) {
     const key = `${route.method} ${route.path}`;
     samePath.set(key, [...(samePath.get(key) ?? []), route]);
   }
   for (const list of samePath.values()) app.add(list[0]!.method, patterns.get(list[0]!.path)!, ...list.map(handlerOf));
 
-  function handlerOf(route: Route): Middleware<PolkaRequest> {
+  function handlerOf(route: Route<C>): Middleware<PolkaRequest> {
     const hasParams = isPattern(route.path);
     // A HEAD is answered like GET only on a path with a GET that needs no token (the health probe).
     const headAsGet = routes.some((r) => r.path === route.path && r.method === 'GET' && r.auth === false);
@@ -98,7 +112,7 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
       if (state.device !== undefined) holds?.add(state.device, res);
       // Only an admitted request is invited to send its body.
       if (state.expectsContinue) res.writeContinue();
-      return route.handle(req, res, contextFor(ctx, state.device));
+      return route.handle(req, res, gate.contextFor(state.device));
     };
   }
 
@@ -128,6 +142,8 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
     const mine = state.unfinished;
     if (mine && --mine.count === 0) for (const run of mine.waiting.splice(0)) run();
     if (state.device !== undefined) holds?.delete(state.device, this);
+    // Whatever answered it stops (the client went away), or was done already (then abort does nothing).
+    state.abortOnClose?.abort();
     log.line(
       {
         method: req.method ?? '',
@@ -147,17 +163,18 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
   }
 
   function fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
-    const { id, dialect, stream } = requestState(req);
-    if (!(err instanceof HttpError)) {
-      ctx.options.logger.error(`request ${id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+    const { id, dialect, writer } = requestState(req);
+    const refusal = err instanceof HttpError ? err : gate.refusal(err);
+    if (!refusal) {
+      gate.logger.error(`request ${id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
     }
     if (res.headersSent && dialect === contractDialect) {
       // A stream already under way can only end with its one terminal event, never a stack trace.
-      if (stream) stream.error(err instanceof HttpError ? err.message : internalError().message);
+      if (writer?.error) writer.error((refusal ?? internalError()).message);
       else res.end();
       return;
     }
-    const httpError = err instanceof HttpError ? err : internalError();
+    const httpError = refusal ?? internalError();
     // Whatever body the client still sends is not read: a connection that stayed open would let
     // a client without the token push data (or trickle it) for as long as the server allows.
     if (httpError.closeConnection || bodyUnread(req)) res.setHeader('Connection', 'close');
@@ -165,12 +182,13 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
   }
 
   /** Stopping and auth for one request; returns whether a token was checked. The device it names goes on the request state. */
-  function admit(req: IncomingMessage, route: Route): boolean {
-    if (ctx.admission.stopping) throw serverStopping();
+  function admit(req: IncomingMessage, route: Route<C>): boolean {
+    const admission = gate.admission;
+    if (admission.stopping) throw serverStopping();
     if (!route.auth) return false;
-    const token = ctx.admission.token;
+    const token = admission.token;
     if (token === undefined) throw serverStopping();
-    const { device } = (typeof route.auth === 'function' ? route.auth : authenticate)(req, { pairing: token, devices: ctx.admission.devices, desk: ctx.admission.deskToken });
+    const { device } = (typeof route.auth === 'function' ? route.auth : authenticate)(req, { pairing: token, devices: admission.devices, desk: admission.deskToken });
     if (device !== undefined) requestState(req).device = device;
     return true;
   }
@@ -208,10 +226,11 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
         checkHost(req, target, hosts);
         state.authenticated = admit(req, route);
         if (state.device !== undefined) holds?.addSocket(state.device, socket);
-        route.upgrade(req, socket, head, contextFor(ctx, state.device));
+        route.upgrade(req, socket, head, gate.contextFor(state.device));
       } catch (err) {
-        const refusal = err instanceof HttpError ? err : internalError();
-        if (!(err instanceof HttpError)) ctx.options.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);
+        const known = err instanceof HttpError ? err : gate.refusal(err);
+        if (!known) gate.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);
+        const refusal = known ?? internalError();
         refuseUpgrade(socket, state.id, refusal);
         log.line({ method: 'GET', path: target.path, status: refusal.status, durationMs: Date.now() - state.startedAt }, state.authenticated);
       }
@@ -219,17 +238,8 @@ export function createFunnel(ctx: RelayContext, routes: readonly Route[], { serv
   };
 }
 
-/**
- * The context a request's handler gets: for a device's request, one whose chat service is that
- * device's view (ChatService.forDevice), so its chats count against and end with the device.
- */
-function contextFor(ctx: RelayContext, device: string | undefined): RelayContext {
-  if (device === undefined) return ctx;
-  return Object.create(ctx, { chat: { value: ctx.chat.forDevice(device) } }) as RelayContext;
-}
-
 /** Whether a route takes a request its method and path fit (its `withHeader`). */
-function takes(route: Route, req: IncomingMessage): boolean {
+function takes(route: Pick<Route, 'withHeader'>, req: IncomingMessage): boolean {
   return route.withHeader === undefined || req.headers[route.withHeader] !== undefined;
 }
 

@@ -1,7 +1,5 @@
 import { randomFillSync } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { ChatHandle } from '../chat/service';
-import type { RequestLogEntry, RequestState } from './context';
 import { contractDialect } from './errors';
 import type { Logger } from '../logger';
 import type { Dialect } from './route';
@@ -11,6 +9,45 @@ import type { BatchedStream } from './stream';
 export interface Unfinished {
   count: number;
   waiting: (() => void)[];
+}
+
+export interface RequestLogEntry {
+  method: string;
+  /** The path only: a query string could carry anything, so it is never logged. */
+  path: string;
+  status: number;
+  durationMs: number;
+  provider?: string;
+  /** The device that made the request (issue 26); absent for the pairing token. Never a token. */
+  device?: string;
+}
+
+/** What answers a response and stops when its client goes away (a door's chat): http knows only that it can be aborted. */
+export interface Abortable {
+  abort(): void;
+}
+
+/**
+ * Per-request HTTP facts, the ones a door may read and note: its id, when it came, who it was
+ * admitted as, and how its response ends. What a door keeps about its own work (its request
+ * shape, its reply) stays in the door; http knows no chat, agent or store.
+ */
+export interface RequestState {
+  id: string;
+  startedAt: number;
+  /** The provider that answered, noted by the door for the request log line. */
+  provider?: string;
+  /** The device whose token admitted the request; undefined for the pairing token. */
+  device?: string;
+  /**
+   * What the response's close aborts (the client went away). The funnel's one shared `close`
+   * listener calls it, so a door adds no listener of its own per response. A response with one
+   * is ended through it when its device is removed (the chat service ends that device's chats,
+   * each in its door's words), not cut.
+   */
+  abortOnClose?: Abortable;
+  /** A device removing itself (the phone's Unpair): its own answer is not cut with its other requests. */
+  removesItsDevice?: boolean;
 }
 
 /**
@@ -28,10 +65,11 @@ export interface FunnelState extends RequestState {
   path: string;
   /** Its connection's count of unfinished responses, which this one is part of until it closes. */
   unfinished: Unfinished | undefined;
-  /** The writer of a streamed response, whose keep-alive stops when the response closes. */
+  /**
+   * The writer of a streamed response, whose keep-alive stops when the response closes. One with
+   * a terminal error event (SSE's) ends with it when the request fails after the headers went out.
+   */
   writer: BatchedStream | undefined;
-  /** The chat answering it, aborted when the response closes (the client went away). */
-  chat: ChatHandle | undefined;
 }
 
 /**
@@ -58,12 +96,11 @@ export function freshState(req: IncomingMessage, expectsContinue = false): Funne
     expectsContinue,
     provider: undefined,
     device: undefined,
-    stream: undefined,
+    abortOnClose: undefined,
     removesItsDevice: false,
     path: '',
     unfinished: undefined,
     writer: undefined,
-    chat: undefined,
   };
   (req as Stated)[STATE] = state;
   return state;

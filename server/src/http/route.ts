@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { HttpError } from './errors';
-import type { RelayContext } from './context';
 import type { Credentials, Principal } from './admission';
 
 /**
@@ -24,9 +23,10 @@ export interface RouteRequest extends IncomingMessage {
 
 /**
  * One endpoint of a door. The funnel runs request id → route (404, 405) → stopping → auth →
- * `handle`, and renders anything `handle` throws in the route's dialect.
+ * `handle`, and renders anything `handle` throws in the route's dialect. `C` is what the doors
+ * hand their handlers (doors/context.ts's RelayContext); http only passes it along.
  */
-export interface Route {
+export interface Route<C = unknown> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /**
    * The exact path. A segment written `:name` (polka's syntax) matches any one non-empty
@@ -45,13 +45,13 @@ export interface Route {
    * funnel decides without running door code for requests the route does not take.
    */
   withHeader?: string;
-  handle(req: RouteRequest, res: ServerResponse, ctx: RelayContext): void | Promise<void>;
+  handle(req: RouteRequest, res: ServerResponse, ctx: C): void | Promise<void>;
   /**
    * WebSocket routes: a `GET` carrying `Upgrade: websocket`, after the funnel admitted it
    * (stopping, auth). An HttpError thrown here is answered as a refused handshake (CONTRACT's
    * body on the raw socket), never a half-open socket.
    */
-  upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer, ctx: RelayContext): void;
+  upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer, ctx: C): void;
 }
 
 /**

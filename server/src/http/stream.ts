@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { ChatEvent, TerminalEvent } from '../chat/events';
-import type { SpecEventWriter } from '../chat/specReply';
+import type { ChatEvent, TerminalEvent } from '../protocol';
 import { requestState } from './requestState';
 
 /** How a stream's bytes are labelled and kept alive: SSE and NDJSON differ only in this. */
@@ -69,6 +68,9 @@ export class BatchedStream {
     this.timer?.refresh();
     this.put(data);
   }
+
+  /** Ends the response with the framing's terminal error event, for a framing that has one (SSE's). */
+  error?(message: string): void;
 
   /** Sends the 200 and its headers at once, before the provider has said anything. */
   open(extraHeaders: Record<string, string> = {}): void {
@@ -182,7 +184,7 @@ export class BatchedStream {
   }
 }
 
-/** The SPEC events this writer frames (the vocabulary itself lives in chat/events.ts). */
+/** The SPEC events this writer frames (the vocabulary is the protocol's; chat/events.ts says what they mean). */
 export type StreamEvent = ChatEvent;
 
 export interface SseOptions {
@@ -204,13 +206,13 @@ export function frameToken(delta: string, id?: number): string {
 
 /**
  * A chat stream as SSE: the batched writer with SSE's framing, writing SPEC events (it is the
- * SPEC reply's writer itself). It names itself on its request's state, so a failure after the
- * headers went out ends it with its one terminal event.
+ * SPEC reply's writer itself: chat/specReply.ts's SpecEventWriter, matched by shape, as http
+ * imports nothing of chat). A failure after the headers went out ends it with its one terminal
+ * `error` event (the funnel finds it on the request state as its writer).
  */
-export class SseStream extends BatchedStream implements SpecEventWriter {
+export class SseStream extends BatchedStream {
   constructor(res: ServerResponse, options: SseOptions = {}) {
     super(res, SSE, options.keepAliveMs);
-    requestState(res.req).stream = this;
   }
 
   /** Writes one event; a terminal one ends the response. False means: wait for drained(). */
@@ -234,7 +236,7 @@ export class SseStream extends BatchedStream implements SpecEventWriter {
     this.send({ type: 'done', content });
   }
 
-  error(message: string): void {
+  override error(message: string): void {
     this.send({ type: 'error', message });
   }
 }

@@ -7,13 +7,14 @@ import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from '../http/body';
 import { RequestLog } from '../http/requestState';
 import { DeviceHolds } from '../http/deviceHolds';
 import { answerClientError } from '../http/clientError';
-import type { Admission, RelayContext, RelayCoreOptions, ResolvedOptions, Route } from '../http/context';
+import { contextFor, type Admission, type RelayContext, type RelayCoreOptions, type ResolvedOptions, type Route } from '../doors/context';
 import { STOPPING_MESSAGE } from '../chat/events';
 import { silentLogger } from '../logger';
 import { configDir, deskTokenPath, tokenPath } from './paths';
 import { ChatService, MAX_REPLY_CHARS } from '../chat/service';
 import type { Door } from '../doors/door';
 import { DOORS, type DoorOptions } from '../doors';
+import { refusalOf } from '../doors/errors';
 import { ReplyEvents } from '../doors/replyEvents';
 import { newToken, removeTokenFile, writeTokenFile } from './token';
 import { DeviceRegistry, devicesPath, forgetRememberedDevices, type DeviceChange } from '../store/devices';
@@ -24,7 +25,7 @@ import { DEVICE_REMOVED_MESSAGE, type DeviceInfo } from '../protocol';
 export const DEVICE_REPAIRED_MESSAGE = 'This phone paired again; this connection used its old token.';
 import { deviceInfo } from '../doors/devices';
 
-export type { RequestLogEntry } from '../http/context';
+export type { RequestLogEntry } from '../http/requestState';
 
 /** What the relay needs from its host: its core options and each door's own (declared in the door's folder). */
 export type RelayOptions = RelayCoreOptions & DoorOptions;
@@ -206,7 +207,8 @@ export class RelayServer {
     // Each connection costs memory and a file descriptor; past the cap new ones are closed at once.
     server.maxConnections = maxConnections;
     this.requestLog = new RequestLog(this.options.onRequestLog, this.options.logger);
-    const funnel = createFunnel(ctx, routes, { server, hosts: this.hosts, log: this.requestLog, holds: this.holds });
+    const gate = { admission: this.admission, logger: this.options.logger, contextFor: (device: string | undefined) => contextFor(ctx, device), refusal: refusalOf };
+    const funnel = createFunnel(gate, routes, { server, hosts: this.hosts, log: this.requestLog, holds: this.holds });
     server.on('request', funnel.request);
     // With this listener Node no longer answers `Expect: 100-continue` by itself: only an admitted request is invited to send its body.
     server.on('checkContinue', funnel.checkContinue);

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { healthRoute } from '../doors/spec/health';
+import { healthRoute } from '../doors/chat/health';
 import type { RelayOptions } from './relay';
 import { silentLogger, type Logger } from '../logger';
 import { forwardUrl, stopAllTunnelsSync, type ProbeOptions, type Tunnel, type TunnelAgent, type TunnelKind, type TunnelState } from '../tunnel';

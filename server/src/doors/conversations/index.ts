@@ -1,12 +1,13 @@
 import { AgentEventLog } from '../../agent/eventLog';
 import { CancelReason, STOPPED_BY_CLIENT, type TerminalEvent } from '../../chat/events';
+import { ChatError } from '../../chat/errors';
 import { parseChatRequest } from '../../chat/request';
 import type { ChatHandle } from '../../chat/service';
 import { SpecReply } from '../../chat/specReply';
-import type { RelayContext } from '../../http/context';
+import type { RelayContext, Route } from '../context';
 import { HttpError } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
-import type { Route, RouteRequest } from '../../http/route';
+import type { RouteRequest } from '../../http/route';
 import type { ChatMessage } from '../../providers/types';
 import {
   ConversationStore,
@@ -372,7 +373,7 @@ function parseUserMessage(content: unknown): ChatMessage {
   try {
     return parseChatRequest({ messages: [{ role: 'user', content }] })[0]!;
   } catch (err) {
-    if (err instanceof HttpError) throw new HttpError(err.status, err.code, err.message.replaceAll('messages[0].', ''));
+    if (err instanceof ChatError) throw new ChatError(err.code, err.message.replaceAll('messages[0].', ''));
     throw err;
   }
 }

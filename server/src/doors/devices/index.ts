@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { RelayContext, Route } from '../../http/context';
+import type { RelayContext, Route } from '../context';
 import { HttpError, serverStopping } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
 import { authenticateDesk } from '../../http/admission';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RelayContext, Route } from '../../http/context';
+import type { RelayContext, Route } from '../context';
 import { sendJson } from '../../http/json';
 import { ProviderError } from '../../providers';
 import { listModels } from '../../providers';

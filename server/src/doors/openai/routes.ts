@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RelayContext, Route } from '../../http/context';
+import type { RelayContext, Route } from '../context';
 import type { Dialect } from '../../http/route';
 import type { Ending, ReplySink } from '../../chat/service';
 import type { PieceKind, ToolCall } from '../../providers/types';

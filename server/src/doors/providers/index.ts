@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { RelayContext, Route } from '../../http/context';
+import type { RelayContext, Route } from '../context';
 import { HttpError } from '../../http/errors';
 import { sendJson } from '../../http/json';
 import type { RouteRequest } from '../../http/route';

@@ -1,8 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import type { RelayContext } from '../../http/context';
+import type { RelayContext, Route } from '../context';
 import { HttpError, serverStopping } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/json';
-import type { Route } from '../../http/route';
 import { type DoorFactory, invalidBody as invalid, jsonObject, readJsonBody } from '../door';
 import { PATHS, type AgentPush, type PushKey, type ReplyReadyPush } from '../../protocol';
 import type { ReplyFinished } from '../replyEvents';

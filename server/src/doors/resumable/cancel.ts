@@ -1,7 +1,7 @@
 import { CancelReason, STOPPED_BY_CLIENT } from '../../chat/events';
 import { HttpError } from '../../http/errors';
 import { sendJson } from '../../http/json';
-import type { Route } from '../../http/route';
+import type { Route } from '../context';
 import { resumeHeaders } from './headers';
 import type { ResumableRegistry } from './registry';
 

@@ -1,5 +1,5 @@
 import type { TerminalEvent } from '../../chat/events';
-import { FrameLog, type NumberedFrame } from '../../http/frameLog';
+import { FrameLog, type NumberedFrame } from '../../streams/frameLog';
 import { frameEvent, frameToken } from '../../http/stream';
 
 /** One numbered event, already framed as `id: n\ndata: …\n\n`; the terminal one ends the reply. */

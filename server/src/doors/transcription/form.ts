@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { readBody, tooLarge } from '../../http/body';
-import type { RelayContext } from '../../http/context';
+import type { RelayContext } from '../context';
 import { HttpError } from '../../http/errors';
 import { formBoundary, parseForm, type FormPart } from '../../http/multipart';
 

@@ -1,4 +1,4 @@
-import type { RelayContext, Route } from '../../http/context';
+import type { RelayContext, Route } from '../context';
 import { HttpError } from '../../http/errors';
 import { sendJson } from '../../http/json';
 import { transcriptionProvider } from '../../providers/transcription';

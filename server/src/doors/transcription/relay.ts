@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RelayContext } from '../../http/context';
+import type { RelayContext } from '../context';
 import { HttpError } from '../../http/errors';
 import { buildForm, type FormPart } from '../../http/multipart';
 import { describeProvider, isAbortError, ProviderError } from '../../providers';

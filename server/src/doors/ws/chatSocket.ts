@@ -4,11 +4,12 @@ import { requestState } from '../../http/requestState';
 import { parseJson } from '../../http/body';
 import { chatProvider, limitTextOnly, MAX_IMAGE_BODY_BYTES } from '../door';
 import { parseChatRequest } from '../../chat/request';
-import type { RelayContext, Route } from '../../http/context';
+import type { RelayContext, Route } from '../context';
 import { HttpError, serverStopping } from '../../http/errors';
 import { CancelReason, type ChatEvent } from '../../chat/events';
 import type { ChatHandle, ChatSlot } from '../../chat/service';
 import { SpecReply } from '../../chat/specReply';
+import { refusalOf } from '../errors';
 import { authenticateSocket, SOCKET_PROTOCOL } from './auth';
 import { refuseUpgrade } from '../../http/upgrade';
 import { describeSocketError } from './frameErrors';
@@ -124,7 +125,8 @@ async function serveChatSocket(ws: WebSocket, req: IncomingMessage, ctx: RelayCo
       limitTextOnly(raw.length, messages);
       provider = chatProvider(req, ctx);
     } catch (err) {
-      if (err instanceof HttpError) return refuse(CLOSE_POLICY, err);
+      const refusal = refusalOf(err);
+      if (refusal) return refuse(CLOSE_POLICY, refusal);
       throw err;
     }
     chat = slot.start(

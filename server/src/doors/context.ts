@@ -2,21 +2,16 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../logger';
 import type { AdapterFactories, KeySource, ProviderSource } from '../providers/types';
 import type { ChatService } from '../chat/service';
-import type { ReplyEvents } from '../doors/replyEvents';
-import type { BodyBudget } from './body';
+import type { ReplyEvents } from './replyEvents';
+import type { AdmissionState } from '../http/admission';
+import type { BodyBudget } from '../http/body';
+import type { RequestLogEntry, RequestState } from '../http/requestState';
+import type { Route as HttpRoute } from '../http/route';
 import type { DeviceChange, DeviceRegistry } from '../store/devices';
 import type { ClaimCodes } from '../store/claimCodes';
 
-export interface RequestLogEntry {
-  method: string;
-  /** The path only: a query string could carry anything, so it is never logged. */
-  path: string;
-  status: number;
-  durationMs: number;
-  provider?: string;
-  /** The device that made the request (issue 26); absent for the pairing token. Never a token. */
-  device?: string;
-}
+// The relay's composition as its doors see it. It lives here, above http/ (which knows only
+// HTTP facts and passes this context along untouched) and below session/ (which builds it).
 
 /**
  * What the relay itself needs from its host (the extension, the CLI or a test). A door's own
@@ -68,33 +63,12 @@ export interface RelayCoreOptions {
 export type ResolvedOptions = Required<Omit<RelayCoreOptions, 'onRequestLog' | 'configDir' | 'adapters' | 'onDeviceChange' | 'clock'>> &
   Pick<RelayCoreOptions, 'onRequestLog' | 'adapters' | 'onDeviceChange' | 'clock'> & { configDir: string };
 
-/** Per-request facts the request log and the error handler need. */
-export interface RequestState {
-  id: string;
-  startedAt: number;
-  provider?: string;
-  /** The device whose token admitted the request; undefined for the pairing token. */
-  device?: string;
-  /** The SSE stream answering it, once open: a failure after the headers ends it with its terminal event. */
-  stream?: { error(message: string): void };
-  /** A device removing itself (the phone's Unpair): its own answer is not cut with its other requests. */
-  removesItsDevice?: boolean;
-}
-
-/**
- * What admits a request at this moment. The relay changes it as it starts and stops; the funnel
- * reads it on every request, so it is plain data rather than the relay's own getters.
- */
-export interface Admission {
-  /** The token in force; undefined while stopped. */
-  token: string | undefined;
-  /** The registered devices while running (issue 26). */
+/** What admits a request (http's AdmissionState), with the stores the doors use behind it. */
+export interface Admission extends AdmissionState {
+  /** The registered devices while running (issue 26); admission checks tokens through them (http's DeviceMatcher). */
   devices: DeviceRegistry | undefined;
-  /** The desk's own token while running (the CLI's desk commands); undefined while stopped. */
-  deskToken: string | undefined;
   /** The desk's one-time pairing codes (issue 36). */
   claims: ClaimCodes;
-  stopping: boolean;
 }
 
 /** What a door gets from the relay; `O` is the door's own options, as its host set them (each may be absent). */
@@ -112,4 +86,14 @@ export interface RelayContext<O extends object = object> {
   logRequest(req: IncomingMessage, path: string, status: number): void;
 }
 
-export type { Route } from './route';
+/** One endpoint of a door: http's Route, its handler given the relay's context. */
+export type Route = HttpRoute<RelayContext>;
+
+/**
+ * The context a request's handler gets: for a device's request, one whose chat service is that
+ * device's view (ChatService.forDevice), so its chats count against and end with the device.
+ */
+export function contextFor(ctx: RelayContext, device: string | undefined): RelayContext {
+  if (device === undefined) return ctx;
+  return Object.create(ctx, { chat: { value: ctx.chat.forDevice(device) } }) as RelayContext;
+}

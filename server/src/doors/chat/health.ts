@@ -1,4 +1,4 @@
-import type { Route } from '../../http/context';
+import type { Route } from '../context';
 import { SERVICE_NAME } from './infoRecord';
 import { sendJson } from '../../http/json';
 

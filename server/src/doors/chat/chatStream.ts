@@ -1,6 +1,6 @@
 import { parseChatRequest } from '../../chat/request';
 import { SpecReply } from '../../chat/specReply';
-import type { Route } from '../../http/route';
+import type { Route } from '../context';
 import { SseStream } from '../../http/stream';
 import { chatProvider, limitTextOnly, readJsonBody, startChat } from '../door';
 

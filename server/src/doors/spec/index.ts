@@ -1,7 +1,0 @@
-import type { DoorFactory } from '../door';
-import { chatStreamRoute } from './chatStream';
-import { healthRoute } from './health';
-import { infoRoute } from './info';
-
-/** SPEC's own endpoints: the health probe, the pairing check and the chat stream. */
-export const specDoor: DoorFactory = () => ({ routes: [healthRoute, infoRoute, chatStreamRoute] });

@@ -46,7 +46,7 @@ export interface CallOptions {
   explain?: ExplainCall;
 }
 
-/** An adapter's wording of an HTTP failure, given the call (its model once `auto` resolved). */
+/** A kind's own wording of an HTTP failure, given the call (its model once `auto` resolved). */
 export type ExplainCall = (failure: HttpFailure, call: ProviderCall) => string | undefined;
 
 export class ProviderCall {

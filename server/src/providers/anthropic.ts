@@ -1,10 +1,10 @@
-import { keyedCall, requireKey, streamingAdapter, type ProviderCall } from './call';
-import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, LIST_PAGE, pluck } from './config';
-import type { EventHandler } from './framing';
+import { apiUrl, baseUrlOf, describeProvider, field, LIST_PAGE, pluck } from './config';
+import type { Dialect, Mapper, Part } from './dialect';
+import { parseObject } from './framing';
 import { forcedName, ToolCallAssembler } from './tools';
 import { toConversation, type Turn } from './turns';
-import type { AdapterDeps, ChatAdapter, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
-import { saidIn, statusText, type HttpFailure } from './wording';
+import type { FinishReason, ProviderConfig, ToolOptions } from './types';
+import { saidIn, statusText, StreamFault, type HttpFailure } from './wording';
 
 /** Anthropic requires max_tokens; this fits any current Claude model's output limit. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 8192;
@@ -37,37 +37,36 @@ const STOP_REASONS: Record<string, FinishReason> = {
   tool_use: 'tool_calls',
 };
 
-/** The Messages API with `stream: true`; the end marker is the `message_stop` event. */
-export const anthropicProvider: ProviderModule = {
-  adapter: anthropicAdapter,
-  async listModels(config, deps, signal) {
-    const label = describeProvider(config);
-    const key = await requireKey(config, deps, label);
-    const call = keyedCall(config, deps, label, signal, key, { model: 'auto', explain: (f) => anthropicOverloaded(label, f) });
-    return fetchNames(call, apiUrl(baseUrlOf(config), `/v1/models?limit=${LIST_PAGE}`), anthropicHeaders(key), (doc) => pluck(field(doc, 'data'), 'id'));
-  },
-};
+const modelIds = (doc: unknown) => pluck(field(doc, 'data'), 'id');
 
-export function anthropicAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
-  return streamingAdapter(config, deps, 'required', ({ messages, sink, tools: offered, key, base, label }) => ({
+/** The Messages API with `stream: true`; the end marker is the `message_stop` event. */
+export function anthropicDialect(config: ProviderConfig): Dialect {
+  const base = baseUrlOf(config);
+  const label = describeProvider(config);
+  const messagesUrl = apiUrl(base, '/v1/messages');
+  const models = apiUrl(base, `/v1/models?limit=${LIST_PAGE}`);
+  return {
+    key: 'required',
+    framing: 'sse',
+    listing: (key) => ({ url: models, headers: anthropicHeaders(key!), names: modelIds }),
     explain: (f) => anthropicOverloaded(label, f),
-    request: (call) => {
+    request: ({ messages, tools, key }) => {
       const { system, turns } = toConversation(messages);
       return {
-        url: apiUrl(base, '/v1/messages'),
-        headers: anthropicHeaders(key),
+        url: messagesUrl,
+        headers: anthropicHeaders(key!),
         body: {
           model: config.model,
           max_tokens: config.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
           ...(system === undefined ? {} : { system }),
           messages: turns.map(anthropicTurn),
-          ...(offered ? anthropicTools(offered) : {}),
+          ...(tools ? anthropicTools(tools) : {}),
           stream: true,
         },
-        sse: new AnthropicReader(call, sink, label, new ToolCallAssembler(call, sink)),
       };
     },
-  }));
+    mapper: () => new AnthropicEvents(),
+  };
 }
 
 /**
@@ -102,24 +101,17 @@ function anthropicTools(options: ToolOptions): Record<string, unknown> {
   return { tools, tool_choice: name !== undefined ? { type, name } : { type } };
 }
 
-class AnthropicReader implements EventHandler {
-  finish: FinishReason | undefined;
+class AnthropicEvents implements Mapper {
+  private readonly calls = new ToolCallAssembler();
   private stopReason: string | undefined;
 
-  constructor(
-    private readonly call: ProviderCall,
-    private readonly sink: PieceSink,
-    private readonly label: string,
-    private readonly calls: ToolCallAssembler,
-  ) {}
-
-  event(type: string | undefined, raw: string): boolean {
-    const data = this.call.parseObject<AnthropicEvent>(raw);
+  map(raw: string, type: string | undefined, out: Part[]): void {
+    const data = parseObject<AnthropicEvent>(raw);
     const kind = data.type ?? type;
     if (kind === 'content_block_delta') {
       const d = data.delta;
-      if (d?.type === 'text_delta' && typeof d.text === 'string' && d.text !== '') this.sink.piece('text', d.text);
-      else if (d?.type === 'thinking_delta' && typeof d.thinking === 'string' && d.thinking !== '') this.sink.piece('reasoning', d.thinking);
+      if (d?.type === 'text_delta' && typeof d.text === 'string' && d.text !== '') out.push({ kind: 'text', text: d.text });
+      else if (d?.type === 'thinking_delta' && typeof d.thinking === 'string' && d.thinking !== '') out.push({ kind: 'reasoning', text: d.thinking });
       else if (d?.type === 'input_json_delta' && typeof d.partial_json === 'string') this.calls.add(blockIndex(data), d.partial_json);
     } else if (kind === 'content_block_start') {
       // A tool_use block streams its input as input_json_delta fragments until content_block_stop
@@ -128,22 +120,18 @@ class AnthropicReader implements EventHandler {
       const block = data.content_block;
       if (block?.type === 'tool_use') this.calls.begin(blockIndex(data), typeof block.id === 'string' ? block.id : '', typeof block.name === 'string' ? block.name : '');
     } else if (kind === 'content_block_stop') {
-      this.calls.finish(blockIndex(data));
+      this.calls.finish(blockIndex(data), out);
     } else if (kind === 'message_delta') {
       const reason = data.delta?.stop_reason;
       if (typeof reason === 'string' && reason !== '') this.stopReason = reason;
     } else if (kind === 'error') {
       const errorType = typeof data.error?.type === 'string' ? data.error.type : 'error';
       const said = saidIn(raw);
-      throw errorType === 'overloaded_error'
-        ? this.call.fail(`${this.label} is overloaded: ${this.call.redact(said)}; try again shortly`)
-        : this.call.streamError(`${said} (${errorType})`);
+      throw errorType === 'overloaded_error' ? StreamFault.overloaded(said) : StreamFault.said(`${said} (${errorType})`);
     } else if (kind === 'message_stop') {
-      if (this.calls.open) throw this.call.fail(`${this.label} ended the reply inside a tool call`);
-      this.finish = this.stopReason === undefined ? 'stop' : (STOP_REASONS[this.stopReason] ?? this.stopReason);
-      return true;
+      if (this.calls.open) throw StreamFault.plain('ended the reply inside a tool call');
+      out.push({ kind: 'finish', reason: this.stopReason === undefined ? 'stop' : (STOP_REASONS[this.stopReason] ?? this.stopReason) });
     }
-    return false;
   }
 }
 

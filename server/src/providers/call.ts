@@ -1,29 +1,30 @@
 /**
- * One call of a provider, as its adapter sees it: the exchange (transport.ts), its body framed
- * (framing.ts), and every failure turned into a ProviderError a person can act on (wording.ts),
- * with the API key and any credentials of the base URL redacted first. Below it, how an adapter
- * gets one (its key read, keyedCall) and streams a reply through it (streamReply).
+ * One call of a provider, and the one path a reply takes through it. The call sends the request
+ * (transport.ts), frames the answer's body (framing.ts), hands each line or event to the kind's
+ * mapper (dialect.ts) and delivers the parts it wrote to the consumer; every failure comes out
+ * as a ProviderError a person can act on (wording.ts), with the API key and any credentials of
+ * the base URL redacted first. Nothing below the call calls back into it: the transport pushes
+ * the body's bytes, the framer its lines, the mapper returns its parts.
  */
-import { baseUrlOf, baseUrlSecrets, describeProvider, resolveModel, type ModelListing } from './config';
+import { baseUrlSecrets, describeProvider } from './config';
+import type { Dialect, FailureContext, KeyNeed, Mapper, ModelListing, Part } from './dialect';
 import { abortError, ProviderError, redact } from './errors';
-import { BodyFramer, FrameTooLong, MAX_ERROR_BODY, MAX_JSON_BYTES, NdjsonFramer, SseFramer, type EventHandler, type LineHandler } from './framing';
-import { Exchange, TransportFailure, type Flushable, type ProviderResponse, type RawBody, type Wording } from './transport';
+import { BodyFramer, FrameTooLong, MAX_ERROR_BODY, MAX_JSON_BYTES, NdjsonFramer, SseFramer, type EventHandler, type Framer, type LineHandler } from './framing';
+import { Exchange, TransportFailure, type Flushable, type ProviderResponse, type RawBody } from './transport';
 import {
   describeHttpFailure,
   describeNetworkFailure,
   idleMessage,
   notJson,
-  notObject,
   providerMessage,
-  streamErrorMessage,
+  StreamFault,
   tooLongMessage,
   truncatedMessage,
   clip,
   type HttpFailure,
-  type WordingContext,
 } from './wording';
 
-import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ToolOptions, ToolSpec } from './types';
+import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions, ToolSpec } from './types';
 
 export type { ProviderResponse } from './transport';
 
@@ -45,10 +46,10 @@ export interface CallOptions {
   explain?: ExplainCall;
 }
 
-/** An adapter's wording of an HTTP failure, given the call (its model once `auto` resolved). */
+/** A kind's own wording of an HTTP failure, given the call (its model once `auto` resolved). */
 export type ExplainCall = (failure: HttpFailure, call: ProviderCall) => string | undefined;
 
-export class ProviderCall implements Wording {
+export class ProviderCall {
   private readonly exchange: Exchange;
   /** The model in use, once known (`auto` resolves after the call starts). */
   model: string | undefined;
@@ -78,52 +79,21 @@ export class ProviderCall implements Wording {
   /** GET a small JSON document (model lists), at most MAX_JSON_BYTES. */
   async getJson(url: string, headers: Record<string, string>): Promise<unknown> {
     await this.send(url, { method: 'GET', headers });
-    const body = new BodyFramer(MAX_JSON_BYTES, 'fail');
-    await this.read(body, NO_FLUSH);
-    return this.parseJson(body.text);
+    return this.readJson();
   }
 
   /** POST a non-JSON body (a multipart form) and read the small JSON document answering it, at most MAX_JSON_BYTES. */
   async postForJson(url: string, headers: Record<string, string>, raw: RawBody): Promise<unknown> {
     await this.send(url, { method: 'POST', headers, raw });
-    const body = new BodyFramer(MAX_JSON_BYTES, 'fail');
-    await this.read(body, NO_FLUSH);
-    return this.parseJson(body.text);
+    return this.readJson();
   }
 
-  /** Reads the answer's NDJSON body into `handler`, flushing `sink` once per read; resolves at its end marker or the body's end. */
-  lines(handler: LineHandler, sink: Flushable): Promise<void> {
-    return this.read(new NdjsonFramer(handler), sink);
-  }
-
-  /** Reads the answer's SSE body into `handler`, flushing `sink` once per read; resolves at its end marker or the body's end. */
-  events(handler: EventHandler, sink: Flushable): Promise<void> {
-    return this.read(new SseFramer(handler), sink);
-  }
-
-  parseJson(text: string): unknown {
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw this.fail(notJson(this.label, this.redact(text)));
-    }
-  }
-
-  /** One JSON object from a stream line or event; anything else means the stream is corrupt. */
-  parseObject<T extends object>(text: string): T {
-    const value = this.parseJson(text);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw this.fail(notObject(this.label, this.redact(text)));
-    return value as T;
-  }
-
-  /** An error the provider reported inside an otherwise good stream. */
-  streamError(said: string): ProviderError {
-    return this.fail(streamErrorMessage(this.label, this.redact(said)));
-  }
-
-  /** The body closed before the provider's end marker. */
-  truncated(): ProviderError {
-    return this.fail(truncatedMessage(this.label));
+  /**
+   * Reads the answer's body through `framer`, flushing `sink` once per read; resolves at the
+   * framer's end marker or the body's end. What it rejects with is still to be worded (`word`).
+   */
+  read(framer: Framer, sink: Flushable): Promise<void> {
+    return this.exchange.pump(framer, sink);
   }
 
   fail(message: string): ProviderError {
@@ -141,24 +111,31 @@ export class ProviderCall implements Wording {
   }
 
   /**
-   * The body read through `framer`; a failure comes out worded by this call (it is the pump's
-   * Wording). Neither `async` nor a `.catch` closure: nothing more per live stream.
-   */
-  private read(framer: BodyFramer | NdjsonFramer | SseFramer, sink: Flushable): Promise<void> {
-    return this.exchange.pump(framer, sink, this);
-  }
-
-  /**
-   * Words a failure: the caller's abort stays an abort, the idle limit and transport failures
-   * become ProviderErrors; anything else (the adapter's own ProviderError, an error the sink
-   * threw) passes unchanged.
+   * Words a failure: the caller's abort stays an abort; the idle limit, transport failures and
+   * what the provider sent that cannot be read become ProviderErrors; anything else (an error
+   * the consumer threw, a ProviderError already worded) passes unchanged.
    */
   word(e: unknown): unknown {
     if (this.opts.signal.aborted) return abortError();
     if (this.exchange.idle) return this.fail(idleMessage(this.label, this.opts.idleTimeoutMs));
+    if (e instanceof StreamFault) return this.fail(e.word(this.label, (text) => this.redact(text)));
     if (e instanceof FrameTooLong) return this.fail(tooLongMessage(this.label, e.what, e.limit));
     if (e instanceof TransportFailure) return this.fail(describeNetworkFailure(this.label, e.raw, e.phase));
     return e;
+  }
+
+  private async readJson(): Promise<unknown> {
+    const body = new BodyFramer(MAX_JSON_BYTES, 'fail');
+    try {
+      await this.read(body, NO_FLUSH);
+    } catch (e) {
+      throw this.word(e);
+    }
+    try {
+      return JSON.parse(body.text);
+    } catch {
+      throw this.fail(notJson(this.label, this.redact(body.text)));
+    }
   }
 
   private async httpFailure(res: ProviderResponse): Promise<ProviderError> {
@@ -213,6 +190,11 @@ export async function requireKey(config: ProviderConfig, deps: AdapterDeps, labe
   return key;
 }
 
+/** The key as the kind needs it: none read, read if set, or required. */
+function keyFor(need: KeyNeed, config: ProviderConfig, deps: AdapterDeps, label: string): Promise<string | undefined> | undefined {
+  return need === 'none' ? undefined : need === 'required' ? requireKey(config, deps, label) : readKey(config, deps, label);
+}
+
 /**
  * The call of a provider: the key (if any) and the base URL's credentials are redacted from
  * every message the call produces, and a refused key is answered with how to set it.
@@ -223,110 +205,179 @@ export function keyedCall(
   label: string,
   signal: AbortSignal,
   key: string | undefined,
-  opts: { model?: string; explain?: ExplainCall; keyHint?: boolean } = {},
+  opts: { model?: string; explain?: ExplainCall; keyHint?: boolean; hidden?: string[] } = {},
 ): ProviderCall {
   return new ProviderCall({
     label,
     idleTimeoutMs: deps.idleTimeoutMs,
     signal,
     secret: key,
-    hidden: baseUrlSecrets(config),
+    hidden: opts.hidden ?? baseUrlSecrets(config),
     keyHint: opts.keyHint === false ? undefined : deps.keys.howToSet(config),
     model: opts.model ?? config.model,
     explain: opts.explain,
   });
 }
 
-/** A reader knows, once the stream ends, how the reply finished (undefined: it was cut short). */
-interface Finishing {
-  finish: FinishReason | undefined;
+// The model: `model: "auto"` resolved from the runner's list, cached briefly, so a chat does not
+// pay a round trip per message, yet a newly pulled model is picked up soon.
+
+const CACHE_MS = 30_000;
+const cache = new Map<string, { model: string; at: number }>();
+
+/** The model to ask for: the configured one, or for `model: "auto"` (or none) the first model the runner lists. */
+async function resolveModel(call: ProviderCall, config: ProviderConfig, listing: ModelListing, noModels: string): Promise<string> {
+  if (config.model !== undefined && config.model !== 'auto') return config.model;
+  const hit = cache.get(listing.url);
+  if (hit && Date.now() - hit.at < CACHE_MS) return hit.model;
+  const doc = await call.getJson(listing.url, listing.headers);
+  const model = listing.names(doc)[0];
+  if (!model) throw call.fail(noModels);
+  cache.set(listing.url, { model, at: Date.now() });
+  return model;
 }
 
-/** One adapter's request: where, its own headers and body, and the reader of its framing. */
-export type StreamRequest = { url: string; headers: Record<string, string>; body: unknown } & ({ sse: EventHandler & Finishing } | { ndjson: LineHandler & Finishing });
+/** Tests and a "refresh" action start from a clean slate. */
+export function clearModelCache(): void {
+  cache.clear();
+}
 
-/** A request that is out, as its reading needs it: the reader, in its framing. */
-type Opened = { ndjson: LineHandler & Finishing } | { sse: EventHandler & Finishing };
+/**
+ * The part of a reply the call delivers: each line or event goes to the mapper, and the parts it
+ * wrote go to the consumer in order. The framer's handler in both framings.
+ */
+class Reply implements LineHandler, EventHandler {
+  /** How the reply finished, once its finish part came (undefined: not yet, or cut short). */
+  finish: FinishReason | undefined;
+  /** The parts of one line or event; emptied as they are delivered. */
+  private readonly out: Part[] = [];
+
+  constructor(
+    private readonly mapper: Mapper,
+    private readonly sink: PieceSink,
+  ) {}
+
+  line(text: string): boolean {
+    return this.take(text, undefined);
+  }
+
+  event(type: string | undefined, data: string): boolean {
+    return this.take(data, type);
+  }
+
+  private take(data: string, type: string | undefined): boolean {
+    try {
+      this.mapper.map(data, type, this.out);
+    } catch (e) {
+      // What the line held before the fault is the provider's reply too, delivered first.
+      this.deliver();
+      throw e;
+    }
+    return this.deliver();
+  }
+
+  /** True once the finish part was delivered (it is always the last). */
+  private deliver(): boolean {
+    const out = this.out;
+    const sink = this.sink;
+    try {
+      for (let i = 0; i < out.length; i++) {
+        const part = out[i]!;
+        if (part.kind === 'tool') sink.toolCall?.(part.call);
+        else if (part.kind === 'finish') this.finish = part.reason;
+        else sink.piece(part.kind, part.text);
+      }
+    } finally {
+      // Popped, not `length = 0`: setting the length to 0 drops the array's backing store, and
+      // the next line's push allocates another (measured: ~300 ns a token more).
+      while (out.length > 0) out.pop();
+    }
+    return this.finish !== undefined;
+  }
+}
 
 /**
  * The request of a reply sent: `auto` resolved, the model named to the sink, the body built and
- * POSTed for. A frame of its own, so that what only the request needed (the plan, the body, the
- * provider's form of the messages) is not held while the reply streams: a suspended async
- * function keeps every local alive (bench/NOTES.md, per-stream heap).
+ * POSTed for. A frame of its own, so that what only the request needed (the body, the provider's
+ * form of the messages) is not held while the reply streams: a suspended async function keeps
+ * every local alive (bench/NOTES.md, per-stream heap).
  */
-async function openReply(call: ProviderCall, sink: PieceSink, config: ProviderConfig, reply: ReplyPlan): Promise<Opened> {
-  if (reply.models) call.model = await resolveModel(call, config, reply.models);
-  sink.model?.(call.model ?? reply.model ?? config.model ?? '');
-  const r = reply.request(call);
-  const ndjson = 'ndjson' in r;
-  await call.send(r.url, { method: 'POST', headers: { ...r.headers, accept: ndjson ? 'application/x-ndjson' : 'text/event-stream' }, body: r.body });
-  return ndjson ? { ndjson: r.ndjson } : { sse: r.sse };
+async function openReply(call: ProviderCall, sink: PieceSink, config: ProviderConfig, dialect: Dialect, turn: Turn): Promise<void> {
+  if (dialect.noModels !== undefined) call.model = await resolveModel(call, config, dialect.listing(turn.key), dialect.noModels);
+  sink.model?.(call.model ?? dialect.model ?? config.model ?? '');
+  const r = dialect.request({ messages: turn.messages, tools: turn.tools, key: turn.key, model: call.model });
+  const accept = dialect.framing === 'ndjson' ? 'application/x-ndjson' : 'text/event-stream';
+  await call.send(r.url, { method: 'POST', headers: { ...r.headers, accept }, body: r.body });
 }
 
 /**
- * The adapters' one request-stream-parse path: the request opened (openReply) inside the call,
- * so the call is closed however it ends; the stream fed to the reader in its framing, and a
- * stream that ends before the reader saw the finish is truncated.
+ * A reply's one path: the request opened (openReply) inside the call, so the call is closed
+ * however it ends; the body framed as the kind frames it, each frame mapped and its parts
+ * delivered; a body that ends before the finish part is truncated.
  */
-async function streamReply(call: ProviderCall, sink: PieceSink, opening: Promise<Opened>): Promise<FinishReason> {
+async function streamReply(call: ProviderCall, sink: PieceSink, dialect: Dialect, opening: Promise<void>): Promise<FinishReason> {
   try {
-    const opened = await opening;
-    const reader = 'ndjson' in opened ? opened.ndjson : opened.sse;
-    if ('ndjson' in opened) await call.lines(opened.ndjson, sink);
-    else await call.events(opened.sse, sink);
-    if (reader.finish === undefined) throw call.truncated();
-    return reader.finish;
+    await opening;
+    const reply = new Reply(dialect.mapper(), sink);
+    try {
+      await call.read(dialect.framing === 'ndjson' ? new NdjsonFramer(reply) : new SseFramer(reply), sink);
+    } catch (e) {
+      throw call.word(e);
+    }
+    if (reply.finish === undefined) throw call.fail(truncatedMessage(call.label));
+    return reply.finish;
   } finally {
     call.close();
   }
 }
 
-/** Whether a kind cannot work without an API key, sends one when the user set one, or takes none. */
-export type KeyNeed = 'required' | 'optional' | 'none';
-type KeyFor<N extends KeyNeed> = N extends 'required' ? string : N extends 'optional' ? string | undefined : undefined;
-
-/** The turn an adapter describes its reply for, with its key read and where the provider is. */
-export interface ReplyTurn<Key> {
+interface Turn {
   messages: ChatMessage[];
-  sink: PieceSink;
-  /** The tools the request offers; undefined when it offers none (an empty list is none). */
   tools?: ToolOptions & { tools: ToolSpec[] };
-  key: Key;
-  base: string;
-  label: string;
-  /** For the shared wording of a refused key (keyed, how to set it). */
-  ctx: WordingContext;
-}
-
-/** An adapter's reply to one turn: the model it names, its own wording of failures, and its request. */
-export interface ReplyPlan {
-  /** The model as messages name it, where the adapter spells it its own way (default: the config's). */
-  model?: string;
-  /** Tried before the shared wording; `call.model` is the model in use once `auto` resolved. */
-  explain?: ExplainCall;
-  /** Where the runner lists its models, for kinds that resolve `model: "auto"` to the first one. */
-  models?: ModelListing;
-  /** Builds the request inside the call (see streamReply), once the model is known. */
-  request: (call: ProviderCall) => StreamRequest;
+  key: string | undefined;
 }
 
 /**
- * A streaming adapter: each turn reads the key as the kind needs it, opens a keyed call, resolves
- * `auto`, names the model to the sink and streams the reply the plan describes, so an adapter
- * states only what is its own.
+ * The chat adapter of a kind spoken over HTTP: each turn reads the key as the kind needs it,
+ * opens a keyed call, resolves `auto`, names the model to the sink and streams the reply, the
+ * dialect saying only what is its own.
  */
-export function streamingAdapter<N extends KeyNeed>(config: ProviderConfig, deps: AdapterDeps, need: N, plan: (turn: ReplyTurn<KeyFor<N>>) => ReplyPlan): ChatAdapter {
-  const base = baseUrlOf(config);
+export function chatAdapter(config: ProviderConfig, deps: AdapterDeps, dialect: Dialect): ChatAdapter {
   const label = describeProvider(config);
+  const hidden = baseUrlSecrets(config);
+  const keyHint = dialect.key === 'none' ? undefined : deps.keys.howToSet(config);
   return {
     label,
     async run(messages, signal, sink, options) {
-      const key = need === 'none' ? undefined : need === 'required' ? await requireKey(config, deps, label) : await readKey(config, deps, label);
-      const keyHint = need === 'none' ? undefined : deps.keys.howToSet(config);
+      const key = await keyFor(dialect.key, config, deps, label);
       const tools = options?.tools?.length ? (options as ToolOptions & { tools: ToolSpec[] }) : undefined;
-      const reply = plan({ messages, sink, tools, key: key as KeyFor<N>, base, label, ctx: { label, keyed: Boolean(key), keyHint } });
-      const call = keyedCall(config, deps, label, signal, key, { model: reply.model, keyHint: need !== 'none', explain: reply.explain });
-      return streamReply(call, sink, openReply(call, sink, config, reply));
+      const explain = dialect.explain && ((f: HttpFailure, call: ProviderCall) => dialect.explain!(f, { ctx: { label, keyed: Boolean(key), keyHint }, model: call.model, tools }));
+      const call = keyedCall(config, deps, label, signal, key, { model: dialect.model, keyHint: keyHint !== undefined, explain, hidden });
+      return streamReply(call, sink, dialect, openReply(call, sink, config, dialect, { messages, tools, key }));
     },
+  };
+}
+
+/** A kind's models, through the same call as a chat, so failures are worded alike; names deduplicated. */
+async function listModels(config: ProviderConfig, deps: AdapterDeps, dialect: Dialect, signal: AbortSignal): Promise<string[]> {
+  const label = describeProvider(config);
+  const key = await keyFor(dialect.key, config, deps, label);
+  const at: FailureContext = { ctx: { label, keyed: Boolean(key), keyHint: dialect.key === 'none' ? undefined : deps.keys.howToSet(config) }, model: undefined };
+  const explain = dialect.explain && ((f: HttpFailure) => dialect.explain!(f, at));
+  // `auto`: a 404 names no model, it means a wrong base URL.
+  const call = keyedCall(config, deps, label, signal, key, { model: 'auto', keyHint: dialect.key !== 'none', explain });
+  try {
+    const listing = dialect.listing(key);
+    return [...new Set(listing.names(await call.getJson(listing.url, listing.headers)))];
+  } finally {
+    call.close();
+  }
+}
+
+/** A provider kind spoken over HTTP, as the relay registers it: its dialect, driven by the call. */
+export function overHttp(dialectOf: (config: ProviderConfig) => Dialect): ProviderModule {
+  return {
+    adapter: (config, deps) => chatAdapter(config, deps, dialectOf(config)),
+    listModels: (config, deps, signal) => listModels(config, deps, dialectOf(config), signal),
   };
 }

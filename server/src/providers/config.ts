@@ -76,56 +76,7 @@ export function baseUrlSecrets(config: ProviderConfig): string[] {
   }
 }
 
-/** True when the adapter has to ask the runner which model to use. */
-export function wantsAutoModel(config: ProviderConfig): boolean {
-  return config.model === undefined || config.model === 'auto';
-}
-
-// The model: `model: "auto"` resolved from the runner's list, and the helpers each kind's model listing shares.
-
-/**
- * What listing models needs of a chat's ProviderCall (providers/call.ts), named here so that the
- * config stays below the call instead of importing it back (the call reads baseUrlSecrets).
- */
-interface ListingCall {
-  getJson(url: string, headers: Record<string, string>): Promise<unknown>;
-  fail(message: string): Error;
-  close(): void;
-}
-
-const CACHE_MS = 30_000;
-const cache = new Map<string, { model: string; at: number }>();
-
-export interface ModelListing {
-  /** Cache key: the list URL is enough, one runner per URL. */
-  url: string;
-  headers: Record<string, string>;
-  /** Model names from the runner's list document, in its order. */
-  names(doc: unknown): string[];
-  /** The message when the runner lists nothing, e.g. how to install a model. */
-  emptyMessage: string;
-}
-
-/**
- * The model to ask for: the configured one, or for `model: "auto"` (or none) the first model the
- * runner lists. The choice is cached briefly, so a chat does not pay a round trip per message,
- * yet a newly pulled model is picked up soon.
- */
-export async function resolveModel(call: ListingCall, config: ProviderConfig, listing: ModelListing): Promise<string> {
-  if (!wantsAutoModel(config)) return config.model!;
-  const hit = cache.get(listing.url);
-  if (hit && Date.now() - hit.at < CACHE_MS) return hit.model;
-  const doc = await call.getJson(listing.url, listing.headers);
-  const model = listing.names(doc)[0];
-  if (!model) throw call.fail(listing.emptyMessage);
-  cache.set(listing.url, { model, at: Date.now() });
-  return model;
-}
-
-/** Tests and a "refresh" action start from a clean slate. */
-export function clearModelCache(): void {
-  cache.clear();
-}
+// The helpers each kind's model listing shares.
 
 /** `names` helper: the string `field` of every object in `list`. */
 export function pluck(list: unknown, field: string): string[] {
@@ -137,15 +88,6 @@ export function pluck(list: unknown, field: string): string[] {
 
 /** The most one list request asks for (Anthropic's `limit` and Gemini's `pageSize` maximum). */
 export const LIST_PAGE = 1000;
-
-/** One model-list request through a chat's ProviderCall (so failures are worded as on a stream); names deduplicated. */
-export async function fetchNames(call: ListingCall, url: string, headers: Record<string, string>, names: (doc: unknown) => string[]): Promise<string[]> {
-  try {
-    return [...new Set(names(await call.getJson(url, headers)))];
-  } finally {
-    call.close();
-  }
-}
 
 /** The `name` field of a list document, or undefined. */
 export function field(doc: unknown, name: string): unknown {

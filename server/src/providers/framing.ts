@@ -5,6 +5,7 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceParser, type ParseError } from 'eventsource-parser';
+import { StreamFault } from './wording';
 
 /** One NDJSON line or SSE event at most this long (security review, issue 18 #2). */
 export const MAX_FRAME_BYTES = 1024 * 1024;
@@ -193,4 +194,16 @@ export class BodyFramer extends TextFramer {
   end(): void {
     this.text += this.rest();
   }
+}
+
+/** One line or event of a stream as the JSON object it must be; anything else is a StreamFault. */
+export function parseObject<T extends object>(text: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw StreamFault.broken(text, false);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw StreamFault.broken(text, true);
+  return value as T;
 }

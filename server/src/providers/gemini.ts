@@ -1,10 +1,10 @@
-import { keyedCall, requireKey, streamingAdapter, type ProviderCall } from './call';
-import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, LIST_PAGE } from './config';
-import type { EventHandler } from './framing';
-import { argumentsObject, CallIds, checkArgumentSize, forcedName, toolRefusal } from './tools';
+import { apiUrl, baseUrlOf, describeProvider, field, LIST_PAGE } from './config';
+import type { Dialect, Mapper, Part } from './dialect';
+import { parseObject } from './framing';
+import { argumentsObject, CallIds, forcedName, noName, toolRefusal, wholeCall } from './tools';
 import { toConversation, type Turn } from './turns';
-import type { AdapterDeps, ChatAdapter, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolCall, ToolOptions } from './types';
-import { keyRefused, providerMessage, statusText, type HttpFailure, type WordingContext } from './wording';
+import type { FinishReason, ProviderConfig, ToolCall, ToolOptions } from './types';
+import { keyRefused, providerMessage, statusText, StreamFault, type HttpFailure, type WordingContext } from './wording';
 
 interface GeminiChunk {
   error?: unknown;
@@ -33,18 +33,6 @@ export function geminiKeyRefusal(ctx: WordingContext, f: HttpFailure): string | 
   return refused ? keyRefused(ctx, statusText(f)) : undefined;
 }
 
-/** `streamGenerateContent?alt=sse`; the end marker is a candidate carrying `finishReason`. */
-export const geminiProvider: ProviderModule = {
-  adapter: geminiAdapter,
-  async listModels(config, deps, signal) {
-    const label = describeProvider(config);
-    const key = await requireKey(config, deps, label);
-    const ctx: WordingContext = { label, keyed: true, keyHint: deps.keys.howToSet(config) };
-    const call = keyedCall(config, deps, label, signal, key, { model: 'auto', explain: (f) => geminiKeyRefusal(ctx, f) });
-    return fetchNames(call, apiUrl(baseUrlOf(config), `/v1beta/models?pageSize=${LIST_PAGE}`), { 'x-goog-api-key': key }, geminiNames);
-  },
-};
-
 /** Gemini lists embedding and other models too; only those that answer generateContent can chat. */
 function geminiNames(doc: unknown): string[] {
   const models = field(doc, 'models');
@@ -59,30 +47,31 @@ function geminiNames(doc: unknown): string[] {
     .map((n) => n.replace(/^models\//, ''));
 }
 
-export function geminiAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
+/** `streamGenerateContent?alt=sse`; the end marker is a candidate carrying `finishReason`. */
+export function geminiDialect(config: ProviderConfig): Dialect {
+  const base = baseUrlOf(config);
+  const label = describeProvider(config);
   const model = (config.model ?? '').replace(/^models\//, '');
-  return streamingAdapter(config, deps, 'required', ({ messages, sink, tools: offered, key, base, label, ctx }) => {
-    const tools = offered !== undefined;
-    return {
-      model,
-      explain: (f) => geminiKeyRefusal(ctx, f) ?? (tools ? toolRefusal(label, model, f) : undefined),
-      request: (call) => {
-        const { system, turns } = toConversation(messages);
-        const body: Record<string, unknown> = {
-          contents: turns.map((t) => ({ role: t.role === 'assistant' ? 'model' : 'user', parts: geminiParts(t) })),
-        };
-        if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
-        if (config.maxTokens !== undefined) body.generationConfig = { maxOutputTokens: config.maxTokens };
-        if (offered) Object.assign(body, geminiTools(offered));
-        return {
-          url: apiUrl(base, `/v1beta/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`),
-          headers: { 'x-goog-api-key': key },
-          body,
-          sse: new GeminiReader(call, sink, label),
-        };
-      },
-    };
-  });
+  const stream = apiUrl(base, `/v1beta/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`);
+  const models = apiUrl(base, `/v1beta/models?pageSize=${LIST_PAGE}`);
+  return {
+    key: 'required',
+    framing: 'sse',
+    model,
+    listing: (key) => ({ url: models, headers: { 'x-goog-api-key': key! }, names: geminiNames }),
+    explain: (f, { ctx, tools }) => geminiKeyRefusal(ctx, f) ?? (tools ? toolRefusal(label, model, f) : undefined),
+    request: ({ messages, tools, key }) => {
+      const { system, turns } = toConversation(messages);
+      const body: Record<string, unknown> = {
+        contents: turns.map((t) => ({ role: t.role === 'assistant' ? 'model' : 'user', parts: geminiParts(t) })),
+      };
+      if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
+      if (config.maxTokens !== undefined) body.generationConfig = { maxOutputTokens: config.maxTokens };
+      if (tools) Object.assign(body, geminiTools(tools));
+      return { url: stream, headers: { 'x-goog-api-key': key! }, body };
+    },
+    mapper: () => new GeminiEvents(),
+  };
 }
 
 /**
@@ -140,55 +129,46 @@ function functionCallPart(c: ToolCall): object {
   return signature ? { functionCall: { name: c.name, args: c.arguments }, thoughtSignature: signature } : { functionCall: { name: c.name, args: c.arguments } };
 }
 
-class GeminiReader implements EventHandler {
-  finish: FinishReason | undefined;
+class GeminiEvents implements Mapper {
   /** Made at the first tool call: most replies call none. */
   private ids: CallIds | undefined;
 
-  constructor(
-    private readonly call: ProviderCall,
-    private readonly sink: PieceSink,
-    private readonly label: string,
-  ) {}
-
-  event(_type: string | undefined, data: string): boolean {
-    const chunk = this.call.parseObject<GeminiChunk>(data);
-    if (chunk.error !== undefined) throw this.call.streamError(providerMessage(chunk) ?? data);
+  map(data: string, _type: string | undefined, out: Part[]): void {
+    const chunk = parseObject<GeminiChunk>(data);
+    if (chunk.error !== undefined) throw StreamFault.said(providerMessage(chunk) ?? data);
     const blocked = chunk.promptFeedback?.blockReason;
-    if (typeof blocked === 'string') throw this.call.fail(`${this.label} refused the prompt (blockReason ${blocked})`);
+    if (typeof blocked === 'string') throw StreamFault.plain(`refused the prompt (blockReason ${blocked})`);
     const candidate = chunk.candidates?.[0];
     const parts = candidate?.content?.parts;
     if (Array.isArray(parts)) {
       for (const part of parts) {
         if (typeof part.text === 'string') {
-          if (part.text !== '') this.sink.piece(part.thought === true ? 'reasoning' : 'text', part.text);
+          if (part.text !== '') out.push({ kind: part.thought === true ? 'reasoning' : 'text', text: part.text });
         } else if (part.functionCall !== undefined) {
-          this.toolCall(part);
+          out.push(this.toolCall(part));
         }
       }
     }
     const finish = candidate?.finishReason;
-    if (typeof finish !== 'string' || finish === '' || finish === 'FINISH_REASON_UNSPECIFIED') return false;
+    if (typeof finish !== 'string' || finish === '' || finish === 'FINISH_REASON_UNSPECIFIED') return;
     const normal = NORMAL_FINISH[finish];
     if (normal === undefined) {
-      if (finish === 'MALFORMED_FUNCTION_CALL' || finish === 'UNEXPECTED_TOOL_CALL') throw this.call.fail(`${this.label} stopped the reply: the model made a tool call it could not complete (finishReason ${finish})`);
-      throw this.call.fail(`${this.label} stopped the reply early (finishReason ${finish})`);
+      if (finish === 'MALFORMED_FUNCTION_CALL' || finish === 'UNEXPECTED_TOOL_CALL') throw StreamFault.plain(`stopped the reply: the model made a tool call it could not complete (finishReason ${finish})`);
+      throw StreamFault.plain(`stopped the reply early (finishReason ${finish})`);
     }
-    this.finish = normal;
-    return true;
+    out.push({ kind: 'finish', reason: normal });
   }
 
   /**
    * A `functionCall` part arrives whole, its `args` an object (Gemini API reference,
    * GenerateContentResponse → Candidate → Content → Part.functionCall {name, args}).
    */
-  private toolCall(part: GeminiPart): void {
+  private toolCall(part: GeminiPart): Part {
     const fc = part.functionCall;
     const name = typeof fc?.name === 'string' ? fc.name : '';
-    if (name === '') throw this.call.fail(`${this.label} sent a tool call without a tool name`);
-    const args = argumentsObject(this.call, name, fc?.args);
-    checkArgumentSize(this.call, name, args);
+    if (name === '') throw noName();
+    const args = argumentsObject(name, fc?.args);
     const base = (this.ids ??= new CallIds()).next(typeof fc?.id === 'string' && !fc.id.includes(SIGNATURE_MARK) ? fc.id : undefined);
-    this.sink.toolCall?.({ id: callId(base, part.thoughtSignature), name, arguments: args });
+    return wholeCall(callId(base, part.thoughtSignature), name, args);
   }
 }

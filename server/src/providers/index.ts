@@ -1,13 +1,15 @@
-import { anthropicProvider } from './anthropic';
-import { geminiProvider } from './gemini';
-import { ollamaProvider } from './ollama';
-import { openAiCompatibleProvider } from './openai-compatible';
+import { anthropicDialect } from './anthropic';
+import { overHttp } from './call';
+import { geminiDialect } from './gemini';
+import { ollamaDialect } from './ollama';
+import { openAiCompatibleDialect } from './openai-compatible';
 import { ProviderError } from './errors';
 import type { AdapterDeps, AdapterFactories, ChatAdapter, ProviderConfig, ProviderKind, ProviderModule } from './types';
 
 import { describeProvider } from './config';
 
-export { clearModelCache, describeProvider, validateProviderConfig } from './config';
+export { clearModelCache } from './call';
+export { describeProvider, validateProviderConfig } from './config';
 export { isAbortError, ProviderError } from './errors';
 
 /**
@@ -36,10 +38,10 @@ const cloudProvider: ProviderModule = {
 
 /** Every provider kind's module: a new kind is its file plus one line here. */
 const PROVIDERS: Record<ProviderKind, ProviderModule> = {
-  ollama: ollamaProvider,
-  'openai-compatible': openAiCompatibleProvider,
-  anthropic: anthropicProvider,
-  gemini: geminiProvider,
+  ollama: overHttp(ollamaDialect),
+  'openai-compatible': overHttp(openAiCompatibleDialect),
+  anthropic: overHttp(anthropicDialect),
+  gemini: overHttp(geminiDialect),
   'vscode-lm': vscodeLmProvider,
   cloud: cloudProvider,
 };

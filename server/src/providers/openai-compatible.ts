@@ -1,11 +1,11 @@
-import { keyedCall, readKey, streamingAdapter, type ProviderCall } from './call';
 import { anthropicOverloaded } from './anthropic';
-import { apiUrl, baseUrlOf, describeProvider, fetchNames, field, pluck } from './config';
-import type { EventHandler } from './framing';
+import { apiUrl, baseUrlOf, describeProvider, field, pluck } from './config';
+import type { Dialect, Mapper, Part } from './dialect';
+import { parseObject } from './framing';
 import { geminiKeyRefusal } from './gemini';
 import { forcedName, toolRefusal, ToolCallAssembler } from './tools';
-import type { AdapterDeps, ChatAdapter, ChatMessage, FinishReason, PieceSink, ProviderConfig, ProviderModule, ToolOptions } from './types';
-import { providerMessage, saidIn } from './wording';
+import type { ChatMessage, ProviderConfig, ToolOptions } from './types';
+import { providerMessage, saidIn, StreamFault } from './wording';
 
 interface Chunk {
   object?: unknown;
@@ -21,49 +21,37 @@ interface ToolCallDelta {
   function?: { name?: unknown; arguments?: unknown };
 }
 
-/**
- * `/chat/completions` SSE as served by OpenAI, LM Studio, llama.cpp, vLLM, Jan, OpenRouter, Groq,
- * DeepSeek… The end marker is a chunk with a non-null `finish_reason` (`stop`, `length`,
- * `content_filter`, `tool_calls` or the server's own word), or `data: [DONE]`.
- */
 /** The server's key, when the user set one, as OpenAI's bearer header. */
 const bearer = (key: string | undefined): Record<string, string> => (key ? { authorization: `Bearer ${key}` } : {});
 const modelIds = (doc: unknown) => pluck(field(doc, 'data'), 'id');
 
-export const openAiCompatibleProvider: ProviderModule = {
-  adapter: openAiCompatibleAdapter,
-  async listModels(config, deps, signal) {
-    const label = describeProvider(config);
-    const key = await readKey(config, deps, label);
-    const ctx = { label, keyed: Boolean(key), keyHint: deps.keys.howToSet(config) };
-    const call = keyedCall(config, deps, label, signal, key, { model: 'auto', explain: (f) => geminiKeyRefusal(ctx, f) ?? anthropicOverloaded(label, f) });
-    return fetchNames(call, apiUrl(baseUrlOf(config), '/models'), bearer(key), modelIds);
-  },
-};
-
-export function openAiCompatibleAdapter(config: ProviderConfig, deps: AdapterDeps): ChatAdapter {
-  // Local servers (LM Studio, llama.cpp) take no key; send one only when the user set one.
-  return streamingAdapter(config, deps, 'optional', ({ messages, sink, tools: offered, key, base, label, ctx }) => {
-    const auth = bearer(key);
-    const tools = offered !== undefined;
-    return {
-      // Gateways speak for the providers behind them: Google's OpenAI-compatible endpoint refuses
-      // a bad key the Gemini way, and a gateway in front of Anthropic passes its 529 on.
-      explain: (f, call) => geminiKeyRefusal(ctx, f) ?? anthropicOverloaded(label, f) ?? (tools ? toolRefusal(label, call.model, f) : undefined),
-      models: {
-        url: apiUrl(base, '/models'),
-        headers: auth,
-        names: modelIds,
-        emptyMessage: `no models are loaded on ${label}; load or download one in the server first`,
-      },
-      request: (call) => {
-        const body: Record<string, unknown> = { model: call.model, messages: messages.map(openAiMessage), stream: true };
-        if (config.maxTokens !== undefined) body.max_tokens = config.maxTokens;
-        if (offered) Object.assign(body, openAiTools(offered));
-        return { url: apiUrl(base, '/chat/completions'), headers: auth, body, sse: new OpenAiReader(call, sink, new ToolCallAssembler(call, sink)) };
-      },
-    };
-  });
+/**
+ * `/chat/completions` SSE as served by OpenAI, LM Studio, llama.cpp, vLLM, Jan, OpenRouter, Groq,
+ * DeepSeek… The end marker is a chunk with a non-null `finish_reason` (`stop`, `length`,
+ * `content_filter`, `tool_calls` or the server's own word), or `data: [DONE]`. Local servers
+ * (LM Studio, llama.cpp) take no key: one is sent only when the user set one.
+ */
+export function openAiCompatibleDialect(config: ProviderConfig): Dialect {
+  const base = baseUrlOf(config);
+  const label = describeProvider(config);
+  const chat = apiUrl(base, '/chat/completions');
+  const models = apiUrl(base, '/models');
+  return {
+    key: 'optional',
+    framing: 'sse',
+    listing: (key) => ({ url: models, headers: bearer(key), names: modelIds }),
+    noModels: `no models are loaded on ${label}; load or download one in the server first`,
+    // Gateways speak for the providers behind them: Google's OpenAI-compatible endpoint refuses
+    // a bad key the Gemini way, and a gateway in front of Anthropic passes its 529 on.
+    explain: (f, { ctx, model, tools }) => geminiKeyRefusal(ctx, f) ?? anthropicOverloaded(label, f) ?? (tools ? toolRefusal(label, model, f) : undefined),
+    request: ({ messages, tools, key, model }) => {
+      const body: Record<string, unknown> = { model, messages: messages.map(openAiMessage), stream: true };
+      if (config.maxTokens !== undefined) body.max_tokens = config.maxTokens;
+      if (tools) Object.assign(body, openAiTools(tools));
+      return { url: chat, headers: bearer(key), body };
+    },
+    mapper: () => new OpenAiEvents(),
+  };
 }
 
 /**
@@ -102,40 +90,33 @@ function openAiTools(options: ToolOptions): Record<string, unknown> {
   return choice === undefined ? { tools } : { tools, tool_choice: choice };
 }
 
-class OpenAiReader implements EventHandler {
-  finish: FinishReason | undefined;
+class OpenAiEvents implements Mapper {
+  private readonly calls = new ToolCallAssembler();
 
-  constructor(
-    private readonly call: ProviderCall,
-    private readonly sink: PieceSink,
-    private readonly calls: ToolCallAssembler,
-  ) {}
-
-  event(type: string | undefined, data: string): boolean {
+  map(data: string, type: string | undefined, out: Part[]): void {
     // Old llama.cpp servers report failures in an `error:` SSE field.
-    if (type === 'error') throw this.call.streamError(saidIn(data));
+    if (type === 'error') throw StreamFault.said(saidIn(data));
     if (data.trim() === '[DONE]') {
-      this.calls.finishAll();
-      this.finish = 'stop';
-      return true;
+      this.calls.finishAll(out);
+      out.push({ kind: 'finish', reason: 'stop' });
+      return;
     }
-    const chunk = this.call.parseObject<Chunk>(data);
+    const chunk = parseObject<Chunk>(data);
     // `{"error":{…}}` (OpenAI, OpenRouter) or vLLM's `{"object":"error","message":…}`.
-    if (chunk.error !== undefined || chunk.object === 'error') throw this.call.streamError(providerMessage(chunk) ?? data);
+    if (chunk.error !== undefined || chunk.object === 'error') throw StreamFault.said(providerMessage(chunk) ?? data);
     const choice = chunk.choices?.[0];
-    if (choice === undefined) return false;
+    if (choice === undefined) return;
     const delta = choice.delta;
     if (delta !== undefined) {
       const reasoning = delta.reasoning_content ?? delta.reasoning;
-      if (typeof reasoning === 'string' && reasoning !== '') this.sink.piece('reasoning', reasoning);
-      if (typeof delta.content === 'string' && delta.content !== '') this.sink.piece('text', delta.content);
-      if (delta.tool_calls !== undefined && delta.tool_calls !== null) this.toolCalls(delta.tool_calls);
+      if (typeof reasoning === 'string' && reasoning !== '') out.push({ kind: 'reasoning', text: reasoning });
+      if (typeof delta.content === 'string' && delta.content !== '') out.push({ kind: 'text', text: delta.content });
+      if (delta.tool_calls !== undefined && delta.tool_calls !== null) this.toolCalls(delta.tool_calls, out);
     }
     const finish = choice.finish_reason;
-    if (finish === undefined || finish === null) return false;
-    this.calls.finishAll();
-    this.finish = typeof finish === 'string' && finish !== '' ? finish : 'stop';
-    return true;
+    if (finish === undefined || finish === null) return;
+    this.calls.finishAll(out);
+    out.push({ kind: 'finish', reason: typeof finish === 'string' && finish !== '' ? finish : 'stop' });
   }
 
   /**
@@ -144,16 +125,16 @@ class OpenAiReader implements EventHandler {
    * Servers that number every parallel call 0 tell them apart by a new id with a new name; a new
    * id without a name (some servers repeat fresh ids on fragments) continues the open call.
    */
-  private toolCalls(deltas: unknown): void {
+  private toolCalls(deltas: unknown, out: Part[]): void {
     const calls = this.calls;
-    if (!Array.isArray(deltas)) throw this.call.fail(`${this.call.label} sent delta.tool_calls that is not a list`);
+    if (!Array.isArray(deltas)) throw StreamFault.plain('sent delta.tool_calls that is not a list');
     for (const d of deltas as (ToolCallDelta | null)[]) {
       const index = typeof d?.index === 'number' ? d.index : 0;
       const id = typeof d?.id === 'string' && d.id !== '' ? d.id : undefined;
       const name = typeof d?.function?.name === 'string' ? d.function.name : undefined;
       const fragment = d?.function?.arguments;
       if (!calls.has(index) || (id !== undefined && name !== undefined && name !== '' && calls.idAt(index) !== id)) {
-        if (calls.has(index)) calls.finish(index);
+        if (calls.has(index)) calls.finish(index, out);
         calls.begin(index, id ?? `call_${index}`, name ?? '');
       } else if (name !== undefined && name !== '') {
         calls.rename(index, name);

@@ -4,9 +4,9 @@
  * and wording a model's refusal to use tools. Each provider's own wire form stays in its adapter.
  */
 import { randomBytes } from 'node:crypto';
-import type { ProviderCall } from './call';
-import type { ChatMessage, PieceSink, ToolChoice } from './types';
-import type { HttpFailure } from './wording';
+import type { Part } from './dialect';
+import type { ChatMessage, ToolCall, ToolChoice } from './types';
+import { StreamFault, type HttpFailure } from './wording';
 
 /** One call's arguments at most (UTF-16 code units of their JSON): a provider streaming more is stopped. */
 export const MAX_TOOL_ARGUMENT_CHARS = 1024 * 1024;
@@ -20,35 +20,42 @@ export function forcedName(choice: ToolChoice | undefined): string | undefined {
  * Arguments as the model wrote them, parsed: '' (a call without arguments, as Anthropic streams
  * one) is `{}`; anything but a JSON object is the provider's fault and ends the reply.
  */
-export function parseArguments(call: ProviderCall, name: string, text: string): Record<string, unknown> {
+export function parseArguments(name: string, text: string): Record<string, unknown> {
   if (text.trim() === '') return {};
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw call.fail(`${call.label} sent a call of tool "${name}" whose arguments are not valid JSON: ${clipped(call.redact(text))}`);
+    throw StreamFault.quoting(`sent a call of tool "${name}" whose arguments are not valid JSON: `, text);
   }
-  return argumentsObject(call, name, value);
+  return argumentsObject(name, value);
 }
 
 /** Arguments a provider sent as a JSON value: an object is used as is; anything else ends the reply. */
-export function argumentsObject(call: ProviderCall, name: string, value: unknown): Record<string, unknown> {
+export function argumentsObject(name: string, value: unknown): Record<string, unknown> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw call.fail(`${call.label} sent a call of tool "${name}" whose arguments are not a JSON object: ${clipped(call.redact(JSON.stringify(value)))}`);
+    throw StreamFault.quoting(`sent a call of tool "${name}" whose arguments are not a JSON object: `, JSON.stringify(value));
   }
   return value as Record<string, unknown>;
 }
 
 /** Whole arguments (Ollama, Gemini) measured against the limit; only counted once per call. */
-export function checkArgumentSize(call: ProviderCall, name: string, args: Record<string, unknown>): void {
-  if (JSON.stringify(args).length > MAX_TOOL_ARGUMENT_CHARS) throw tooLong(call, name);
+export function checkArgumentSize(name: string, args: Record<string, unknown>): void {
+  if (JSON.stringify(args).length > MAX_TOOL_ARGUMENT_CHARS) throw tooLong(name);
 }
 
-const tooLong = (call: ProviderCall, name: string) =>
-  call.fail(`${call.label} sent arguments over ${MAX_TOOL_ARGUMENT_CHARS / (1024 * 1024)} MiB for one call of tool "${name}"; the desktop stopped the reply there`);
+const tooLong = (name: string) =>
+  StreamFault.plain(`sent arguments over ${MAX_TOOL_ARGUMENT_CHARS / (1024 * 1024)} MiB for one call of tool "${name}"; the desktop stopped the reply there`);
 
-const clipped = (text: string) => (text.length > 120 ? `${text.slice(0, 120)}…` : text);
+/** A call that arrives whole (Ollama, Gemini): named, its arguments an object within the limit. */
+export function wholeCall(id: string, name: string, args: Record<string, unknown>): Part {
+  checkArgumentSize(name, args);
+  return { kind: 'tool', call: { id, name, arguments: args } };
+}
+
+/** A tool call without a tool name: the model's call cannot be carried out. */
+export const noName = () => StreamFault.plain('sent a tool call without a tool name');
 
 /** A call under assembly: its fragments are joined once, when it is whole. */
 interface PendingCall {
@@ -61,17 +68,12 @@ interface PendingCall {
 /**
  * Tool calls streamed in pieces (OpenAI's `delta.tool_calls` by `index`, Anthropic's content
  * blocks by `index`): the first piece names the call, later ones add argument fragments. A call
- * is handed to the sink once the provider says it is whole.
+ * becomes a part once the provider says it is whole.
  */
 export class ToolCallAssembler {
   private readonly pending = new Map<number, PendingCall>();
   /** Calls in the order they began, for `finishAll`. */
   private readonly order: number[] = [];
-
-  constructor(
-    private readonly call: ProviderCall,
-    private readonly sink: PieceSink,
-  ) {}
 
   get open(): boolean {
     return this.pending.size > 0;
@@ -96,7 +98,7 @@ export class ToolCallAssembler {
     const p = this.pending.get(index);
     if (p === undefined || fragment === '') return;
     p.size += fragment.length;
-    if (p.size > MAX_TOOL_ARGUMENT_CHARS) throw tooLong(this.call, p.name);
+    if (p.size > MAX_TOOL_ARGUMENT_CHARS) throw tooLong(p.name);
     p.parts.push(fragment);
   }
 
@@ -106,19 +108,19 @@ export class ToolCallAssembler {
     if (p !== undefined && p.name === '') p.name = name;
   }
 
-  /** The call at `index` is whole: parsed and delivered. */
-  finish(index: number): void {
+  /** The call at `index` is whole: parsed, and appended to `out`. */
+  finish(index: number, out: Part[]): void {
     const p = this.pending.get(index);
     if (p === undefined) return;
     this.pending.delete(index);
-    if (p.name === '') throw this.call.fail(`${this.call.label} sent a tool call without a tool name`);
-    const args = parseArguments(this.call, p.name, p.parts.join(''));
-    this.sink.toolCall?.({ id: p.id, name: p.name, arguments: args });
+    if (p.name === '') throw noName();
+    const call: ToolCall = { id: p.id, name: p.name, arguments: parseArguments(p.name, p.parts.join('')) };
+    out.push({ kind: 'tool', call });
   }
 
   /** Every open call is whole (the provider's finish marker), in the order they began. */
-  finishAll(): void {
-    for (const index of this.order) this.finish(index);
+  finishAll(out: Part[]): void {
+    for (const index of this.order) this.finish(index, out);
     this.order.length = 0;
   }
 }

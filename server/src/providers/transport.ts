@@ -100,11 +100,6 @@ export interface Flushable {
 
 type Controller = Dispatcher.DispatchController;
 
-/** Who words the failures of a body's read (call.ts): the reader gets its error already worded. */
-export interface Wording {
-  word(e: unknown): unknown;
-}
-
 /** Where the exchange is: each undici callback and each call of ours is read against it. */
 const enum Phase {
   /** Request sent (or queued), no status yet: send() is waiting. */
@@ -144,7 +139,6 @@ export class Exchange implements Dispatcher.DispatchHandler {
   private sink: Flushable | undefined;
   private done: (() => void) | undefined;
   private failed: ((e: unknown) => void) | undefined;
-  private wording: Wording | undefined;
   /** The framer has what it wants (the provider's end marker): the rest of the body is not read. */
   private complete = false;
   /** Framed pieces wait for their flush (at the end of the socket read, or when the consumer is ready). */
@@ -212,16 +206,12 @@ export class Exchange implements Dispatcher.DispatchHandler {
    * Reads the body push-style: each read goes through `framer` in one synchronous pass, then
    * `sink.flush()` once; a promise from it pauses the body (and the idle timer) until it
    * settles, so a slow consumer paces the provider. Resolves when the framer has what it wants
-   * or the body ended; rejects with a TransportFailure, or with what the framer or sink threw,
-   * as `wording` words it, and then the connection is destroyed.
+   * or the body ended; rejects with a TransportFailure, or with what the framer or sink threw
+   * (the caller words it), and then the connection is destroyed.
    */
-  pump(framer: Framer, sink: Flushable, wording?: Wording): Promise<void> {
+  pump(framer: Framer, sink: Flushable): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.wording = wording;
-      if (this.phase !== Phase.Held) {
-        const gone = new TransportFailure(new Error('the response body is not there to read'), 'body');
-        return reject(wording ? wording.word(gone) : gone);
-      }
+      if (this.phase !== Phase.Held) return reject(new TransportFailure(new Error('the response body is not there to read'), 'body'));
       this.framer = framer;
       this.sink = sink;
       this.done = resolve;
@@ -442,7 +432,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.early = undefined;
     if (e === undefined) return done();
     this.stop();
-    failed(this.wording ? this.wording.word(e) : e);
+    failed(e);
   }
 
   private refused(e: unknown): void {

@@ -168,3 +168,63 @@ function describe(e: unknown): string {
 function seconds(ms: number): string {
   return String(Number((ms / 1000).toFixed(3)));
 }
+
+/**
+ * A reply that cannot go on because of what the provider sent, thrown by a dialect's mapper
+ * (dialect.ts), which knows neither the provider's label nor its secrets: the call words it
+ * (`word`) with both, redacting what it quotes before cutting it.
+ */
+export class StreamFault extends Error {
+  private constructor(
+    private readonly form: 'said' | 'not-json' | 'not-object' | 'plain' | 'quoting' | 'overloaded',
+    /** The provider's text (said, not-json, not-object, overloaded) or what comes after the label (plain, quoting). */
+    private readonly text: string,
+    private readonly quote = '',
+  ) {
+    super('the provider sent a stream that cannot be read');
+  }
+
+  /** An error the provider reported inside an otherwise good stream, in its own words. */
+  static said(said: string): StreamFault {
+    return new StreamFault('said', said);
+  }
+
+  /** A line or event that is not JSON, or not a JSON object. */
+  static broken(text: string, parsed: boolean): StreamFault {
+    return new StreamFault(parsed ? 'not-object' : 'not-json', text);
+  }
+
+  /** `<label> <what>`: e.g. `sent a tool call without a tool name`. */
+  static plain(what: string): StreamFault {
+    return new StreamFault('plain', what);
+  }
+
+  /** `<label> <what><quote, redacted and cut>`. */
+  static quoting(what: string, quote: string): StreamFault {
+    return new StreamFault('quoting', what, quote);
+  }
+
+  /** The provider said it is overloaded, in so many words. */
+  static overloaded(said: string): StreamFault {
+    return new StreamFault('overloaded', said);
+  }
+
+  /** The message, with the provider's label; `redact` takes the call's secrets out (the caller redacts the whole once more). */
+  word(label: string, redact: (text: string) => string): string {
+    switch (this.form) {
+      case 'said':
+        return streamErrorMessage(label, redact(this.text));
+      case 'not-json':
+        return notJson(label, redact(this.text));
+      case 'not-object':
+        return notObject(label, redact(this.text));
+      case 'overloaded':
+        return `${label} is overloaded: ${redact(this.text)}; try again shortly`;
+      case 'quoting':
+        return `${label} ${this.text}${snippet(redact(this.quote))}`;
+      default:
+        return `${label} ${this.text}`;
+    }
+  }
+}
+

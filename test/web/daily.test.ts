@@ -170,9 +170,10 @@ describe('jump to the latest', () => {
   it('shows ↓ when the reader scrolled up while a reply streams; ↓ returns to the end and follows again', async () => {
     const { page } = await openChat();
     const lines = Array.from({ length: 80 }, (_, i) => `Line ${i} of a long answer.\n\n`);
-    desk.ollama.set({ mode: 'normal', chunkDelayMs: 60, reply: lines });
+    // The reply stops after 30 lines while the reader scrolls; the rest comes once ↓ was tapped.
+    desk.ollama.set({ mode: 'normal', chunkDelayMs: 20, reply: lines, holdAfter: 30 });
     await send(page, 'Something long');
-    await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('Line 25');
+    await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('Line 29');
     const jump = page.getByRole('button', { name: 'Jump to the latest' });
     expect(await jump.isVisible()).toBe(false);
     await page.mouse.wheel(0, -1200);
@@ -188,7 +189,9 @@ describe('jump to the latest', () => {
     });
     await expect.poll(gap).toBeLessThan(60);
     expect(await jump.isVisible()).toBe(false);
+    desk.ollama.release();
     await replyFinished(page, 20_000);
+    expect(await replyText(page)).toContain('Line 79');
     expect(await gap()).toBeLessThan(60);
   });
 });
@@ -296,12 +299,15 @@ describe('axe-core on the chat screen', () => {
       const { page } = await openChat({ colorScheme: scheme });
       await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
       const lines = Array.from({ length: 50 }, (_, i) => `Line ${i}.\n\n`);
-      desk.ollama.set({ mode: 'normal', chunkDelayMs: 40, reply: [`\`\`\`js\nconst x = ${JSON.stringify('y'.repeat(120))};\n\`\`\`\n\n`, ...lines] });
+      // Held after "Line 24" until the streaming screen was checked.
+      desk.ollama.set({ mode: 'normal', chunkDelayMs: 20, reply: [`\`\`\`js\nconst x = ${JSON.stringify('y'.repeat(120))};\n\`\`\`\n\n`, ...lines], holdAfter: 26 });
       await send(page, `Colours (${scheme})`);
-      await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('Line 20');
+      await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('Line 24');
       await page.mouse.wheel(0, -1500);
       await expect.poll(() => page.getByRole('button', { name: 'Jump to the latest' }).isVisible()).toBe(true);
+      expect(await lastReply(page).getAttribute('aria-busy')).toBe('true');
       expect(await axe(page), `${scheme} streaming`).toEqual([]);
+      desk.ollama.release();
       await replyFinished(page, 20_000);
       expect(await axe(page), `${scheme} finished`).toEqual([]);
       await shot(page, `chat-${scheme}`);

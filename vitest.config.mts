@@ -1,6 +1,37 @@
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+// The longest files (measured one at a time, 30 to 80 s each), started first: vitest's own order
+// on a fresh clone is the largest file first, which left the 10,000-stream and fuzz runs (small
+// files) to start last and run on alone at the end. A file missing here only starts later.
+const LONGEST = [
+  'reliability/leaks',
+  'reliability/fuzz',
+  'web/daily',
+  'web/reply-kept',
+  'web/agent',
+  'reliability/clientFaults',
+  'web/desktop-chats',
+  'web/voice',
+  'web/pairing-lasts',
+  'reliability/boundedMemory',
+  'web/design',
+  'reliability/bodyBudget',
+  'server/badInput',
+].map((f) => `/test/${f}.test.ts`);
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (f: TestSpecification) => {
+      const i = LONGEST.findIndex((l) => f.moduleId.endsWith(l));
+      return i < 0 ? LONGEST.length : i;
+    };
+    const sorted = await super.sort(files);
+    return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
+  }
+}
 
 export default defineConfig({
   test: {
@@ -15,6 +46,7 @@ export default defineConfig({
     // idle. Files share nothing (every server listens on port 0, every folder is a fresh temp
     // one), so three run side by side on 2 cores (half again as many as there are cores).
     maxWorkers: Math.ceil(availableParallelism() * 1.5),
+    sequence: { sequencer: LongestFirst },
     // One id per run: the web client is built once per run (test/web/harness.ts ensureVendor), not once per file.
     env: { DESKRELAY_TEST_RUN: randomUUID() },
     reporters: ['default'],

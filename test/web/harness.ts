@@ -367,8 +367,11 @@ export function lastReply(page: Page) {
   return page.locator('.msg.assistant').last().locator('.reply');
 }
 
-/** Resolves once the latest reply is finished (aria-busy false). */
-export async function replyFinished(page: Page, timeout = 10_000): Promise<void> {
+/**
+ * Resolves once the latest reply is finished (aria-busy false). Up to 20 s by default: a time
+ * limit, not an assertion of speed, that three files running side by side on 2 cores must meet.
+ */
+export async function replyFinished(page: Page, timeout = 20_000): Promise<void> {
   await page.locator('.msg.assistant').last().locator('.reply[aria-busy="false"]').waitFor({ state: 'attached', timeout });
 }
 

@@ -312,7 +312,7 @@ describe('an ACP session', () => {
     expect(said(s.events)).toContain(`exit 0: ${worktree.path}`);
     await s.events.waitStatus('idle', s.events.of('status').length - 1);
 
-    const merge = await post(`/v1/agent/sessions/${id}/merge`, {});
+    const merge = await actAs(cli, id, 'merge');
     expect(merge.status, merge.body).toBe(202);
     await s.events.waitFor((f) => f.of('approval').length === 3, 'the merge approval');
     expect(s.events.of('approval')[2].command).toBe(merge.json.command);
@@ -327,7 +327,7 @@ describe('an ACP session', () => {
     const o = new Follower(cli.url, cli.token, `/v1/agent/sessions/${other.json.id}/events`);
     await o.waitStatus('idle');
     o.close();
-    expect((await post(`/v1/agent/sessions/${other.json.id}/discard`, {})).status).toBe(204);
+    expect((await actAs(cli, other.json.id, 'discard')).status).toBe(204);
     expect(existsSync(other.json.worktree.path)).toBe(false);
     expect(git('branch', '--list', other.json.worktree.branch).trim()).toBe('');
   });

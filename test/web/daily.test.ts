@@ -6,20 +6,18 @@
  * The relay sits behind the test proxy, which can go silent (stall) or refuse connections.
  */
 import { join } from 'node:path';
-import type { Page, Request } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { webClientLink } from '../../server/src/session/pairing';
-import { axe, lastReply, phone, replyFinished, SCREENSHOTS, send, sleep, type Desk, useProxiedPhoneSuite } from './harness';
-import type { Browser } from 'playwright-core';
+import { axe, lastReply, openProxiedPhone, type ProxiedPhoneSuite, replyFinished, SCREENSHOTS, send, sleep, type Desk, useProxiedPhoneSuite } from './harness';
 import type { TestProxy } from './proxy';
 
-let browser: Browser;
+let suite: ProxiedPhoneSuite;
 let desk: Desk;
 let proxy: TestProxy;
 const cleanups: (() => Promise<unknown>)[] = [];
 
 useProxiedPhoneSuite(
-  (s) => ({ browser, desk, proxy } = s),
+  (s) => ({ desk, proxy } = suite = s),
   cleanups,
   () => {
     proxy.stall(false);
@@ -27,21 +25,14 @@ useProxiedPhoneSuite(
   },
 );
 
-async function openChat(colorScheme: 'light' | 'dark' = 'light', init?: string): Promise<{ page: Page; posts: Request[]; console: string[] }> {
-  const p = await phone(browser, colorScheme);
-  cleanups.push(async () => {
-    await p.context.close();
-    expect(p.console.filter((l) => l.startsWith('pageerror'))).toEqual([]);
-  });
-  if (init) await p.page.addInitScript(init);
-  const posts: Request[] = [];
-  p.page.on('request', (r) => {
-    if (r.method() === 'POST' && r.url().endsWith('/v1/chat/stream')) posts.push(r);
-  });
-  await p.page.goto(webClientLink(proxy.url, desk.relay.token));
-  await p.page.locator('#chat').waitFor();
+async function openChat(opts: Parameters<typeof openProxiedPhone>[2] = {}) {
+  // Added before the phone's own cleanup, so it runs once the page closed: nothing the page threw.
+  let console: string[] = [];
+  cleanups.push(async () => expect(console.filter((l) => l.startsWith('pageerror'))).toEqual([]));
+  const p = await openProxiedPhone(suite, cleanups, opts);
+  console = p.console;
   await expect.poll(() => p.page.locator('#status-dot').getAttribute('class')).toContain('ok');
-  return { page: p.page, posts, console: p.console };
+  return p;
 }
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `daily-${name}.png`) });
@@ -73,13 +64,13 @@ describe('the header never leaves', () => {
 
   it('moves the composer above the keyboard when the visual viewport shrinks', async () => {
     // Chromium headless has no on-screen keyboard: the page's visualViewport reports one 300 px high.
-    const { page } = await openChat('light', `
+    const { page } = await openChat({ init: `
       (() => {
         const vv = window.visualViewport;
         let kb = 0;
         Object.defineProperty(vv, 'height', { configurable: true, get: () => window.innerHeight - kb });
         window.__keyboard = (h) => { kb = h; vv.dispatchEvent(new Event('resize')); };
-      })();`);
+      })();` });
     const before = (await page.locator('#compose .composer').boundingBox())!;
     expect(before.y + before.height).toBeGreaterThan(812 - 300);
     await page.evaluate(() => (window as any).__keyboard(300));
@@ -97,16 +88,22 @@ describe('a stalled connection never looks healthy', () => {
   const PIECES = Array.from({ length: 40 }, (_, i) => `p${i} `);
   const FULL = PIECES.join('').trim();
   const chatCalls = () => desk.ollama.requests.filter((r) => r.path === '/api/chat').length;
+  // The reply stops after "p2" until the test lets it go on: the cut always lands mid-reply, however slow the machine.
+  const heldAfterP2 = () => desk.ollama.set({ mode: 'normal', chunkDelayMs: 20, reply: PIECES, holdAfter: 3 });
 
   it('says "Reconnecting…" when no byte came for 20 s, then finishes the reply by itself once bytes flow, nothing twice', async () => {
-    desk.ollama.set({ mode: 'normal', chunkDelayMs: 150, reply: PIECES });
-    const { page, posts } = await openChat();
+    heldAfterP2();
+    const { page, posts } = await openChat({ clock: true });
     const calls = chatCalls();
     await send(page, 'Through a tunnel');
     await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('p2');
-    // The network goes silent: the socket stays open, nothing arrives (keep-alives included).
+    // The network goes silent: the socket stays open, nothing arrives (keep-alives included),
+    // while the desktop writes the rest of the reply.
     proxy.stall(true);
-    await expect.poll(() => page.locator('#conn').textContent(), { timeout: 25_000, interval: 250 }).toBe('Reconnecting…');
+    desk.ollama.release();
+    // Those 20 s pass on the page's clock, at once (the reply's watchdog looks every second).
+    await page.clock.fastForward(21_000);
+    await expect.poll(() => page.locator('#conn').textContent(), { interval: 250 }).toBe('Reconnecting…');
     expect(await page.locator('#status-dot').getAttribute('class')).toBe('dot connecting');
     await shot(page, 'stalled');
     proxy.stall(false);
@@ -122,18 +119,26 @@ describe('a stalled connection never looks healthy', () => {
   });
 
   it('a reset connection with the desktop out of reach for 10 s resumes by itself: no Retry to tap', async () => {
-    desk.ollama.set({ mode: 'normal', chunkDelayMs: 150, reply: PIECES });
-    const { page } = await openChat();
+    heldAfterP2();
+    const { page } = await openChat({ clock: true });
     const calls = chatCalls();
     await send(page, 'Between two cells');
     await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('p2');
     proxy.refuse = true;
     proxy.cut();
+    desk.ollama.release();
     const retries: number[] = [];
-    const watching = setInterval(() => void page.locator('.msg.assistant .retry').count().then((n) => retries.push(n), () => {}), 200);
+    const watching = setInterval(() => void page.locator('.msg.assistant .retry').count().then((n) => retries.push(n), () => {}), 100);
     try {
-      await sleep(10_000);
+      // 10 s out of reach on the page's clock, a second at a time: each step fires the next try
+      // to resume, and the network gets real time to refuse it.
+      for (let s = 0; s < 10; s += 1) {
+        await page.clock.fastForward(1000);
+        await sleep(150);
+      }
       proxy.refuse = false;
+      // The next try is due within the longest wait between tries (4 s).
+      await page.clock.fastForward(4000);
       await replyFinished(page, 30_000);
     } finally {
       clearInterval(watching);
@@ -145,13 +150,14 @@ describe('a stalled connection never looks healthy', () => {
   });
 
   it('going offline says "Reconnecting…" at once and resumes when the phone is online again', async () => {
-    desk.ollama.set({ mode: 'normal', chunkDelayMs: 150, reply: PIECES });
+    heldAfterP2();
     const { page } = await openChat();
     await send(page, 'On a train');
     await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('p2');
     const context = page.context();
     await context.setOffline(true);
     await expect.poll(() => page.locator('#conn').textContent()).toBe('Reconnecting…');
+    desk.ollama.release();
     await sleep(1000);
     await context.setOffline(false);
     await replyFinished(page, 20_000);
@@ -164,9 +170,10 @@ describe('jump to the latest', () => {
   it('shows ↓ when the reader scrolled up while a reply streams; ↓ returns to the end and follows again', async () => {
     const { page } = await openChat();
     const lines = Array.from({ length: 80 }, (_, i) => `Line ${i} of a long answer.\n\n`);
-    desk.ollama.set({ mode: 'normal', chunkDelayMs: 60, reply: lines });
+    // The reply stops after 30 lines while the reader scrolls; the rest comes once ↓ was tapped.
+    desk.ollama.set({ mode: 'normal', chunkDelayMs: 20, reply: lines, holdAfter: 30 });
     await send(page, 'Something long');
-    await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('Line 25');
+    await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('Line 29');
     const jump = page.getByRole('button', { name: 'Jump to the latest' });
     expect(await jump.isVisible()).toBe(false);
     await page.mouse.wheel(0, -1200);
@@ -182,7 +189,9 @@ describe('jump to the latest', () => {
     });
     await expect.poll(gap).toBeLessThan(60);
     expect(await jump.isVisible()).toBe(false);
+    desk.ollama.release();
     await replyFinished(page, 20_000);
+    expect(await replyText(page)).toContain('Line 79');
     expect(await gap()).toBeLessThan(60);
   });
 });
@@ -287,15 +296,18 @@ describe('words a person uses', () => {
 describe('axe-core on the chat screen', () => {
   it('finds nothing serious in light or dark: a reply with wide code streaming (↓ on show) and finished', async () => {
     for (const scheme of ['light', 'dark'] as const) {
-      const { page } = await openChat(scheme);
+      const { page } = await openChat({ colorScheme: scheme });
       await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
       const lines = Array.from({ length: 50 }, (_, i) => `Line ${i}.\n\n`);
-      desk.ollama.set({ mode: 'normal', chunkDelayMs: 40, reply: [`\`\`\`js\nconst x = ${JSON.stringify('y'.repeat(120))};\n\`\`\`\n\n`, ...lines] });
+      // Held after "Line 24" until the streaming screen was checked.
+      desk.ollama.set({ mode: 'normal', chunkDelayMs: 20, reply: [`\`\`\`js\nconst x = ${JSON.stringify('y'.repeat(120))};\n\`\`\`\n\n`, ...lines], holdAfter: 26 });
       await send(page, `Colours (${scheme})`);
-      await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('Line 20');
+      await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('Line 24');
       await page.mouse.wheel(0, -1500);
       await expect.poll(() => page.getByRole('button', { name: 'Jump to the latest' }).isVisible()).toBe(true);
+      expect(await lastReply(page).getAttribute('aria-busy')).toBe('true');
       expect(await axe(page), `${scheme} streaming`).toEqual([]);
+      desk.ollama.release();
       await replyFinished(page, 20_000);
       expect(await axe(page), `${scheme} finished`).toEqual([]);
       await shot(page, `chat-${scheme}`);

@@ -4,9 +4,11 @@
  * pairing and reading the page.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startRelay, type TestRelay } from '../helpers/relay';
 import { allowAgent } from '../helpers/devices';
@@ -22,10 +24,39 @@ export const SCREENSHOTS = join(ROOT, 'test-results', 'web');
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let built = false;
-/** Builds the web client (scripts/build-web.mjs: web/src → media/web/app.js) once per test file, so the suite runs from a clean checkout. */
+// Which vitest run last built this checkout's web client (vitest.config.mts names each run), and the lock its builder holds.
+const WEB_BUILT = join(tmpdir(), `deskrelay-web-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}`);
+const WEB_BUILDING = `${WEB_BUILT}.lock`;
+
+/**
+ * Builds the web client (scripts/build-web.mjs: web/src → media/web/app.js) once per vitest run,
+ * so the suite runs from a clean checkout: the first test file that needs it builds, files running
+ * beside it wait for that build instead of each making their own.
+ */
 export function ensureVendor(): void {
   if (built) return;
-  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-web.mjs'), '--quiet'], { cwd: ROOT, stdio: 'inherit' });
+  const run = process.env.DESKRELAY_TEST_RUN;
+  const builtThisRun = () => run !== undefined && existsSync(WEB_BUILT) && readFileSync(WEB_BUILT, 'utf8') === run;
+  while (!builtThisRun()) {
+    try {
+      mkdirSync(WEB_BUILDING);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      // A builder that died (its run was killed) leaves its lock behind; a build takes seconds.
+      const since = statSync(WEB_BUILDING, { throwIfNoEntry: false })?.mtimeMs;
+      if (since !== undefined && Date.now() - since > 120_000) rmSync(WEB_BUILDING, { recursive: true, force: true });
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+      continue;
+    }
+    try {
+      if (builtThisRun()) break;
+      execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-web.mjs'), '--quiet'], { cwd: ROOT, stdio: 'inherit' });
+      if (run === undefined) break;
+      writeFileSync(WEB_BUILT, run);
+    } finally {
+      rmSync(WEB_BUILDING, { recursive: true, force: true });
+    }
+  }
   built = true;
 }
 
@@ -163,6 +194,45 @@ export function useProxiedPhoneSuite(started: (s: ProxiedPhoneSuite) => void, cl
   });
 }
 
+export interface ProxiedPhone {
+  context: BrowserContext;
+  page: Page;
+  console: string[];
+  /** The page's chat stream POSTs: a reply's start, then each resume. */
+  posts: Request[];
+}
+
+/** Records the page's chat stream POSTs, as they are sent. */
+export function watchPosts(page: Page): Request[] {
+  const posts: Request[] = [];
+  page.on('request', (r) => {
+    if (r.method() === 'POST' && r.url().endsWith('/v1/chat/stream')) posts.push(r);
+  });
+  return posts;
+}
+
+/**
+ * A phone of the suite's desk, paired by its link through the proxy and at the chat; its context
+ * closes after the test (`cleanups`), or a new page opens in `context`, which the test owns.
+ * `init` runs before the page's own scripts. `clock` installs Playwright's clock in the page: time
+ * runs as usual until the test moves it on (page.clock.fastForward), so a test of what the page
+ * does after 20 s without a byte makes those 20 s pass at once instead of waiting for them.
+ */
+export async function openProxiedPhone(
+  s: ProxiedPhoneSuite,
+  cleanups: (() => Promise<unknown>)[],
+  opts: { colorScheme?: 'light' | 'dark'; init?: string; clock?: boolean; context?: BrowserContext } = {},
+): Promise<ProxiedPhone> {
+  const p = opts.context ? { context: opts.context, page: await opts.context.newPage(), console: [] as string[] } : await phone(s.browser, opts.colorScheme);
+  if (!opts.context) cleanups.push(() => p.context.close());
+  if (opts.init) await p.page.addInitScript(opts.init);
+  if (opts.clock) await p.page.clock.install();
+  const posts = watchPosts(p.page);
+  await p.page.goto(webClientLink(s.proxy.url, s.desk.relay.token));
+  await p.page.locator('#chat').waitFor();
+  return { ...p, posts };
+}
+
 export interface AgentDesk {
   model: ScriptedModel;
   cli: Cli & { configDir: string };
@@ -297,8 +367,11 @@ export function lastReply(page: Page) {
   return page.locator('.msg.assistant').last().locator('.reply');
 }
 
-/** Resolves once the latest reply is finished (aria-busy false). */
-export async function replyFinished(page: Page, timeout = 10_000): Promise<void> {
+/**
+ * Resolves once the latest reply is finished (aria-busy false). Up to 20 s by default: a time
+ * limit, not an assertion of speed, that three files running side by side on 2 cores must meet.
+ */
+export async function replyFinished(page: Page, timeout = 20_000): Promise<void> {
   await page.locator('.msg.assistant').last().locator('.reply[aria-busy="false"]').waitFor({ state: 'attached', timeout });
 }
 

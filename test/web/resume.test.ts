@@ -5,34 +5,22 @@
  * again, and falls back to the WebSocket when an SSE stream shows no bytes.
  */
 import { join } from 'node:path';
-import type { Browser, Page, Request } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { webClientLink } from '../../server/src/session/pairing';
-import { countRequests, lastReply, LOAD_FAILED_ONCE, phone, replyFinished, SCREENSHOTS, send, setVisibility, sleep, type Desk, useProxiedPhoneSuite } from './harness';
+import { countRequests, lastReply, LOAD_FAILED_ONCE, openProxiedPhone, type ProxiedPhoneSuite, replyFinished, SCREENSHOTS, send, setVisibility, sleep, type Desk, useProxiedPhoneSuite } from './harness';
 import type { TestProxy } from './proxy';
 
-let browser: Browser;
+let suite: ProxiedPhoneSuite;
 let desk: Desk;
 let proxy: TestProxy;
 const cleanups: (() => Promise<unknown>)[] = [];
 
-useProxiedPhoneSuite((s) => ({ browser, desk, proxy } = s), cleanups, () => (proxy.holdStreams = false));
+useProxiedPhoneSuite((s) => ({ desk, proxy } = suite = s), cleanups, () => (proxy.holdStreams = false));
 
 const PIECES = Array.from({ length: 16 }, (_, i) => `p${i} `);
 const FULL = PIECES.join('').trim();
 
-async function openPaired(init?: string) {
-  const p = await phone(browser);
-  cleanups.push(() => p.context.close());
-  if (init) await p.page.addInitScript(init);
-  const posts: Request[] = [];
-  p.page.on('request', (r) => {
-    if (r.method() === 'POST' && r.url().endsWith('/v1/chat/stream')) posts.push(r);
-  });
-  await p.page.goto(webClientLink(proxy.url, desk.relay.token));
-  await p.page.locator('#chat').waitFor();
-  return { ...p, posts };
-}
+const openPaired = (init?: string) => openProxiedPhone(suite, cleanups, { init });
 
 function chatCalls() {
   return desk.ollama.requests.filter((r) => r.path === '/api/chat').length;

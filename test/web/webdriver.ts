@@ -8,7 +8,7 @@
  *   await s.close(); await webkit.stop();
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
@@ -149,15 +149,34 @@ function stopProcess(child: ChildProcess): Promise<void> {
   });
 }
 
+/** The pid an X server wrote to the display's lock file ('' while there is none). */
+function readLock(display: number): string {
+  try {
+    return readFileSync(`/tmp/.X${display}-lock`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
 /** Starts Xvfb on a free display and WebKitWebDriver on a free port. */
 export async function startWebKit(paths: WebKitPaths = ensureWebKit()): Promise<WebKit> {
-  let display = 90 + Math.floor(Math.random() * 400);
-  while (existsSync(`/tmp/.X11-unix/X${display}`) || existsSync(`/tmp/.X${display}-lock`)) display += 1;
-  const xvfb = spawn(paths.xvfb, [`:${display}`, '-screen', '0', '1280x1024x24', '-nolisten', 'tcp'], { stdio: 'ignore' });
   const until = Date.now() + 10_000;
-  while (!existsSync(`/tmp/.X11-unix/X${display}`)) {
-    if (xvfb.exitCode !== null || Date.now() > until) throw new Error(`Xvfb :${display} did not start`);
-    await sleep(50);
+  let display = 90 + Math.floor(Math.random() * 400);
+  let xvfb: ChildProcess;
+  // Test files run side by side: another file's Xvfb may take the display between the look and
+  // the start (Xvfb then exits at once), so the next free one is tried.
+  for (;;) {
+    while (existsSync(`/tmp/.X11-unix/X${display}`) || existsSync(`/tmp/.X${display}-lock`)) display += 1;
+    xvfb = spawn(paths.xvfb, [`:${display}`, '-screen', '0', '1280x1024x24', '-nolisten', 'tcp'], { stdio: 'ignore' });
+    // Ours once its socket is there and the display's lock names its pid.
+    const ours = () => existsSync(`/tmp/.X11-unix/X${display}`) && readLock(display) === String(xvfb.pid);
+    while (!ours() && xvfb.exitCode === null && Date.now() <= until) await sleep(50);
+    if (xvfb.exitCode === null && ours()) break;
+    if (Date.now() > until) {
+      await stopProcess(xvfb);
+      throw new Error(`Xvfb :${display} did not start`);
+    }
+    display += 1;
   }
   const port = await freePort();
   const driver = spawn(paths.driver, [`--port=${port}`, '--host=127.0.0.1'], { stdio: 'ignore', env: { ...process.env, DISPLAY: `:${display}` } });

@@ -7,7 +7,9 @@ import { startRelay, type TestRelay } from '../helpers/relay';
 import { type FaultMode, type FaultProvider, MULTIBYTE_REPLY, startFaultProvider } from './faultProvider';
 import { chatHeaders, chatRequestBody, request, strictEvents, waitFor } from './support';
 
-const IDLE_MS = 400;
+// Long enough that a loaded machine (three test files on two cores) reads a reset 30 ms after
+// the data before the silence limit fires; short enough that the two stall cases stay quick.
+const IDLE_MS = 1500;
 const CONCURRENT = 12;
 
 let t: TestRelay;
@@ -45,10 +47,10 @@ describe('provider faults', () => {
     ['reset', /dropped the connection|without finishing it/],
     ['garbage-wire', /dropped the connection|not reachable/],
     ['garbage-body', /not valid JSON/],
-    ['stall', /sent nothing for 0\.4 s/],
+    ['stall', /sent nothing for 1\.5 s/],
     ['empty-200', /without finishing it/],
     ['headers-then-close', /dropped the connection|without finishing it/],
-    ['headers-then-stall', /sent nothing for 0\.4 s/],
+    ['headers-then-stall', /sent nothing for 1\.5 s/],
   ];
   for (const [mode, said] of failing) {
     it(`${mode}: one terminal error event each, slot and provider connection freed`, async () => {
@@ -75,11 +77,13 @@ describe('provider faults', () => {
   });
 
   it('a steady stream that lasts longer than the idle limit is not cut (the limit is for silence, not length)', async () => {
-    p.lines = 10;
+    // Lines 100 ms apart: twice the idle limit in all, never more than a tenth of it silent.
+    const lines = Math.ceil((2 * IDLE_MS) / 100);
+    p.lines = lines;
     p.delayMs = 100;
     try {
       const terminals = await underFault('ok');
-      for (const terminal of terminals) expect(terminal).toEqual({ type: 'done', content: Array.from({ length: 10 }, (_, i) => `t${i} `).join('') });
+      for (const terminal of terminals) expect(terminal).toEqual({ type: 'done', content: Array.from({ length: lines }, (_, i) => `t${i} `).join('') });
     } finally {
       p.lines = 5;
       p.delayMs = 0;

@@ -84,8 +84,8 @@ describe('an ACP agent on the phone', () => {
       await box.press('End');
       await box.type('c');
       const suggestion = page.locator('.mentions .mention');
-      await suggestion.first().waitFor();
-      expect(await suggestion.allTextContents()).toEqual(['/compact Compact the conversation']);
+      // The list narrows as the typing lands: wait for the narrowed one, not the first drawn.
+      await expect.poll(() => suggestion.allTextContents()).toEqual(['/compact Compact the conversation']);
       await box.press('Enter');
       expect(await box.inputValue()).toBe('/compact ');
 

@@ -90,10 +90,10 @@ export interface RelayContext<O extends object = object> {
 export type Route = HttpRoute<RelayContext>;
 
 /**
- * The context a request's handler gets: for a device's request, one whose chat service is that
- * device's view (ChatService.forDevice), so its chats count against and end with the device.
+ * The context a device's request gets: one whose chat service is that device's view
+ * (ChatService.forDevice), so its chats count against and end with the device.
  */
-export function contextFor(ctx: RelayContext, device: string | undefined): RelayContext {
-  if (device === undefined) return ctx;
-  return Object.create(ctx, { chat: { value: ctx.chat.forDevice(device) } }) as RelayContext;
-}
+export const deviceContexts =
+  (ctx: RelayContext) =>
+  (device: string): RelayContext =>
+    Object.create(ctx, { chat: { value: ctx.chat.forDevice(device) } }) as RelayContext;

@@ -37,7 +37,10 @@ export { requestState };
 export interface FunnelGate<C> {
   readonly admission: Readonly<AdmissionState>;
   readonly logger: Logger;
-  contextFor(device: string | undefined): C;
+  /** What a request admitted without a device (the pairing or the desk token) gets. */
+  readonly context: C;
+  /** What a device's request gets (the session: one whose chat service is that device's view). */
+  contextFor(device: string): C;
   /** A failure as a refusal (the doors' own errors, chat's ChatError, in HTTP terms); undefined for a bug, answered 500. */
   refusal(err: unknown): HttpError | undefined;
 }
@@ -112,7 +115,7 @@ export function createFunnel<C>(gate: FunnelGate<C>, routes: readonly Route<C>[]
       if (state.device !== undefined) holds?.add(state.device, res);
       // Only an admitted request is invited to send its body.
       if (state.expectsContinue) res.writeContinue();
-      return route.handle(req, res, gate.contextFor(state.device));
+      return route.handle(req, res, state.device === undefined ? gate.context : gate.contextFor(state.device));
     };
   }
 
@@ -226,7 +229,7 @@ export function createFunnel<C>(gate: FunnelGate<C>, routes: readonly Route<C>[]
         checkHost(req, target, hosts);
         state.authenticated = admit(req, route);
         if (state.device !== undefined) holds?.addSocket(state.device, socket);
-        route.upgrade(req, socket, head, gate.contextFor(state.device));
+        route.upgrade(req, socket, head, state.device === undefined ? gate.context : gate.contextFor(state.device));
       } catch (err) {
         const known = err instanceof HttpError ? err : gate.refusal(err);
         if (!known) gate.logger.error(`websocket handshake ${state.id} failed: ${err instanceof Error ? err.name : typeof err}`);

@@ -7,7 +7,7 @@ import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from '../http/body';
 import { RequestLog } from '../http/requestState';
 import { DeviceHolds } from '../http/deviceHolds';
 import { answerClientError } from '../http/clientError';
-import { contextFor, type Admission, type RelayContext, type RelayCoreOptions, type ResolvedOptions, type Route } from '../doors/context';
+import { deviceContexts, type Admission, type RelayContext, type RelayCoreOptions, type ResolvedOptions, type Route } from '../doors/context';
 import { STOPPING_MESSAGE } from '../chat/events';
 import { silentLogger } from '../logger';
 import { configDir, deskTokenPath, tokenPath } from './paths';
@@ -207,7 +207,7 @@ export class RelayServer {
     // Each connection costs memory and a file descriptor; past the cap new ones are closed at once.
     server.maxConnections = maxConnections;
     this.requestLog = new RequestLog(this.options.onRequestLog, this.options.logger);
-    const gate = { admission: this.admission, logger: this.options.logger, contextFor: (device: string | undefined) => contextFor(ctx, device), refusal: refusalOf };
+    const gate = { admission: this.admission, logger: this.options.logger, context: ctx, contextFor: deviceContexts(ctx), refusal: refusalOf };
     const funnel = createFunnel(gate, routes, { server, hosts: this.hosts, log: this.requestLog, holds: this.holds });
     server.on('request', funnel.request);
     // With this listener Node no longer answers `Expect: 100-continue` by itself: only an admitted request is invited to send its body.

@@ -1,8 +1,7 @@
 import { randomBytes, webcrypto } from 'node:crypto';
 import { DEVICE_TOKEN_PREFIX } from '../protocol';
 
-// A device's secrets as the registry (store/devices.ts) handles them: its public key, its token,
-// and the constant-time compare of token digests.
+// A device's secrets as the registry (store/devices.ts) handles them: its public key and its token.
 
 /** A device's ECDSA P-256 public key as the phone sends it (JWK, public part only). */
 export interface DevicePublicKey {
@@ -12,13 +11,6 @@ export interface DevicePublicKey {
   y: string;
 }
 
-/** 32-bit words per digest. */
-export const WORDS = 8;
-/** Copies a digest's words into `into` at word `at` (no new ArrayBuffer per request: the slice was a visible share of accepting a stream). */
-export function wordsInto(digest: Buffer, into: Uint32Array, at: number): Uint32Array {
-  for (let w = 0; w < WORDS; w++) into[at + w] = digest.readUInt32LE(w * 4);
-  return into;
-}
 const B64URL_32 = /^[A-Za-z0-9_-]{43}$/;
 
 /**
@@ -50,25 +42,6 @@ export const sameKey = (a: DevicePublicKey | undefined, b: DevicePublicKey) => a
 /** `drd_` + 43 base64url characters of 32 random bytes: as strong as the pairing token. */
 export function newDeviceToken(): string {
   return `${DEVICE_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
-}
-
-/**
- * Which of `count` digests (laid end to end in `digests`, WORDS words each) equals `needle`, or
- * -1. Every word of every digest is XORed and OR-ed in, and the answer is picked without a
- * branch on the data, so the time depends on `count` alone: never on which digest matched, if
- * any, or on how many leading words did (the compare tweetnacl's `verify` does, over all
- * devices). One native timingSafeEqual per device cost ~0.2 µs in call overhead alone.
- */
-export function matchDigest(needle: Uint32Array, digests: ArrayLike<number>, count: number): number {
-  let found = -1;
-  for (let d = 0; d < count; d++) {
-    let diff = 0;
-    for (let w = 0; w < WORDS; w++) diff |= digests[d * WORDS + w]! ^ needle[w]!;
-    // found stays the first match: (diff === 0) & (found < 0) as a mask, not a branch.
-    const take = -((diff === 0 ? 1 : 0) & (found < 0 ? 1 : 0));
-    found = (d & take) | (found & ~take);
-  }
-  return found;
 }
 
 /** A stored key: the same shape rules as at registration (the point itself was checked then). */

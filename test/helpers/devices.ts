@@ -29,13 +29,32 @@ export interface TestDevice {
   key: DeviceKey;
 }
 
-/** Registers a device with the pairing token and a fresh key (`POST /v1/devices`); throws unless 201. */
+// The last issuedAt per key: two proofs by one key in the same millisecond would be one (refused as used).
+const lastIssued = new WeakMap<DeviceKey, number>();
+
+/**
+ * Proof of holding the key (docs/devices.md): its signature over
+ * `deskrelay-register:v1\n<x>\n<y>\n<name>\n<issuedAt>`, made now (or at `issuedAt`).
+ */
+export async function registrationProof(key: DeviceKey, name: string, issuedAt?: string): Promise<{ issuedAt: string; signature: string }> {
+  let at = issuedAt;
+  if (at === undefined) {
+    const ms = Math.max(Date.now(), (lastIssued.get(key) ?? 0) + 1);
+    lastIssued.set(key, ms);
+    at = new Date(ms).toISOString();
+  }
+  const message = `deskrelay-register:v1\n${key.jwk.x}\n${key.jwk.y}\n${name}\n${at}`;
+  const signature = await subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, key.privateKey, new TextEncoder().encode(message));
+  return { issuedAt: at, signature: Buffer.from(signature).toString('base64url') };
+}
+
+/** Registers a device with the pairing token and a fresh key, with its proof (`POST /v1/devices`); throws unless 201. */
 export async function registerDevice(relay: { url: string; token: string }, name = 'iPhone Safari', key?: DeviceKey): Promise<TestDevice> {
   const deviceKey = key ?? (await newDeviceKey());
   const reply = await send(relay.url, '/v1/devices', {
     method: 'POST',
     headers: { ...bearer(relay.token), 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name, publicKey: deviceKey.jwk }),
+    body: JSON.stringify({ name, publicKey: deviceKey.jwk, proof: await registrationProof(deviceKey, name) }),
   });
   if (reply.status !== 201) throw new Error(`registering a device answered ${reply.status}: ${reply.body}`);
   return { id: reply.json.id, token: reply.json.token, key: deviceKey };

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bearer, send } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
-import { hold, newDeviceKey, registerDevice, within } from '../helpers/devices';
+import { hold, newDeviceKey, registerDevice, registrationProof, within, type DeviceKey } from '../helpers/devices';
 import { CODE_ALPHABET } from '../../server/src/store/claimCodes';
 import { NodeWorkspace } from '../../server/src/agent';
 import type { DeviceChange } from '../../server/src/store/devices';
@@ -91,6 +91,117 @@ describe('public keys', () => {
   });
 });
 
+describe('proof of possession: a leaked pairing token or code plus a device\'s public key takes nothing', () => {
+  const register = (t: TestRelay, body: unknown) => send(t.url, '/v1/devices', { method: 'POST', headers: json(t.token), body: JSON.stringify(body) });
+
+  /** The real phone, registered with its key and allowed the agent, holding a stream open. */
+  async function victimPhone(t: TestRelay) {
+    const key = await newDeviceKey();
+    const body = { name: 'iPhone Safari', publicKey: key.jwk, proof: await registrationProof(key, 'iPhone Safari') };
+    const first = await register(t, body);
+    expect(first.status, first.body).toBe(201);
+    const phone = { id: first.json.id as string, token: first.json.token as string, key, body };
+    expect(await t.relay.allowAgent(phone.id, true)).toBe(true);
+    const feed = hold(t.url, '/v1/conversations/events', { headers: bearer(phone.token) });
+    expect(await feed.opened).toBe(200);
+    return { ...phone, feed };
+  }
+
+  /** The phone's token still works, its stream was not ended, it is still the one device and still allowed the agent. */
+  async function untouched(t: TestRelay, phone: Awaited<ReturnType<typeof victimPhone>>) {
+    expect((await info(t, phone.token)).status).toBe(200);
+    expect(await within(phone.feed.ended, 300)).toBe(false);
+    expect(t.relay.devices()).toMatchObject([{ id: phone.id, name: 'iPhone Safari', agent: true }]);
+    phone.feed.close();
+  }
+
+  const refused = (reply: { status: number; json: any }, code: string) => {
+    expect(reply.status).toBe(403);
+    expect(reply.json.error.code).toBe(code);
+  };
+
+  it('POST /v1/devices with the victim\'s public key and no proof is 403 device.proof_required; with a proof by another key, 403 device.bad_proof', async () => {
+    const t = await relay({ keepConversations: () => true });
+    const phone = await victimPhone(t);
+    refused(await register(t, { name: 'Attacker', publicKey: phone.key.jwk }), 'device.proof_required');
+    const other: DeviceKey = { ...(await newDeviceKey()), jwk: phone.key.jwk };
+    refused(await register(t, { name: 'Attacker', publicKey: phone.key.jwk, proof: await registrationProof(other, 'Attacker') }), 'device.bad_proof');
+    refused(await register(t, { name: 'Attacker', publicKey: phone.key.jwk, proof: { issuedAt: new Date().toISOString(), signature: 'A'.repeat(86) } }), 'device.bad_proof');
+    await untouched(t, phone);
+  });
+
+  it('a replay of the phone\'s own earlier registration is 403 device.bad_proof', async () => {
+    const t = await relay({ keepConversations: () => true });
+    const phone = await victimPhone(t);
+    refused(await register(t, phone.body), 'device.bad_proof');
+    await untouched(t, phone);
+  });
+
+  it('a proof made 10 minutes ago (or 10 minutes ahead) is 403 device.bad_proof', async () => {
+    const t = await relay({ keepConversations: () => true });
+    const phone = await victimPhone(t);
+    for (const ms of [-10 * 60_000, 10 * 60_000]) {
+      const issuedAt = new Date(Date.now() + ms).toISOString();
+      refused(await register(t, { name: 'iPhone Safari', publicKey: phone.key.jwk, proof: await registrationProof(phone.key, 'iPhone Safari', issuedAt) }), 'device.bad_proof');
+    }
+    await untouched(t, phone);
+  });
+
+  it('a proof over another name does not verify (403 device.bad_proof)', async () => {
+    const t = await relay({ keepConversations: () => true });
+    const phone = await victimPhone(t);
+    refused(await register(t, { name: 'Attacker', publicKey: phone.key.jwk, proof: await registrationProof(phone.key, 'iPhone Safari') }), 'device.bad_proof');
+    await untouched(t, phone);
+  });
+
+  it('the real phone pairing again with a fresh proof keeps its id and agent access, with a new token', async () => {
+    const t = await relay({ keepConversations: () => true });
+    const phone = await victimPhone(t);
+    const again = await register(t, { name: 'iPhone Safari', publicKey: phone.key.jwk, proof: await registrationProof(phone.key, 'iPhone Safari') });
+    expect(again.status, again.body).toBe(201);
+    expect(again.json.id).toBe(phone.id);
+    expect((await info(t, phone.token)).status).toBe(401);
+    expect((await send(t.url, '/v1/devices', { headers: bearer(again.json.token) })).json).toMatchObject([{ id: phone.id, agent: true }]);
+    expect(await within(phone.feed.ended, 1_000)).toBe(true);
+  });
+
+  it('a new key without a proof is 400 request.invalid_body naming "proof"; a key-less registration still works', async () => {
+    const t = await relay();
+    const reply = await register(t, { name: 'Phone', publicKey: (await newDeviceKey()).jwk });
+    expect(reply.status).toBe(400);
+    expect(reply.json.error.code).toBe('request.invalid_body');
+    expect(reply.json.error.message).toMatch(/"proof"/);
+    for (const proof of ['x', { issuedAt: 'yesterday', signature: 'A'.repeat(86) }, { issuedAt: new Date().toISOString() }]) {
+      const bad = await register(t, { name: 'Phone', publicKey: (await newDeviceKey()).jwk, proof });
+      expect(bad.status, JSON.stringify(proof)).toBe(400);
+      expect(bad.json.error.message).toMatch(/"proof"/);
+    }
+    expect(t.relay.devices()).toEqual([]);
+    expect((await register(t, { name: 'Plain' })).status).toBe(201);
+  });
+
+  it('the same through POST /v1/devices/claim: no proof, a replay, a stale proof are refused and cost no code; the real phone with a fresh proof keeps its device', async () => {
+    const t = await relay({ keepConversations: () => true });
+    const phone = await victimPhone(t);
+    const { code } = (await newCode(t)).json;
+    refused(await claim(t, { code, name: 'Attacker', publicKey: phone.key.jwk }), 'device.proof_required');
+    refused(await claim(t, { code, ...phone.body }), 'device.bad_proof');
+    const stale = await registrationProof(phone.key, 'iPhone Safari', new Date(Date.now() - 10 * 60_000).toISOString());
+    refused(await claim(t, { code, name: 'iPhone Safari', publicKey: phone.key.jwk, proof: stale }), 'device.bad_proof');
+    const attacker: DeviceKey = { ...(await newDeviceKey()), jwk: phone.key.jwk };
+    refused(await claim(t, { code, name: 'Attacker', publicKey: phone.key.jwk, proof: await registrationProof(attacker, 'Attacker') }), 'device.bad_proof');
+    expect((await info(t, phone.token)).status).toBe(200);
+    expect(await within(phone.feed.ended, 300)).toBe(false);
+    const fresh = { name: 'iPhone Safari', publicKey: phone.key.jwk, proof: await registrationProof(phone.key, 'iPhone Safari') };
+    const claimed = await claim(t, { code, ...fresh });
+    expect(claimed.status, claimed.body).toBe(201);
+    expect(claimed.json.id).toBe(phone.id);
+    expect(t.relay.devices()).toMatchObject([{ id: phone.id, agent: true }]);
+    // And that claim, captured, cannot be sent again with a new code.
+    refused(await claim(t, { code: (await newCode(t)).json.code, ...fresh }), 'device.bad_proof');
+  });
+});
+
 describe('removed devices', () => {
   it('a revoked token is 401 auth.device_removed, across a restart too; an unknown one stays auth.invalid_token', async () => {
     const t = await relay();
@@ -145,13 +256,15 @@ describe('pairing codes', () => {
   it('a claim with the code and no token pairs the phone (201 {id, token}); the code works once', async () => {
     const t = await relay();
     const { code } = (await newCode(t)).json;
-    const { jwk } = await newDeviceKey();
-    const claimed = await claim(t, { code: code.toLowerCase(), name: 'Pixel Chrome', publicKey: jwk });
+    const key = await newDeviceKey();
+    const { jwk } = key;
+    const claimed = await claim(t, { code: code.toLowerCase(), name: 'Pixel Chrome', publicKey: jwk, proof: await registrationProof(key, 'Pixel Chrome') });
     expect(claimed.status, claimed.body).toBe(201);
     expect(Object.keys(claimed.json).sort()).toEqual(['id', 'token']);
     expect((await info(t, claimed.json.token)).status).toBe(200);
     expect(t.relay.devices()).toMatchObject([{ id: claimed.json.id, name: 'Pixel Chrome', hasKey: true }]);
-    const again = await claim(t, { code, name: 'Thief', publicKey: (await newDeviceKey()).jwk });
+    const thief = await newDeviceKey();
+    const again = await claim(t, { code, name: 'Thief', publicKey: thief.jwk, proof: await registrationProof(thief, 'Thief') });
     expect(again.status).toBe(401);
     expect(again.json.error.code).toBe('auth.invalid_code');
     // A bad body is a 400 and costs no try.

@@ -49,6 +49,10 @@ export const ERROR_STATUS = /* @__PURE__ */ Object.freeze({
   'device.not_found': 404,
   /** Registering needs the pairing token; a device token may change only its own device. */
   'device.forbidden': 403,
+  /** Registering again with a key the desk knows, without proof of holding its private half. */
+  'device.proof_required': 403,
+  /** A registration's proof does not verify with its key, is older or newer than 5 minutes, or was used before. */
+  'device.bad_proof': 403,
   /** The desktop already has the most devices it keeps. */
   'device.too_many': 409,
   /** The pairing token, or a device the desk has not allowed, asked for the agent. */

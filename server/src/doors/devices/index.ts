@@ -8,6 +8,7 @@ import { PATHS, type DeviceInfo, type DeviceRegistration } from '../../protocol'
 import { CONNECTED_WINDOW_MS, cleanDeviceName, cleanPublicKey, MAX_DEVICES, MAX_NAME_LENGTH, type DevicePublicKey, type DeviceRegistry, type DeviceSummary } from '../../store/devices';
 import { CODE_LENGTH } from '../../store/claimCodes';
 import { type DoorFactory, readJsonBody } from '../door';
+import { checkProof, SeenProofs } from './proof';
 
 export const DEVICES_PATH = PATHS.devices;
 export const DEVICE_PATH = '/v1/devices/:id';
@@ -19,13 +20,17 @@ export const DEVICE_AGENT_PATH = '/v1/devices/:id/agent';
 const NAME_SHAPE = `a name of 1 to ${MAX_NAME_LENGTH} characters on one line (e.g. "iPhone Safari")`;
 const KEY_SHAPE = '"publicKey" must be an ECDSA P-256 public key as a JWK: {"kty":"EC","crv":"P-256","x":"<base64url, 32 bytes>","y":"<base64url, 32 bytes>"}';
 
-/** The name and optional public key of a registration or claim; 400 request.invalid_body naming the bad field. */
-async function registrationFields(body: Record<string, unknown> | undefined, shape: string): Promise<{ name: string; publicKey?: DevicePublicKey }> {
+/**
+ * The name and optional public key of a registration or claim; 400 request.invalid_body naming
+ * the bad field. A key comes with proof that the sender holds its private half (proof.ts).
+ */
+async function registrationFields(body: Record<string, unknown> | undefined, shape: string, ctx: RelayContext, seen: SeenProofs): Promise<{ name: string; publicKey?: DevicePublicKey }> {
   const name = cleanDeviceName(body?.name);
-  if (!name) throw new HttpError(400, 'request.invalid_body', `The body must be ${shape}: ${NAME_SHAPE}.`);
-  if (body?.publicKey === undefined) return { name };
+  if (!body || !name) throw new HttpError(400, 'request.invalid_body', `The body must be ${shape}: ${NAME_SHAPE}.`);
+  if (body.publicKey === undefined) return { name };
   const publicKey = await cleanPublicKey(body.publicKey);
   if (!publicKey) throw new HttpError(400, 'request.invalid_body', `${KEY_SHAPE}.`);
+  await checkProof(body, publicKey, registry(ctx).withKey(publicKey) !== undefined, seen, ctx.options.clock?.() ?? Date.now());
   return { name, publicKey };
 }
 
@@ -99,6 +104,7 @@ function registry(ctx: RelayContext): DeviceRegistry {
  * is the registry's: the relay ends the device's chats and the push door drops its subscriptions.
  */
 export const devicesDoor: DoorFactory = () => {
+  const seen = new SeenProofs();
   const register: Route = {
     method: 'POST',
     path: DEVICES_PATH,
@@ -109,7 +115,7 @@ export const devicesDoor: DoorFactory = () => {
         throw new HttpError(403, 'device.forbidden', 'Only the pairing token can register a device; this client is already one.');
       }
       const { json } = await readJsonBody(req, ctx);
-      await registerAndAnswer(res, ctx, await registrationFields(asObject(json), '{"name":"…","publicKey"?:{…}}'));
+      await registerAndAnswer(res, ctx, await registrationFields(asObject(json), '{"name":"…","publicKey"?:{…},"proof"?:{…}}', ctx, seen));
     },
   };
 
@@ -126,9 +132,9 @@ export const devicesDoor: DoorFactory = () => {
       if (paused !== undefined) throw tooManyAttempts(paused);
       const { json } = await readJsonBody(req, ctx);
       const body = asObject(json);
-      const shape = '{"code":"…","name":"…","publicKey"?:{…}}';
+      const shape = '{"code":"…","name":"…","publicKey"?:{…},"proof"?:{…}}';
       if (typeof body?.code !== 'string' || body.code.length > 64) throw new HttpError(400, 'request.invalid_body', `The body must be ${shape}: "code" is the ${CODE_LENGTH}-character code the desktop shows.`);
-      const fields = await registrationFields(body, shape);
+      const fields = await registrationFields(body, shape, ctx, seen);
       const outcome = claims.claim(body.code);
       if (!outcome.ok) {
         if (outcome.reason === 'limited') throw tooManyAttempts(outcome.retryAfterS);

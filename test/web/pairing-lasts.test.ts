@@ -5,12 +5,13 @@
  * nowhere); a new page at `/` (the installed app) opens paired, also after the relay restarts;
  * a restart, a rotation and a removal at the desk are each worded as what they are.
  */
+import { webcrypto } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import type { DeviceInfo } from '../../server/src/protocol';
+import { registrationMessage, type DeviceInfo } from '../../server/src/protocol';
 import { UNREACHABLE_MESSAGE } from '../../web/src/api';
 import { CODE_MESSAGES } from '../../web/src/claim';
 import { PHONE_FORGOTTEN_MESSAGE, PHONE_REMOVED_MESSAGE } from '../../web/src/devices';
@@ -78,12 +79,22 @@ function kept(page: Page) {
   });
 }
 
+type SentKey = { name: string; publicKey?: { kty: string; crv: string; x: string; y: string }; proof?: { issuedAt: string; signature: string } };
+
+/** Whether a registration's proof is its key's signature over its name and issuedAt, made just now (docs/devices.md). */
+async function proves({ name, publicKey, proof }: SentKey): Promise<boolean> {
+  if (!publicKey || !proof || Math.abs(Date.parse(proof.issuedAt) - Date.now()) > 60_000) return false;
+  const key = await webcrypto.subtle.importKey('jwk', publicKey, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
+  const message = new TextEncoder().encode(registrationMessage(publicKey.x, publicKey.y, name, proof.issuedAt));
+  return webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, Buffer.from(proof.signature, 'base64url'), message);
+}
+
 /** Pairs `page` by the desk's link through the proxy; resolves with the registration's body and this phone's device. */
-async function pairByLink(page: Page): Promise<{ body: { name: string; publicKey?: Record<string, unknown> }; device: DeviceInfo }> {
+async function pairByLink(page: Page): Promise<{ body: SentKey; device: DeviceInfo }> {
   const before = new Set((await devices()).map((d) => d.id));
   const registration = page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/v1/devices');
   await page.goto(webClientLink(proxy.url, desk.relay.token));
-  const body = (await registration).postDataJSON() as { name: string; publicKey?: Record<string, unknown> };
+  const body = (await registration).postDataJSON() as SentKey;
   await page.locator('#chat').waitFor();
   await connected(page);
   const added = (await devices()).filter((d) => !before.has(d.id));
@@ -109,6 +120,7 @@ describe('the phone keeps its device', () => {
     const { context, page } = await openPhone();
     const { body, device } = await pairByLink(page);
     expect(body.publicKey).toEqual({ kty: 'EC', crv: 'P-256', x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), y: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+    expect(await proves(body)).toBe(true);
     const stored = await kept(page);
     expect(stored.device?.id).toBe(device.id);
     expect(stored.device?.token).toMatch(/^drd_/);
@@ -251,9 +263,9 @@ describe('pairing again, and pairing in the installed app', () => {
   it('pair again after the desk forgot its devices (token rotated): the phone registers with the key it kept, and is one device', async () => {
     const { forgetful, front } = await forgetfulDesk();
     const { page } = await openPhone();
-    const registered: Record<string, unknown>[] = [];
+    const registered: SentKey[] = [];
     page.on('request', (r) => {
-      if (r.method() === 'POST' && new URL(r.url()).pathname === '/v1/devices') registered.push(r.postDataJSON().publicKey);
+      if (r.method() === 'POST' && new URL(r.url()).pathname === '/v1/devices') registered.push(r.postDataJSON());
     });
     await page.goto(webClientLink(front.url, forgetful.relay.token));
     await connected(page);
@@ -264,7 +276,9 @@ describe('pairing again, and pairing in the installed app', () => {
     await connected(page);
     // "Connected · …" can show from the pairing token's check before the registration is sent.
     await expect.poll(() => registered.length).toBe(2);
-    expect(registered[1]).toEqual(registered[0]);
+    expect(registered[1]!.publicKey).toEqual(registered[0]!.publicKey);
+    // A fresh proof each time: the first one, sent again, would be refused as used.
+    expect(registered[1]!.proof).not.toEqual(registered[0]!.proof);
     const res = await fetch(`${again.url}/v1/devices`, { headers: { Authorization: `Bearer ${again.token}` } });
     expect(((await res.json()) as DeviceInfo[]).map((d) => d.id)).toEqual([(await kept(page)).device!.id]);
   });
@@ -287,8 +301,9 @@ describe('pairing again, and pairing in the installed app', () => {
     const claim = page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/v1/devices/claim');
     await field.fill(`${code.slice(0, 4).toLowerCase()} ${code.slice(4).toLowerCase()}`);
     await page.getByRole('button', { name: 'Pair with this code' }).click();
-    const sent = (await claim).postDataJSON() as { code: string; name: string; publicKey: Record<string, unknown>; token?: unknown };
-    expect(sent).toEqual({ code, name: 'Android Chrome', publicKey: { kty: 'EC', crv: 'P-256', x: expect.any(String), y: expect.any(String) } });
+    const sent = (await claim).postDataJSON() as SentKey & { code: string; token?: unknown };
+    expect(sent).toEqual({ code, name: 'Android Chrome', publicKey: { kty: 'EC', crv: 'P-256', x: expect.any(String), y: expect.any(String) }, proof: { issuedAt: expect.any(String), signature: expect.any(String) } });
+    expect(await proves(sent)).toBe(true);
     expect((await claim).headers().authorization).toBeUndefined();
     await page.locator('#chat').waitFor();
     await connected(page);

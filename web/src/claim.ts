@@ -8,7 +8,7 @@ import { DEVICE_PATHS } from '../../server/src/protocol/devices';
 import { ApiError, apiError } from './api';
 import { postJson, registration } from './devices';
 import type { DeviceRegistration } from '../../server/src/protocol';
-import type { PublicJwk } from './keep';
+import type { SignedKey } from './registration';
 
 /** What a refused pairing code means, in plain words. */
 export const CODE_MESSAGES = {
@@ -27,8 +27,8 @@ export function normalizeCode(typed: string): string | null {
  * Claims a pairing code the desk shows (`deskrelay pair`): no token at all, the code is the
  * secret. Throws ApiError with the plain words for a wrong code and for too many tries.
  */
-export async function claimDevice(code: string, name: string, publicKey?: PublicJwk): Promise<DeviceRegistration> {
-  const res = await postJson(DEVICE_PATHS.deviceClaim, { code, name, ...(publicKey ? { publicKey } : {}) });
+export async function claimDevice(code: string, name: string, key?: SignedKey): Promise<DeviceRegistration> {
+  const res = await postJson(DEVICE_PATHS.deviceClaim, { code, name, ...key });
   if (res.status === 201) return registration(res, (await res.json()) as Partial<DeviceRegistration>);
   const err = await apiError(res);
   if (err.code === 'auth.invalid_code' || (res.status === 401 && err.code !== 'auth.too_many_attempts')) throw new ApiError(CODE_MESSAGES.invalid, 401, 'auth.invalid_code');

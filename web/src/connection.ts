@@ -119,11 +119,11 @@ function register(): Promise<void> {
       if (app.pairing === p) app.pairing = kept;
       return;
     }
-    const { defaultDeviceName, myPublicKey } = await import('./registration');
+    const { defaultDeviceName, mySignedKey } = await import('./registration');
     const name = defaultDeviceName(navigator.userAgent);
     let device;
     try {
-      device = await registerDevice(p.token, name, await myPublicKey());
+      device = await registerDevice(p.token, name, await mySignedKey(name));
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) throw err;
       return;

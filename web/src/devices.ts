@@ -8,7 +8,7 @@ import { ApiError, apiError, AUTH_MESSAGE, bearer, UNREACHABLE_MESSAGE } from '.
 import type { DeviceInfo, DeviceRegistration } from '../../server/src/protocol';
 import { DEVICE_PATHS, DEVICE_REMOVED_MESSAGE, DEVICE_TOKEN_PREFIX } from '../../server/src/protocol/devices';
 import { pathTo } from '../../server/src/protocol/paths';
-import type { PublicJwk } from './keep';
+import type { SignedKey } from './registration';
 
 export { DEVICE_REMOVED_MESSAGE };
 
@@ -64,11 +64,11 @@ export const postJson = (path: string, body: unknown, headers: Record<string, st
 
 /**
  * Registers this phone with the pairing token (used once: the caller then forgets it), with its
- * public key: the same key again is the same device at the desk, with a new token. Undefined
+ * public key and proof of holding it: the same key again is the same device at the desk, with a new token. Undefined
  * when the relay has no devices (404 or 405). Throws ApiError otherwise (401: the pairing token is stale).
  */
-export async function registerDevice(pairingToken: string, name: string, publicKey?: PublicJwk): Promise<DeviceRegistration | undefined> {
-  const res = await postJson(DEVICE_PATHS.devices, { name, ...(publicKey ? { publicKey } : {}) }, bearer(pairingToken));
+export async function registerDevice(pairingToken: string, name: string, key?: SignedKey): Promise<DeviceRegistration | undefined> {
+  const res = await postJson(DEVICE_PATHS.devices, { name, ...key }, bearer(pairingToken));
   if (res.status === 404 || res.status === 405) return undefined;
   if (res.status !== 201) throw await apiError(res);
   return registration(res, (await res.json()) as Partial<DeviceRegistration>);

@@ -57,9 +57,9 @@ async function scan(): Promise<void> {
  * connects. Throws ApiError worded for the user (wrong code, too many tries).
  */
 async function pairWithCode(code: string): Promise<boolean> {
-  const { defaultDeviceName, myPublicKey } = await import('./registration');
+  const { defaultDeviceName, mySignedKey } = await import('./registration');
   const name = defaultDeviceName(navigator.userAgent);
-  const device = await claimDevice(code, name, await myPublicKey());
+  const device = await claimDevice(code, name, await mySignedKey(name));
   app.pairing = { url: location.origin, token: device.token, deviceId: device.id, deviceName: name };
   await savePairing(app.pairing);
   return connect();

@@ -3,6 +3,8 @@
  * a chunk of its own. The key pair is ECDSA P-256, its private half non-extractable, kept in
  * IndexedDB by keep.ts.
  */
+import { registrationMessage, type RegistrationProof } from '../../server/src/protocol/devices';
+import { base64url } from './agent/sign';
 import { put, readKeys, type DeviceKeys, type PublicJwk } from './keep';
 
 /**
@@ -30,10 +32,25 @@ export async function publicJwk(publicKey: CryptoKey): Promise<PublicJwk> {
   return { kty: 'EC', crv: 'P-256', x: jwk.x ?? '', y: jwk.y ?? '' };
 }
 
-/** This phone's public key as the desk takes it; undefined where WebCrypto cannot make a key (insecure context). */
-export async function myPublicKey(): Promise<PublicJwk | undefined> {
+/** What a registration or claim carries of the key: the public half and proof of holding the private one. */
+export interface SignedKey {
+  publicKey: PublicJwk;
+  proof: RegistrationProof;
+}
+
+/**
+ * This phone's public key as the desk takes it, with a fresh proof (its signature over the key,
+ * `name` exactly as sent, and now): without it the desk would let anyone who knows the public key
+ * re-register this device. Undefined where WebCrypto cannot make a key (insecure context).
+ */
+export async function mySignedKey(name: string): Promise<SignedKey | undefined> {
   const keys = await deviceKeys();
-  return keys ? publicJwk(keys.publicKey) : undefined;
+  if (!keys) return undefined;
+  const publicKey = await publicJwk(keys.publicKey);
+  const issuedAt = new Date().toISOString();
+  const data = new TextEncoder().encode(registrationMessage(publicKey.x, publicKey.y, name, issuedAt));
+  const signature = await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, keys.privateKey, data);
+  return { publicKey, proof: { issuedAt, signature: base64url(new Uint8Array(signature)) } };
 }
 
 /** A name the user can change: the device and the browser, e.g. "iPhone Safari", "Android Chrome". */

@@ -16,9 +16,8 @@ import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/sc
 import { bearer, send } from '../helpers/http';
 import { agentDevice, signAction } from '../helpers/devices';
 import { startAgentRelay, type AgentRelay } from './inProcess';
+import { changingSession as sharedChangingSession, ORIGINAL } from './changingSession';
 import { gitProject, waitUntil } from './support';
-
-const ORIGINAL = { 'README.md': '# project\n\nFirst words.\n', 'src/math.js': 'export const add = (a, b) => a - b;\n' };
 
 let model: ScriptedModel;
 let base: string;
@@ -53,29 +52,7 @@ afterAll(async () => {
   rmSync(base, { recursive: true, force: true });
 });
 
-/** A session whose model rewrote two files and made one (decided at the desk, token approvals). */
-async function changingSession(relay: AgentRelay): Promise<string> {
-  for (const [path, text] of Object.entries(ORIGINAL)) writeFileSync(join(repo, path), text);
-  rmSync(join(repo, 'src/new.js'), { force: true });
-  model.script([
-    {
-      calls: [
-        { name: 'write_file', arguments: { path: 'README.md', content: '# project\n\nNew words.\n' } },
-        { name: 'write_file', arguments: { path: 'src/math.js', content: 'export const add = (a, b) => a + b;\n' } },
-        { name: 'write_file', arguments: { path: 'src/new.js', content: 'export const two = 2;\n' } },
-      ],
-    },
-    { text: ['Done.'] },
-  ]);
-  const id = await relay.start('Fix add and add two');
-  for (let i = 0; i < 3; i++) {
-    const waiting = await relay.until(id, (s) => s.pending.length === 1, `approval ${i + 1}`);
-    expect((await relay.post(`/v1/agent/sessions/${id}/approvals/${waiting.pending[0].callId}`, { decision: 'allow' })).status).toBe(204);
-  }
-  await relay.until(id, (s) => s.status === 'idle', 'the turn to end');
-  expect(model.failures).toEqual([]);
-  return id;
-}
+const changingSession = (relay: AgentRelay) => sharedChangingSession(relay, model, repo);
 
 const changesOf = async (relay: AgentRelay, id: string, token = relay.token) => {
   const reply = await send(relay.url, `/v1/agent/sessions/${id}/changes`, { headers: bearer(token) });

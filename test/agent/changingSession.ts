@@ -7,8 +7,8 @@ import type { AgentRelay } from './inProcess';
 
 export const ORIGINAL = { 'README.md': '# project\n\nFirst words.\n', 'src/math.js': 'export const add = (a, b) => a - b;\n' };
 
-/** `repo` reset to ORIGINAL, then a session that rewrites README.md and src/math.js and makes src/new.js; its id once idle. */
-export async function changingSession(relay: AgentRelay, model: ScriptedModel, repo: string): Promise<string> {
+/** `repo` reset to ORIGINAL, and the model scripted to rewrite README.md and src/math.js and make src/new.js (three calls in one step). */
+export function scriptChanges(model: ScriptedModel, repo: string): void {
   for (const [path, text] of Object.entries(ORIGINAL)) writeFileSync(join(repo, path), text);
   rmSync(join(repo, 'src/new.js'), { force: true });
   model.script([
@@ -21,6 +21,11 @@ export async function changingSession(relay: AgentRelay, model: ScriptedModel, r
     },
     { text: ['Done.'] },
   ]);
+}
+
+/** A session (on `repo`, as scriptChanges) whose three writes the desk allowed; its id once idle. */
+export async function changingSession(relay: AgentRelay, model: ScriptedModel, repo: string): Promise<string> {
+  scriptChanges(model, repo);
   const id = await relay.start('Fix add and add two');
   for (let i = 0; i < 3; i++) {
     const waiting = await relay.until(id, (s) => s.pending.length === 1, `approval ${i + 1}`);

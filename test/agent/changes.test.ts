@@ -13,6 +13,7 @@ import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/sc
 import { bearer, send } from '../helpers/http';
 import { agentDevice, newDeviceKey, signAction, type TestDevice } from '../helpers/devices';
 import { startAgentRelay, type AgentRelay } from './inProcess';
+import { changingSession as sharedChangingSession, ORIGINAL } from './changingSession';
 import { Follower, gitProject } from './support';
 
 let model: ScriptedModel;
@@ -21,8 +22,6 @@ let base: string;
 let repo: string;
 let phone: TestDevice;
 let approvals: 'device' | 'token' = 'token';
-
-const ORIGINAL = { 'README.md': '# project\n\nFirst words.\n', 'src/math.js': 'export const add = (a, b) => a - b;\n' };
 
 beforeAll(async () => {
   ({ base, repo } = gitProject('deskrelay-changes-', ORIGINAL));
@@ -36,28 +35,10 @@ afterAll(async () => {
   rmSync(base, { recursive: true, force: true });
 });
 
-/** A session (started and decided at the desk, token approvals) whose model rewrote two files and made one. */
+/** The shared changing session, decided at the desk (token approvals), then the phone's rules. */
 async function changingSession(): Promise<string> {
   approvals = 'token';
-  for (const [path, text] of Object.entries(ORIGINAL)) writeFileSync(join(repo, path), text);
-  rmSync(join(repo, 'src/new.js'), { force: true });
-  model.script([
-    {
-      calls: [
-        { name: 'write_file', arguments: { path: 'README.md', content: '# project\n\nNew words.\n' } },
-        { name: 'write_file', arguments: { path: 'src/math.js', content: 'export const add = (a, b) => a + b;\n' } },
-        { name: 'write_file', arguments: { path: 'src/new.js', content: 'export const two = 2;\n' } },
-      ],
-    },
-    { text: ['Done.'] },
-  ]);
-  const id = await relay.start('Fix add and add two');
-  for (let i = 0; i < 3; i++) {
-    const waiting = await relay.until(id, (s) => s.pending.length === 1, `approval ${i + 1}`);
-    expect((await relay.post(`/v1/agent/sessions/${id}/approvals/${waiting.pending[0].callId}`, { decision: 'allow' })).status).toBe(204);
-  }
-  await relay.until(id, (s) => s.status === 'idle', 'the turn to end');
-  expect(model.failures).toEqual([]);
+  const id = await sharedChangingSession(relay, model, repo);
   approvals = 'device';
   return id;
 }

@@ -7,14 +7,27 @@
  */
 import { createHash } from 'node:crypto';
 import type { AgentFileChange } from '../protocol';
+import { digestOf, type ChangeKind, type StoredChange, type StoredChanges } from '../store/agentChanges';
 import { unifiedDiff } from './diff';
 import { WorkspaceError, type Workspace } from './workspace';
+import type { AgentSessionKeep } from '../store/agentSessions';
 
 /** One file as the session changed it: undefined is "no file there". */
 interface Tracked {
   before: string | undefined;
   after: string | undefined;
+  /** Kept without its contents (too large) and read back after a restart: listed, not undoable. */
+  lost?: { kind: ChangeKind; after: string | null; reason: string };
 }
+
+/** Where a kept session's changes are read from and saved to (AgentSessionKeep, with keepConversations). */
+export interface ChangesKept {
+  load(): Promise<StoredChanges | undefined>;
+  save(files: () => StoredChange[]): void;
+}
+
+const orNull = (text: string | undefined) => (text === undefined ? null : text);
+const orUndefined = (text: string | null) => (text === null ? undefined : text);
 
 /** The file is not as the session left it (409 agent.changed_outside). */
 export class ChangedOutsideError extends Error {}
@@ -34,10 +47,14 @@ export const sha256Hex = (text: string) => createHash('sha256').update(text, 'ut
 export class SessionChanges {
   private readonly files = new Map<string, Tracked>();
   private chars = 0;
+  private loaded: Promise<void> | undefined;
   /** What the session works in: `inner` with every write recorded. */
   readonly workspace: Workspace;
 
-  constructor(private readonly inner: Workspace) {
+  constructor(
+    private readonly inner: Workspace,
+    private readonly kept?: ChangesKept,
+  ) {
     const own: Record<string | symbol, unknown> = Object.assign(Object.create(null) as object, {
       writeFile: (path: string, content: string) => this.write(path, content),
       ...(inner.removeFile ? { removeFile: (path: string) => this.remove(path) } : {}),
@@ -59,7 +76,24 @@ export class SessionChanges {
     return this.record(path, undefined, () => this.inner.removeFile!(path));
   }
 
+  /** The kept changes, read back on first use after a restart. */
+  private ready(): Promise<void> {
+    this.loaded ??= (async () => {
+      for (const f of (await this.kept?.load())?.files ?? []) {
+        const t: Tracked = 'lost' in f ? { before: undefined, after: undefined, lost: f.lost } : { before: orUndefined(f.before), after: orUndefined(f.after) };
+        this.files.set(normalPath(f.path), t);
+        this.chars += size(t);
+      }
+    })();
+    return this.loaded;
+  }
+
+  private saved(): void {
+    this.kept?.save(() => [...this.files].map(([path, t]): StoredChange => (t.lost ? { path, lost: t.lost } : { path, before: orNull(t.before), after: orNull(t.after) })));
+  }
+
   private async record<T>(path: string, after: string | undefined, change: () => Promise<T>): Promise<T> {
+    await this.ready();
     const key = normalPath(path);
     const known = this.files.get(key);
     // Not readable (too large, binary): changed, but not something Undo could put back.
@@ -69,19 +103,27 @@ export class SessionChanges {
     if (known) {
       this.chars -= size(known);
       known.after = after;
+      if (known.lost) known.lost.after = digestOf(orNull(after));
       this.chars += size(known);
     } else if (before) {
       const t = { before: before.before, after };
       this.files.set(key, t);
       this.chars += size(t);
     }
+    this.saved();
     return result;
   }
 
   /** The files the session changed, in the order first changed; a file back as it was is left out. */
   async list(): Promise<AgentFileChange[]> {
+    await this.ready();
     const out: AgentFileChange[] = [];
     for (const [path, t] of this.files) {
+      if (t.lost) {
+        const now = await this.inner.readIfExists(path).then((text) => digestOf(orNull(text)), () => 'unreadable');
+        out.push({ path, kind: t.lost.kind, diff: '', digest: sha256Hex(''), changedOutside: now !== t.lost.after, notUndoable: t.lost.reason });
+        continue;
+      }
       if (t.before === t.after) continue;
       const now = await this.inner.readIfExists(path).catch(() => null);
       const diff = unifiedDiff(path, t.before, t.after ?? '');
@@ -97,8 +139,10 @@ export class SessionChanges {
    * listed now (what the phone showed and signed).
    */
   async undo(path: string, digest: string): Promise<void> {
+    await this.ready();
     const key = normalPath(path);
     const t = this.files.get(key);
+    if (t?.lost) throw new WorkspaceError(`${key}: ${t.lost.reason}`);
     if (!t || t.before === t.after) throw new NotChangedError();
     if (sha256Hex(unifiedDiff(key, t.before, t.after ?? '')) !== digest) throw new ChangedOutsideError();
     const now = await this.inner.readIfExists(key).catch(() => null);
@@ -109,6 +153,7 @@ export class SessionChanges {
     else throw new WorkspaceError(`This desktop cannot remove files; delete ${key} by hand.`);
     this.files.delete(key);
     this.chars -= size(t);
+    this.saved();
   }
 
 }
@@ -116,10 +161,17 @@ export class SessionChanges {
 /** Every session's changes, by session id (the agent door's). */
 export class ChangesBook {
   private readonly sessions = new Map<string, SessionChanges>();
+  private kept: AgentSessionKeep | undefined;
+
+  /** From now on, each session's changes are kept with it on the desktop (keepConversations). */
+  keepWith(kept: AgentSessionKeep): void {
+    this.kept = kept;
+  }
 
   /** `workspace` with its writes recorded for the session `id`. */
   track(id: string, workspace: Workspace): Workspace {
-    const changes = new SessionChanges(workspace);
+    const kept = this.kept;
+    const changes = new SessionChanges(workspace, kept && { load: () => kept.loadChanges(id), save: (files) => kept.saveChanges(id, files) });
     this.sessions.set(id, changes);
     return changes.workspace;
   }

@@ -173,6 +173,8 @@ export interface AgentFileChange {
   digest: string;
   /** The file is no longer as the session left it: Undo is refused (409 agent.changed_outside). */
   changedOutside: boolean;
+  /** Why Undo cannot put this file back (its contents were too large to keep across a restart); absent when it can. */
+  notUndoable?: string;
 }
 
 /** `GET /v1/agent/sessions/<id>/changes` and the answer of `POST …/changes/undo`. */

@@ -1,9 +1,10 @@
 import { readFileSync, renameSync } from 'node:fs';
-import { open, readdir, rename, rm } from 'node:fs/promises';
+import { open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger';
 import type { AgentEvent } from '../protocol';
 import type { ChatMessage } from '../providers/types';
+import { changesFileOf, fitChanges, parseChanges, type StoredChange, type StoredChanges } from './agentChanges';
 import { writePrivateFile } from './file';
 
 /** What the desktop keeps of one agent session (docs/agent.md, "Sessions kept on the desktop"). */
@@ -82,7 +83,10 @@ const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export class AgentSessionKeep {
   private readonly updated = new Map<string, number>();
   private readonly writing = new Map<string, Promise<void>>();
-  private readonly next = new Map<string, () => StoredAgentSession>();
+  /** By session id, and `<id>.changes` for its changes: the write to run next. */
+  private readonly next = new Map<string, () => Promise<void>>();
+  /** Each session's changes as last given, to fit them again when its file grows. */
+  private readonly changes = new Map<string, () => StoredChange[]>();
   private stopped = false;
   /** Deleted: later changes (its stop as it closes) are not saved. */
   private readonly forgotten = new Set<string>();
@@ -158,29 +162,77 @@ export class AgentSessionKeep {
 
   /** Saves the session's state (taken when the write starts, so a burst of changes is one write). */
   save(id: string, state: () => StoredAgentSession): void {
-    if (this.stopped || this.forgotten.has(id)) return;
-    this.next.set(id, state);
-    if (this.writing.has(id)) return;
-    const run = (async () => {
-      for (let take = this.next.get(id); take && !this.stopped; take = this.next.get(id)) {
-        this.next.delete(id);
-        await this.write(take()).catch((err: unknown) => this.logger.warn(`agent sessions: could not save ${id.slice(0, 8)} (${(err as NodeJS.ErrnoException).code ?? 'error'})`));
-      }
-    })().finally(() => this.writing.delete(id));
-    this.writing.set(id, run);
+    this.queue(id, id, () => this.write(state()));
   }
 
-  /** Deletes the session's file, after a write under way, and saves it no more. */
+  /** Saves the session's changes (`<id>.changes.json`), in the room its session file leaves. */
+  saveChanges(id: string, files: () => StoredChange[]): void {
+    if (this.stopped || this.forgotten.has(id)) return;
+    this.changes.set(id, files);
+    this.queue(id, `${id}.changes`, () => this.writeChanges(id, files()));
+  }
+
+  /** The session's changes as kept; undefined when none are, or their file cannot be read (then set aside with a warning). */
+  async loadChanges(id: string): Promise<StoredChanges | undefined> {
+    const name = changesFileOf(id);
+    let text: string;
+    try {
+      text = await readFile(join(this.dir, name), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      await this.setAside(name, err);
+      return undefined;
+    }
+    try {
+      return parseChanges(text, id);
+    } catch (err) {
+      await this.setAside(name, err);
+      return undefined;
+    }
+  }
+
+  /** Runs `write` for `key`, at most one at a time: a burst of changes is one write of the newest state. */
+  private queue(id: string, key: string, write: () => Promise<void>): void {
+    if (this.stopped || this.forgotten.has(id)) return;
+    this.next.set(key, write);
+    if (this.writing.has(key)) return;
+    const run = (async () => {
+      for (let take = this.next.get(key); take && !this.stopped; take = this.next.get(key)) {
+        this.next.delete(key);
+        await take().catch((err: unknown) => this.logger.warn(`agent sessions: could not save ${key.slice(0, 8)} (${(err as NodeJS.ErrnoException).code ?? 'error'})`));
+      }
+    })().finally(() => this.writing.delete(key));
+    this.writing.set(key, run);
+  }
+
+  /** Deletes the session's files, after writes under way, and saves it no more. */
   async remove(id: string): Promise<void> {
     this.forgotten.add(id);
     this.next.delete(id);
+    this.next.delete(`${id}.changes`);
     await this.writing.get(id);
+    await this.writing.get(`${id}.changes`);
     await this.unlink(id);
   }
 
   private async unlink(id: string): Promise<void> {
     this.updated.delete(id);
+    this.changes.delete(id);
     await rm(join(this.dir, `${id}.json`), { force: true });
+    await rm(join(this.dir, changesFileOf(id)), { force: true });
+  }
+
+  private async writeChanges(id: string, files: StoredChange[]): Promise<void> {
+    if (this.forgotten.has(id)) return;
+    const path = join(this.dir, changesFileOf(id));
+    if (files.length === 0) return void (await rm(path, { force: true }));
+    const session = await stat(join(this.dir, `${id}.json`)).then((s) => s.size, () => 0);
+    const text = fitChanges({ version: 1, id, files }, this.bounds.bytes - session);
+    if (text === undefined) {
+      this.logger.warn(`agent sessions: ${id.slice(0, 8)}'s changes do not fit in ${this.bounds.bytes} bytes beside the session and are not kept`);
+      return void (await rm(path, { force: true }));
+    }
+    await writePrivateFile(path, text);
   }
 
   /** Waits for the writes under way, then takes no more: a stopping relay's own stop is not saved over the state it stopped in. */
@@ -208,10 +260,15 @@ export class AgentSessionKeep {
       this.logger.info(`agent sessions: ${oldest.slice(0, 8)} deleted (the desktop keeps ${this.bounds.count})`);
       this.forgotten.add(oldest);
       this.next.delete(oldest);
+      this.next.delete(`${oldest}.changes`);
       await this.unlink(oldest);
     }
     this.updated.set(s.id, s.updatedAt);
     await writePrivateFile(join(this.dir, `${s.id}.json`), text);
+    // The session's file grew into its changes' room: they are fitted again.
+    const changes = this.changes.get(s.id);
+    const kept = await stat(join(this.dir, changesFileOf(s.id))).then((c) => c.size, () => 0);
+    if (changes && Buffer.byteLength(text) + kept > this.bounds.bytes) this.saveChanges(s.id, changes);
   }
 }
 

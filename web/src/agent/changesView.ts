@@ -67,6 +67,10 @@ function fileItem(id: string, f: FileChange): HTMLLIElement {
   const note = el('p', 'error agent-change-note');
   note.setAttribute('role', 'alert');
   if (f.changedOutside) note.textContent = 'Changed outside this session since its last change: Undo would lose that, so the desk refuses it.';
+  if (f.notUndoable) {
+    note.textContent = f.notUndoable;
+    undo.hidden = true;
+  }
   undo.addEventListener('click', () => {
     undo.disabled = true;
     agentApi.undo(id, f).then(

@@ -82,7 +82,8 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   const loading: Promise<void> =
     ctx.options.keepConversations?.() === true && (host?.workspaces().length ?? 0) > 0
       ? AgentSessionKeep.open(agentSessionsDir(ctx.options.configDir), logger)
-          .then(({ keep, sessions }) =>
+          .then(({ keep, sessions }) => {
+            changes.keepWith(keep);
             store.keep(keep, sessions, (r) => {
               const folder = host?.workspaces().find((w) => w.name === r.folder);
               if (!r.worktree) return folder && changes.track(r.id, folder);
@@ -91,8 +92,8 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
               if (own === '' || own.startsWith('..') || isAbsolute(own) || own.includes(sep)) return undefined;
               const tree = existsSync(r.worktree.path) ? folder?.worktree?.(r.worktree.path) : undefined;
               return tree && changes.track(r.id, tree);
-            }, agentFor),
-          )
+            }, agentFor);
+          })
           .catch((err: unknown) => logger.error(`agent sessions: cannot read ${agentSessionsDir(ctx.options.configDir)} (${(err as NodeJS.ErrnoException).code ?? 'error'}); sessions are not kept this run`))
       : Promise.resolve();
   const acpEnv = () => host?.acpEnv?.() ?? commandEnv(process.env);

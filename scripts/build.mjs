@@ -27,13 +27,14 @@ const common = {
 };
 
 // A production build leaves no stale maps from an earlier development build behind.
-if (production) await Promise.all(['extension.js.map', 'cli.js.map', 'undici.js.map', 'web-push.js.map', 'acp.js.map'].map((f) => rm(out(f), { force: true })));
+if (production) await Promise.all(['extension.js.map', 'cli.js.map', 'undici.js.map', 'web-push.js.map', 'acp.js.map', 'qrcode.js.map'].map((f) => rm(out(f), { force: true })));
 /**
  * `import('undici')` in the bundles becomes a lazy `require('./undici.js')`, the bundle beside
  * them (a require, not a native import(), so it behaves the same in every extension host).
  * web-push (Web Push, issue 15: asn1.js, bn.js, jws…) is loaded the same way, on the first push.
  * The ACP client (issue 39: @agentclientprotocol/sdk with zod, ~200 KB) is a file of its own too,
- * dist/acp.js, so the bundles do not carry it twice.
+ * dist/acp.js, so the bundles do not carry it twice. The QR library (~57 KB) is dist/qrcode.js,
+ * loaded when the extension first draws a pairing QR code, not at activation.
  */
 function beside(name, file) {
   const namespace = `${name}-beside`;
@@ -50,8 +51,9 @@ function beside(name, file) {
 const undiciBeside = beside('undici', 'undici.js');
 const webPushBeside = beside('web-push', 'web-push.js');
 const acpBeside = beside('@agentclientprotocol/sdk', 'acp.js');
+const qrcodeBeside = beside('qrcode', 'qrcode.js');
 await Promise.all([
-  build({ ...common, entryPoints: ['extension/src/extension.ts'], outfile: out('extension.js'), external: ['vscode'], plugins: [undiciBeside, webPushBeside, acpBeside] }),
+  build({ ...common, entryPoints: ['extension/src/extension.ts'], outfile: out('extension.js'), external: ['vscode'], plugins: [undiciBeside, webPushBeside, acpBeside, qrcodeBeside] }),
   build({
     ...common,
     entryPoints: ['server/src/cli/main.ts'],
@@ -62,6 +64,7 @@ await Promise.all([
   build({ ...common, entryPoints: ['node_modules/undici/index.js'], outfile: out('undici.js') }),
   build({ ...common, entryPoints: ['node_modules/web-push/src/index.js'], outfile: out('web-push.js') }),
   build({ ...common, stdin: { contents: "module.exports = require('@agentclientprotocol/sdk');", resolveDir: '.', loader: 'js' }, outfile: out('acp.js') }),
+  build({ ...common, stdin: { contents: "module.exports = require('qrcode');", resolveDir: '.', loader: 'js' }, outfile: out('qrcode.js') }),
   // The phone's Markdown renderer and sanitiser for the desk's webviews (agent session, kept
   // conversation), which load it under their nonce CSP as window.deskrelayMarkdown.
   build({

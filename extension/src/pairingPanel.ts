@@ -1,4 +1,3 @@
-import * as QRCode from 'qrcode';
 import * as vscode from 'vscode';
 import { isLoopbackUrl, LOOPBACK_WARNING } from '../../server/src';
 import { Disposable } from './dispose';
@@ -34,6 +33,8 @@ const SECRET_WARNING = () =>
 const LAN_WARNING = () => t('This is a direct LAN address over plain HTTP: anyone on the network can read the token and your chats. Prefer the tunnel.');
 
 async function qrDataUrl(text: string): Promise<string> {
+  // Loaded on the first QR code drawn (dist/qrcode.js beside the bundle), not at activation.
+  const QRCode = await import('qrcode');
   const svg = await QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   return `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
 }

@@ -63,26 +63,25 @@ describe('a reply', () => {
 
   it('flushes the headers before the provider answers (a cold start still shows a live stream)', async () => {
     useOllama();
-    ollama.set({ mode: 'normal', headersDelayMs: 700 });
-    let headersAt = -1;
-    const started = Date.now();
-    const reply = await new Promise<{ body: string }>((resolve, reject) => {
-      const req = httpRequest(
-        new URL('/v1/chat/stream', t.url),
-        { method: 'POST', headers: chatHeaders(t.token) },
-        (res) => {
-          headersAt = Date.now() - started;
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => (body += d));
-          res.on('end', () => resolve({ body }));
-        },
-      );
+    // The provider writes nothing until released: headers that arrive meanwhile came before its answer.
+    ollama.set({ mode: 'normal', holdHeaders: true });
+    let headers: ((status: number) => void) | undefined;
+    const headersArrived = new Promise<number>((resolve) => (headers = resolve));
+    const reply = new Promise<{ body: string }>((resolve, reject) => {
+      const req = httpRequest(new URL('/v1/chat/stream', t.url), { method: 'POST', headers: chatHeaders(t.token) }, (res) => {
+        headers!(res.statusCode ?? 0);
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ body }));
+      });
       req.on('error', reject);
       req.end(chatBody());
     });
-    expect(headersAt).toBeLessThan(500);
-    expect(parseEvents(reply.body).at(-1)).toEqual({ type: 'done', content: OLLAMA_DEFAULT_REPLY.join('') });
+    const held = await Promise.race([headersArrived, new Promise<'held'>((r) => setTimeout(() => r('held'), 15_000))]);
+    ollama.release();
+    expect(held, 'the relay held its headers until the provider answered').toBe(200);
+    expect(parseEvents((await reply).body).at(-1)).toEqual({ type: 'done', content: OLLAMA_DEFAULT_REPLY.join('') });
   });
 
   it('carries non-ASCII text whole, even when the provider splits a character across chunks', async () => {

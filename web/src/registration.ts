@@ -3,7 +3,7 @@
  * a chunk of its own. The key pair is ECDSA P-256, its private half non-extractable, kept in
  * IndexedDB by keep.ts.
  */
-import { registrationMessage, type RegistrationProof } from '../../server/src/protocol/devices';
+import { registrationMessage, type RegistrationProof } from '../../server/src/protocol/registration';
 import { base64url } from './agent/sign';
 import { put, readKeys, type DeviceKeys, type PublicJwk } from './keep';
 

@@ -24,6 +24,7 @@ export * from './events';
 export * from './markdown';
 export * from './paths';
 export * from './push';
+export * from './registration';
 
 /** Every path of every door (each door's in its subject's file). The web client imports the doors' own objects instead, from their files. */
 // A pure call around the spreads: a bundler may then drop it where unused.

@@ -37,8 +37,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     exclude: ['test/e2e/vscode/**', 'node_modules/**'],
-    // Limits for a test that hangs, not how long one may take: three files side by side on a
-    // loaded 2-core machine take longer than one alone.
+    // Limits for a test that hangs, not how long one may take: files side by side on a loaded
+    // 2-core machine take longer than one alone.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Real servers and child processes: forks isolate them and keep a stuck test from taking the runner with it.
@@ -46,8 +46,9 @@ export default defineConfig({
     // Most of a file's time is spent waiting on sockets, child processes and Chromium, not on the
     // CPU: vitest's default (cores − 1, so one file at a time on CI's 2 cores) left the machine
     // idle. Files share nothing (every server listens on port 0, every folder is a fresh temp
-    // one), so three run side by side on 2 cores (half again as many as there are cores).
-    maxWorkers: Math.ceil(availableParallelism() * 1.5),
+    // one), so they run side by side, one per core: three on 2 cores starved two WebKit files
+    // (WebKitWebDriver, Xvfb and WebKit's own processes each) past the hang limit.
+    maxWorkers: availableParallelism(),
     sequence: { sequencer: LongestFirst },
     // One id per run: the web client is built once per run (test/web/harness.ts ensureVendor), not once per file.
     env: { DESKRELAY_TEST_RUN: randomUUID() },

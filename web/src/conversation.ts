@@ -231,15 +231,19 @@ export function runTurn(c: Chat, resume?: PendingTurn, following?: string): void
   const turn = new Turn(app.pairing.token, history(c), {
     finished(t) {
       if (keepCurrent === keepThis) keepCurrent = null;
+      const ended = t.state === 'done' || (t.state === 'stopped' && withoutThinking(t.raw));
       // A reply the phone could not reach stays kept: the next page load tries it again.
       if (t.failure?.code === 'network') keep(t);
-      else clearPending(t.key);
-      if (t.state === 'done' || (t.state === 'stopped' && withoutThinking(t.raw))) {
+      else if (!ended) clearPending(t.key);
+      if (ended) {
         c.messages.push({ role: 'assistant', content: t.raw, ...(t.view.thinkMs !== undefined ? { thoughtMs: t.view.thinkMs } : {}), ...(model ? { model } : {}) });
         assistantActions(t.view, t.raw, model);
         // A reply the desktop ran is already in its conversation: this phone keeps its copy, and
         // writing the whole chat back would only overwrite a turn another phone started since.
-        void (desktop ? desktop.keepHere(c).catch(() => undefined).then(refreshList) : save(c));
+        const saved = desktop ? desktop.keepHere(c).catch(() => undefined).then(refreshList) : save(c);
+        // The reply's record goes only once the chat holding it is saved: a reload in between
+        // resumes the reply instead of losing it.
+        void saved.then(() => clearPending(t.key));
       }
       if (app.current === t) app.current = null;
       if (c === app.chat) updateRegenerate();

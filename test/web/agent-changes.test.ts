@@ -8,29 +8,15 @@
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { bearer, send } from '../helpers/http';
-import { agentPhone, axe, ensureVendor, launchBrowser, phone, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
+import { agentPhone, axe, SCREENSHOTS, useAgentDeskSuite } from './harness';
 
 const ORIGINAL = { 'README.md': '# project\n\nFirst words.\n', 'src/math.js': 'export const add = (a, b) => a - b;\n' };
 
-let browser: Browser;
-let desk: AgentDesk;
-const cleanups: (() => Promise<unknown>)[] = [];
-
-beforeAll(async () => {
-  ensureVendor();
-  desk = await startAgentDesk('deskrelay-agent-changes-', ORIGINAL);
-  browser = await launchBrowser();
-});
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-afterAll(async () => {
-  await browser?.close();
-  await desk?.close();
-});
+const suite = useAgentDeskSuite('deskrelay-agent-changes-', ORIGINAL);
+const desk = suite.desk;
 
 const read = (path: string) => readFileSync(join(desk.repo, path), 'utf8');
 
@@ -38,8 +24,7 @@ const read = (path: string) => readFileSync(join(desk.repo, path), 'utf8');
 async function sessionThatChanged(scheme: 'light' | 'dark'): Promise<Page> {
   for (const [path, text] of Object.entries(ORIGINAL)) writeFileSync(join(desk.repo, path), text);
   rmSync(join(desk.repo, 'src/new.js'), { force: true });
-  const p = await phone(browser, scheme);
-  cleanups.push(() => p.context.close());
+  const p = await suite.openPhone(scheme);
   const { page } = p;
   await agentPhone(page, desk);
   desk.model.script([
@@ -125,8 +110,7 @@ describe('the Changes view', () => {
 
   it('a worktree session lists its worktree\'s files (the project untouched); Discard is signed by the page and removes the worktree', async () => {
     for (const [path, text] of Object.entries(ORIGINAL)) writeFileSync(join(desk.repo, path), text);
-    const p = await phone(browser);
-    cleanups.push(() => p.context.close());
+    const p = await suite.openPhone();
     const { page } = p;
     await agentPhone(page, desk);
     desk.model.script([{ calls: [{ name: 'write_file', arguments: { path: 'src/math.js', content: 'export const add = (a, b) => a + b;\n' } }] }, { text: ['Fixed.'] }]);

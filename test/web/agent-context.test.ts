@@ -4,27 +4,16 @@
  * "Earlier steps were summarised" in its view (and the dropped results' note) while it goes on.
  */
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentPhone, axe, ensureVendor, launchBrowser, phone, startAgentDesk, type AgentDesk } from './harness';
+import { describe, expect, it } from 'vitest';
+import { agentPhone, axe, phone, useAgentDeskSuite } from './harness';
 
 const lines = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} line ${i} ${'x'.repeat(40)}`).join('\n') + '\n';
 
-let browser: Browser;
-let desk: AgentDesk;
-
-beforeAll(async () => {
-  ensureVendor();
-  desk = await startAgentDesk('deskrelay-agent-context-web-', { 'a.txt': lines(100, 'alpha'), 'b.txt': lines(100, 'beta'), 'c.txt': lines(100, 'gamma') }, (baseUrl) => ({
+const suite = useAgentDeskSuite('deskrelay-agent-context-web-', { 'a.txt': lines(100, 'alpha'), 'b.txt': lines(100, 'beta'), 'c.txt': lines(100, 'gamma') }, (baseUrl) => ({
     providers: [{ id: 'scripted', kind: 'openai-compatible', baseUrl, model: 'gpt-4o', contextLength: 4096 }],
     mcpServers: { broken: { command: process.execPath, args: [join(__dirname, '..', 'fixtures', 'mcp', 'crash-server.mjs')] } },
   }));
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-  await desk?.close();
-});
+const desk = suite.desk;
 
 describe('issue 40 on the phone: tool servers and context', () => {
   it('a tool server that did not start is named on the agent screen; "Earlier steps were summarised" shows in the session and it goes on', async () => {
@@ -35,7 +24,7 @@ describe('issue 40 on the phone: tool servers and context', () => {
       { text: ['Task: look at three files. Left: answer.'] },
       { text: ['All three files are lists of lines.'] },
     ]);
-    const { page, context } = await phone(browser);
+    const { page, context } = await phone(suite.browser);
     try {
       await agentPhone(page, desk);
       await page.getByRole('tab', { name: 'Agent' }).click();

@@ -7,29 +7,20 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentPhone, axe, ensureVendor, launchBrowser, phone, startAgentDesk, type AgentDesk } from './harness';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { agentPhone, axe, phone, useAgentDeskSuite } from './harness';
 
-let browser: Browser;
-let desk: AgentDesk;
-
-beforeAll(async () => {
-  ensureVendor();
-  desk = await startAgentDesk('deskrelay-agent-keep-web-', { 'AGENTS.md': 'Use tabs.\n', 'src/a.txt': 'one\n' });
+const suite = useAgentDeskSuite('deskrelay-agent-keep-web-', { 'AGENTS.md': 'Use tabs.\n', 'src/a.txt': 'one\n' });
+const desk = suite.desk;
+beforeAll(() => {
   for (const [k, v] of [['user.name', 'Desk User'], ['user.email', 'desk@example.com']]) execFileSync('git', ['config', k!, v!], { cwd: desk.repo });
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-  await desk?.close();
 });
 
 describe('issue 40 on the phone', () => {
   it('a worktree session: the switch, "follows AGENTS.md", Merge into <branch> as a command card, the work merged', async () => {
     const branch = execFileSync('git', ['symbolic-ref', '--short', 'HEAD'], { cwd: desk.repo, encoding: 'utf8' }).trim();
     desk.model.script([{ calls: [{ name: 'write_file', arguments: { path: 'src/a.txt', content: 'two\n' } }] }, { text: ['Written.'] }]);
-    const { page, context } = await phone(browser);
+    const { page, context } = await phone(suite.browser);
     try {
       // Paired as a phone is (its own device and key), and allowed the agent at the desk.
       await agentPhone(page, desk);

@@ -9,31 +9,17 @@
 import { createHash, webcrypto } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
 import { bearer, send } from '../helpers/http';
 import { allowAgent, actAs } from '../helpers/devices';
 import { DIGEST_MISMATCH_MESSAGE } from '../../web/src/agent/sign';
-import { agentPhone, ensureVendor, launchBrowser, phone, SCREENSHOTS, startAgentDesk, type AgentDesk } from './harness';
+import { agentPhone, SCREENSHOTS, useAgentDeskSuite } from './harness';
 import { serviceWorkerPush } from './serviceWorkerPush';
 
-let browser: Browser;
-let desk: AgentDesk;
-const cleanups: (() => Promise<unknown>)[] = [];
-
-beforeAll(async () => {
-  ensureVendor();
-  desk = await startAgentDesk('deskrelay-agent-signed-', { 'README.md': '# project\n' });
-  browser = await launchBrowser();
-});
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-afterAll(async () => {
-  await browser?.close();
-  await desk?.close();
-});
+const suite = useAgentDeskSuite('deskrelay-agent-signed-', { 'README.md': '# project\n' });
+const desk = suite.desk;
 
 interface Paired {
   page: Page;
@@ -43,8 +29,7 @@ interface Paired {
 
 /** A phone paired by the desk's link (the pairing token, not the test's own agent device). */
 async function pairedPhone(): Promise<Paired> {
-  const p = await phone(browser);
-  cleanups.push(() => p.context.close());
+  const p = await suite.openPhone();
   const registration = p.page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/v1/devices');
   await p.page.goto(webClientLink(desk.proxy.url, desk.cli.pairingToken));
   const res = await registration;
@@ -157,8 +142,7 @@ describe('the agent on a phone the desk allowed', () => {
   });
 
   it('a card whose digest is not the digest of what it shows (changed on the way) says so, and nothing is signed or sent', async () => {
-    const p = await phone(browser);
-    cleanups.push(() => p.context.close());
+    const p = await suite.openPhone();
     // Something between the desk and the phone changes the command the card shows, keeping the
     // relay's digest: the events the page reads have "rm -rf ~" where the desk sent "echo safe".
     await p.page.addInitScript(() => {

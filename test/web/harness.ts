@@ -265,6 +265,62 @@ export async function startAgentDesk(prefix: string, files: Record<string, strin
   };
 }
 
+export interface AgentDeskSuite {
+  /** Stays the same object for the whole file, so a test file can keep it in a const. */
+  readonly desk: AgentDesk;
+  readonly browser: Browser;
+  /** phone() on the suite's browser, closed after the test. */
+  openPhone(colorScheme?: 'light' | 'dark'): ReturnType<typeof phone>;
+}
+
+/**
+ * One Chromium and one agent desk (startAgentDesk) for a whole test file, set up and torn down by
+ * vitest hooks, with the pages it opens closed after each test; call it at the top level.
+ */
+export function useAgentDeskSuite(prefix: string, files: Record<string, string>, config?: (modelUrl: string) => Record<string, unknown>): AgentDeskSuite {
+  let browser: Browser | undefined;
+  let started: AgentDesk | undefined;
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const desk: AgentDesk = {
+    get model() {
+      return started!.model;
+    },
+    get cli() {
+      return started!.cli;
+    },
+    get proxy() {
+      return started!.proxy;
+    },
+    get repo() {
+      return started!.repo;
+    },
+    close: async () => started?.close(),
+  };
+  beforeAll(async () => {
+    ensureVendor();
+    started = await startAgentDesk(prefix, files, config);
+    browser = await launchBrowser();
+  });
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()!();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await started?.close();
+  });
+  return {
+    desk,
+    get browser() {
+      return browser!;
+    },
+    async openPhone(colorScheme = 'light') {
+      const p = await phone(browser!, colorScheme);
+      cleanups.push(() => p.context.close());
+      return p;
+    },
+  };
+}
+
 /**
  * A phone of the agent's desk, as a person makes one (issue 36): paired by the desk's link (the
  * pairing token; the phone registers with its own key), its device allowed the agent at the

@@ -80,8 +80,8 @@ async function main(): Promise<void> {
 /**
  * An agent message through one approval: the session is open and idle and the phone follows its
  * events; the message asks the model, the model asks to write a file, the approval is shown, the
- * phone allows it, the file is written, the model is told and finishes. Token approvals (the
- * phone's signature check is one more file: doors/agent/signature.ts).
+ * phone allows it, the file is written, the model is told and finishes. Token approvals (a
+ * phone's signature check adds store/deviceKeys.ts's verifySigned).
  */
 async function agentWalk(walk: (title: (r: string) => string, work: () => Promise<string>) => Promise<void>): Promise<void> {
   const folder = mkdtempSync(join(tmpdir(), 'deskrelay-walk-agent-'));

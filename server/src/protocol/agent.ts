@@ -62,6 +62,15 @@ export interface PendingApproval extends ApprovalShown {
 export const approvalMessage = (sessionId: string, callId: string, decision: Decision, digest: string): string =>
   `deskrelay-approval:v1\n${sessionId}\n${callId}\n${decision}\n${digest}`;
 
+/**
+ * The other writes a phone signs besides decisions (docs/devices.md), each over its own string:
+ * the session and `subject`, the path and digest (undo) or the chosen id (mode, model).
+ */
+export type SignedAction = 'undo' | 'discard' | 'merge' | 'delete' | 'mode' | 'model';
+
+/** The exact text a signed action's signature covers. */
+export const actionMessage = (action: SignedAction, sessionId: string, ...subject: string[]): string => [`deskrelay-${action}:v1`, sessionId, ...subject].join('\n');
+
 /** `POST /v1/agent/sessions/:id/approvals/:callId`. `signature` is base64url over the approval's signed text (CONTRACT §9). */
 export interface DecisionBody {
   decision: Decision;

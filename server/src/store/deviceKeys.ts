@@ -51,3 +51,17 @@ export function storedKey(value: unknown): DevicePublicKey | undefined | false {
   if (kty !== 'EC' || crv !== 'P-256' || typeof x !== 'string' || typeof y !== 'string' || !B64URL_32.test(x) || !B64URL_32.test(y)) return false;
   return { kty, crv, x, y };
 }
+
+const SIGNATURE = /^[A-Za-z0-9_-]{86}$/;
+
+/** Whether `signature` is the device's over exactly `message` (base64url, 64-byte P1363). */
+export async function verifySigned(key: DevicePublicKey, signature: string, message: string): Promise<boolean> {
+  if (!SIGNATURE.test(signature)) return false;
+  const bytes = Buffer.from(signature, 'base64url');
+  if (bytes.length !== 64) return false;
+  try {
+    return await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, await importPublicKey(key), bytes, new TextEncoder().encode(message));
+  } catch {
+    return false;
+  }
+}

@@ -5,7 +5,7 @@ import type { Logger } from '../logger';
 import { newDeviceToken, sameKey, storedKey, type DevicePublicKey } from './deviceKeys';
 import { writePrivateFile } from './file';
 
-export { cleanPublicKey, importPublicKey, newDeviceToken, type DevicePublicKey } from './deviceKeys';
+export { cleanPublicKey, importPublicKey, newDeviceToken, verifySigned, type DevicePublicKey } from './deviceKeys';
 
 /** Devices kept at most: a person's phones and tablets, not a user base. */
 export const MAX_DEVICES = 200;

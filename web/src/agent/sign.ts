@@ -8,11 +8,11 @@
  * notification's Allow / Deny) both sign through here, so it uses nothing a worker lacks.
  */
 import type { Decision, DecisionBody, PendingApproval } from '../../../server/src/protocol';
-import { approvalMessage, approvalShows } from '../../../server/src/protocol/agent';
+import { actionMessage, approvalMessage, approvalShows, type SignedAction } from '../../../server/src/protocol/agent';
 
 export type { Decision };
 /** The text a decision's signature covers: the protocol's, so the relay verifies exactly what the phone signs. */
-export { approvalMessage };
+export { approvalMessage, type SignedAction };
 
 /** An approval as the events stream (and the session's `pending`) carries it; a relay before issue 36 sent no digest. */
 export type SignableApproval = Pick<PendingApproval, 'callId' | 'input' | 'diff' | 'command'> & Partial<Pick<PendingApproval, 'tool' | 'digest'>>;
@@ -63,11 +63,6 @@ export async function decisionBody(
   const signature = await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, data);
   return { decision, signature: base64url(new Uint8Array(signature)) };
 }
-
-/** The session actions a phone signs besides decisions (docs/devices.md): the same key, a string of their own. */
-export type SignedAction = 'undo' | 'discard' | 'merge' | 'delete' | 'mode' | 'model';
-
-export const actionMessage = (action: SignedAction, sessionId: string, ...subject: string[]) => [`deskrelay-${action}:v1`, sessionId, ...subject].join('\n');
 
 /** `{signature}` over the action by this phone's key, or nothing without a key (a relay that wants one says so). */
 export async function actionSignature(privateKey: CryptoKey | null | undefined, action: SignedAction, sessionId: string, ...subject: string[]): Promise<{ signature?: string }> {

@@ -6,7 +6,7 @@ import { EngineOptionError, type EngineFactory } from '../../agent/engine';
 import type { AgentHost } from '../../agent/host';
 import { DEFAULT_LIMITS, type AgentLimits } from '../../agent/limits';
 import { NotPendingError } from '../../agent/gate';
-import { DECISIONS, MAX_NOTE, PATHS, type AgentSessionCreated, type AgentSessionSummary, type Decision } from '../../protocol';
+import { actionMessage, approvalMessage, DECISIONS, MAX_NOTE, PATHS, type SignedAction, type AgentSessionCreated, type AgentSessionSummary, type Decision } from '../../protocol';
 import type { AgentSession } from '../../agent/session';
 import { SessionStore } from '../../agent/sessions';
 import { WorkspaceError, type Workspace } from '../../agent/workspace';
@@ -21,7 +21,7 @@ import { sendJson, sendNoContent } from '../../http/json';
 import type { RouteRequest } from '../../http/route';
 import { type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import { followLog } from '../logStream';
-import { actionMessage, decisionMessage, verifySigned, type SignedAction } from './signature';
+import { verifySigned } from '../../store/devices';
 import { ChangedOutsideError, ChangesBook, NotChangedError, normalPath } from '../../agent/changes';
 
 /** The door's paths (docs/agent.md). */
@@ -295,7 +295,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
       () => {
         const pending = s.gate.get(callId);
         if (!pending) throw notPending();
-        return decisionMessage({ sessionId: s.id, callId, decision: body.decision as Decision, digest: pending.digest });
+        return approvalMessage(s.id, callId, body.decision as Decision, pending.digest);
       },
       { what: 'A decision', nothing: 'nothing was decided', bad: 'The signature does not match this call, this decision and what its card shows, with this phone\'s key' },
     );

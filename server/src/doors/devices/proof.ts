@@ -6,8 +6,7 @@
  */
 import { HttpError } from '../../http/errors';
 import { PROOF_WINDOW_MS, registrationMessage } from '../../protocol';
-import type { DevicePublicKey } from '../../store/devices';
-import { verifySigned } from '../agent/signature';
+import { verifySigned, type DevicePublicKey } from '../../store/devices';
 
 const PROOF_SHAPE = '"proof" must be {"issuedAt":"<ISO 8601 UTC, now>","signature":"<base64url P1363 signature by the key over deskrelay-register:v1\\n<x>\\n<y>\\n<name>\\n<issuedAt>>"}';
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;

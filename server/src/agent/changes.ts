@@ -5,9 +5,8 @@
  * Changes view lists them as one diff and takes a file back (Undo) only while the file is still
  * exactly as the session left it.
  */
-import { createHash } from 'node:crypto';
 import type { AgentFileChange } from '../protocol';
-import { digestOf, type ChangeKind, type StoredChange, type StoredChanges } from '../store/agentChanges';
+import { digestOf, sha256Hex, type ChangeKind, type StoredChange, type StoredChanges } from '../store/agentChanges';
 import { unifiedDiff } from './diff';
 import { WorkspaceError, type Workspace } from './workspace';
 import type { AgentSessionKeep } from '../store/agentSessions';
@@ -42,7 +41,6 @@ export const MAX_TRACKED_CHARS = 32 * 1024 * 1024;
 /** A folder-relative path as the tools and the phone may spell it, in one form. */
 export const normalPath = (path: string) => path.replace(/\\/g, '/').replace(/^(\.\/)+/, '');
 const size = (t: Tracked) => (t.before?.length ?? 0) + (t.after?.length ?? 0);
-export const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 export class SessionChanges {
   private readonly files = new Map<string, Tracked>();

@@ -34,7 +34,9 @@ export const TOO_LARGE_TO_KEEP = 'Its contents were too large to keep on the des
 export const changesFileOf = (id: string) => `${id}.changes.json`;
 
 export const kindOf = (before: string | null, after: string | null): ChangeKind => (before === null ? 'created' : after === null ? 'deleted' : 'modified');
-export const digestOf = (text: string | null) => (text === null ? null : createHash('sha256').update(text, 'utf8').digest('hex'));
+/** Lowercase hex SHA-256 of the text's UTF-8 bytes: what the phone signs an Undo over, and a kept file's fingerprint. */
+export const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+export const digestOf = (text: string | null) => (text === null ? null : sha256Hex(text));
 
 const isKind = (k: unknown) => k === 'created' || k === 'modified' || k === 'deleted';
 const textOrNull = (v: unknown) => v === null || typeof v === 'string';
@@ -57,20 +59,18 @@ export function parseChanges(text: string, id: string): StoredChanges {
  */
 export function fitChanges(c: StoredChanges, room: number): string | undefined {
   const files = [...c.files];
-  let text = JSON.stringify({ ...c, files });
-  while (Buffer.byteLength(text) > room) {
-    let largest = -1;
-    files.forEach((f, i) => {
-      if ('lost' in f) return;
-      const best = files[largest] as KeptChange | undefined;
-      if (!best || weight(f) > weight(best)) largest = i;
-    });
-    const f = files[largest] as KeptChange | undefined;
-    if (!f) return undefined;
-    files[largest] = { path: f.path, lost: { kind: kindOf(f.before, f.after), after: digestOf(f.after), reason: TOO_LARGE_TO_KEEP } };
-    text = JSON.stringify({ ...c, files });
+  // Sized once and kept up to date as contents go: the record can be 32 MiB, too much to write
+  // out again for every file left out.
+  let bytes = Buffer.byteLength(JSON.stringify(c));
+  const largestFirst = files.map((f, i) => ({ f, i })).filter((e): e is { f: KeptChange; i: number } => !('lost' in e.f));
+  largestFirst.sort((a, b) => weight(b.f) - weight(a.f) || a.i - b.i);
+  for (const { f, i } of largestFirst) {
+    if (bytes <= room) break;
+    const lost: LostChange = { path: f.path, lost: { kind: kindOf(f.before, f.after), after: digestOf(f.after), reason: TOO_LARGE_TO_KEEP } };
+    bytes += Buffer.byteLength(JSON.stringify(lost)) - Buffer.byteLength(JSON.stringify(f));
+    files[i] = lost;
   }
-  return text;
+  return bytes <= room ? JSON.stringify({ ...c, files }) : undefined;
 }
 
 const weight = (f: KeptChange) => (f.before?.length ?? 0) + (f.after?.length ?? 0);

@@ -193,11 +193,14 @@ export async function connect(): Promise<boolean> {
  */
 export async function pairWith(p: Pairing): Promise<void> {
   const before = app.pairing;
-  app.pairing = p;
   keptBefore = null;
-  if (!before?.deviceId || !isDeviceToken(before.token)) return;
-  if (await readKeys()) keptBefore = before;
-  else void leaveDevice(before);
+  // The new pairing is in use only once the kept device is known: a connection started while
+  // the keys are read would register this phone again, and its new token would end its old one.
+  if (before?.deviceId && isDeviceToken(before.token)) {
+    if (await readKeys()) keptBefore = before;
+    else void leaveDevice(before);
+  }
+  app.pairing = p;
 }
 
 

@@ -14,7 +14,7 @@ import { webClientLink } from '../../server/src/session/pairing';
 import { startCli, type Cli } from '../agent/support';
 import type { ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
-import { agentPhone, ensureVendor, launchBrowser, phone, SCREENSHOTS, setVisibility, axe, startAgentDesk, type AgentDesk } from './harness';
+import { agentPhone, ensureVendor, launchBrowser, phone, SCREENSHOTS, setVisibility, axe, startAgentDesk, type AgentDesk, swControls } from './harness';
 import { decideAs, actAs } from '../helpers/devices';
 import type { TestProxy } from './proxy';
 import { serviceWorkerPush } from './serviceWorkerPush';
@@ -270,7 +270,7 @@ describe('the agent on the phone', () => {
     cleanups.push(() => p.context.close());
     await p.context.grantPermissions(['notifications'], { origin: new URL(proxy.url).origin });
     await agentPhone(p.page, agent!);
-    await p.page.waitForFunction(() => (globalThis as any).navigator.serviceWorker?.controller?.state === 'activated', undefined, { timeout: 10_000 });
+    await swControls(p.page);
     // The DevTools protocol delivers the push as the push service would (./serviceWorkerPush.ts).
     const push = await serviceWorkerPush(p.context, p.page, proxy.url);
     await push.deliver({ type: 'agent_needs_you', session: id, callId });

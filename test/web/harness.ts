@@ -424,6 +424,15 @@ export function lastReply(page: Page) {
 }
 
 /**
+ * Resolves once a service worker controls the page (it claims its clients on activation). Its
+ * install first fetches the whole app shell, which under a full CI (every core busy with other
+ * files and browsers) has taken over 10 s: the limit is 30 s, a time limit, not a speed asserted.
+ */
+export async function swControls(page: Page): Promise<void> {
+  await page.waitForFunction(() => (globalThis as any).navigator.serviceWorker?.controller?.state === 'activated', undefined, { timeout: 30_000 });
+}
+
+/**
  * Resolves once the latest reply is finished (aria-busy false). Up to 20 s by default: a time
  * limit, not an assertion of speed, that three files running side by side on 2 cores must meet.
  */

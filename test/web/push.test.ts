@@ -18,7 +18,7 @@ import { webClientLink } from '../../server/src/session/pairing';
 import { startOllamaStandIn, type OllamaStandIn } from '../fixtures/providers/ollama';
 import { bearer, send as http } from '../helpers/http';
 import { startRelay, type TestRelay } from '../helpers/relay';
-import { countRequests, ensureVendor, lastReply, launchBrowser, phone, replyFinished, send, sleep, openSettings, closeSettings } from './harness';
+import { countRequests, ensureVendor, lastReply, launchBrowser, phone, replyFinished, send, sleep, openSettings, closeSettings, swControls } from './harness';
 import { serviceWorkerPush } from './serviceWorkerPush';
 
 const PUSH_HOST = 'push.deskrelay.test';
@@ -117,7 +117,7 @@ async function relayKey(): Promise<string> {
 async function pairAndWait(page: Page): Promise<void> {
   await page.goto(webClientLink(relay.url, relay.token));
   await page.locator('#chat').waitFor();
-  await page.waitForFunction(() => (globalThis as any).navigator.serviceWorker?.controller?.state === 'activated', undefined, { timeout: 10_000 });
+  await swControls(page);
 }
 
 describe('the bell', () => {

@@ -10,16 +10,11 @@ import type { Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
 import { webClientLink } from '../../server/src/session/pairing';
-import { lastReply, phone, replyFinished, SCREENSHOTS, send, usePhoneSuite } from './harness';
+import { lastReply, phone, swControls, replyFinished, SCREENSHOTS, send, usePhoneSuite } from './harness';
 import { startProxy } from './proxy';
 
 const suite = usePhoneSuite({ mode: 'normal' });
 const { desk, cleanups } = suite;
-
-/** Resolves once a service worker controls the page (it claims its clients on activation). */
-export async function swControls(page: Page): Promise<void> {
-  await page.waitForFunction(() => (globalThis as any).navigator.serviceWorker?.controller?.state === 'activated', undefined, { timeout: 10_000 });
-}
 
 /** Every cached request's URL and body, across the page's caches. */
 async function cacheContents(page: Page): Promise<{ url: string; body: string }[]> {

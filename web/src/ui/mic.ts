@@ -164,8 +164,10 @@ export class Mic {
       return '';
     }
     const audio = await r.stop();
+    // Stopped before the microphone gave a sound (at once after the tap): said, not dropped unseen.
+    if (!audio.size) throw new Error('Nothing was recorded. Hold on a moment longer before you stop.');
     const token = this.o.token();
-    if (!audio.size || !token) return '';
+    if (!token) return '';
     this.busy = true;
     this.label.textContent = 'Transcribing…';
     this.panel.classList.add('sending');

@@ -69,10 +69,10 @@ async function userSends(page: Page, text: string, how: 'click' | 'ctrl-enter' =
   const before = chatRequests().length;
   const replies = await page.locator('.msg.assistant').count();
   await composer(page).fill(text);
-  if (how === 'click') await sendButton(page).click({ timeout: 3000 });
+  if (how === 'click') await sendButton(page).click({ timeout: 10_000 });
   else await composer(page).press('Control+Enter');
-  await expect.poll(() => chatRequests().length, { timeout: 3000 }).toBe(before + 1);
-  await expect.poll(() => page.locator('.msg.assistant').count(), { timeout: 3000 }).toBe(replies + 1);
+  await expect.poll(() => chatRequests().length, { timeout: 10_000 }).toBe(before + 1);
+  await expect.poll(() => page.locator('.msg.assistant').count(), { timeout: 10_000 }).toBe(replies + 1);
   await replyFinished(page);
   const messages = (chatRequests().at(-1)!.body as { messages: { role: string; content: string }[] }).messages;
   expect(messages.at(-1)!.role).toBe('user');
@@ -128,15 +128,15 @@ describe('model output cannot take over the web client (issue 18, finding 5)', (
     // A slow reply: Stop shows while it streams and ends it.
     desk.ollama.set({ mode: 'normal', chunkDelayMs: 150, reply: Array.from({ length: 30 }, (_, i) => ` p${i}`) });
     await composer(page).fill('talk slowly');
-    await sendButton(page).click({ timeout: 3000 });
+    await sendButton(page).click({ timeout: 10_000 });
     await expect.poll(() => lastReply(page).textContent()).toContain('p1');
     expect(await sendButton(page).isEnabled()).toBe(false);
-    await stopButton(page).click({ timeout: 3000 });
+    await stopButton(page).click({ timeout: 10_000 });
     await expect.poll(() => page.locator('.msg.assistant .note').last().textContent()).toContain('Stopped');
     await expectIdleControls(page);
     await expectPageIdsIntact(page);
     // New chat clears the page's own log.
-    await newChatButton(page).click({ timeout: 3000 });
+    await newChatButton(page).click({ timeout: 10_000 });
     await expect.poll(() => page.locator('ol.log > li').count()).toBe(0);
   });
 
@@ -166,10 +166,10 @@ describe('model output cannot take over the web client (issue 18, finding 5)', (
   it('<label for="unpair">, <label for="new-chat"> in a reply do not press the page’s buttons', async () => {
     const { page } = await openChat();
     await hostileReply(page, '<label for="unpair">Tap to read more</label> and <label for="new-chat">tap to expand</label>');
-    await lastReply(page).getByText('tap to expand').click({ timeout: 3000 });
+    await lastReply(page).getByText('tap to expand').click({ timeout: 10_000 });
     await sleep(200);
     expect(await page.locator('ol.log > li').count()).toBe(2);
-    await lastReply(page).getByText('Tap to read more').click({ timeout: 3000 });
+    await lastReply(page).getByText('Tap to read more').click({ timeout: 10_000 });
     await sleep(200);
     expect(await page.locator('#pair').isVisible()).toBe(false);
     expect(await page.locator('#chat').isVisible()).toBe(true);

@@ -185,7 +185,7 @@ describe('a phone the desk removed', () => {
       await expect.poll(() => lastReply(page).textContent()).toContain('two');
       await revokeAtDesk(device.id);
       const note = page.locator('.msg.assistant').last().locator('.note');
-      await expect.poll(() => note.textContent(), { timeout: 5000 }).toContain(PHONE_REMOVED_MESSAGE);
+      await expect.poll(() => note.textContent(), { timeout: 10_000 }).toContain(PHONE_REMOVED_MESSAGE);
       expect(await lastReply(page).textContent()).not.toContain('twelve');
       expect(await note.getByRole('button', { name: 'Pair again' }).isVisible()).toBe(true);
       expect(await page.locator('#info-warning').textContent()).toBe(PHONE_REMOVED_MESSAGE);
@@ -218,7 +218,7 @@ describe('a phone the desk removed', () => {
       await revokeAtDesk(device.id);
       await setVisibility(page, 'visible');
       const note = page.locator('.msg.assistant').last().locator('.note');
-      await expect.poll(() => note.textContent(), { timeout: 5000 }).toContain(PHONE_REMOVED_MESSAGE);
+      await expect.poll(() => note.textContent(), { timeout: 10_000 }).toContain(PHONE_REMOVED_MESSAGE);
       expect(posts).toHaveLength(2);
       expect(Number(posts[1])).toBeGreaterThanOrEqual(1);
       expect(await note.getByRole('button', { name: 'Retry' }).count()).toBe(0);

@@ -147,7 +147,7 @@ describe('WebSocket fallback', () => {
     proxy.holdStreams = true;
     const { page } = await openPaired('window.DESKRELAY_WS_AFTER_MS = 300;');
     await send(page, 'Stop me');
-    await expect.poll(() => replyText(page), { timeout: 5000 }).toContain('p2');
+    await expect.poll(() => replyText(page), { timeout: 10_000 }).toContain('p2');
     await page.getByRole('button', { name: 'Stop' }).click();
     await expect.poll(() => page.locator('.msg.assistant .note').last().textContent()).toContain('Stopped');
     const closed = await Promise.race([desk.ollama.lastRequestClosed.then(() => true), sleep(3000).then(() => false)]);

@@ -110,7 +110,7 @@ describe('WebKit: the phone as a device', () => {
         await sendMessage(s, 'count slowly');
         await expect.poll(() => s.textOf('.msg.assistant:last-of-type .reply')).toContain('two');
         await revokeAtDesk(device.id);
-        await expect.poll(() => lastNote(s), { timeout: 5000 }).toContain(PHONE_REMOVED_MESSAGE);
+        await expect.poll(() => lastNote(s), { timeout: 10_000 }).toContain(PHONE_REMOVED_MESSAGE);
         expect(await s.textOf('.msg.assistant:last-of-type .reply')).not.toContain('twelve');
       } finally {
         desk.ollama.set({ mode: 'normal' });

@@ -94,7 +94,7 @@ describe('WebKit', () => {
       await paired(s);
       desk.ollama.set({ mode: 'normal', chunkDelayMs: 150, reply: Array.from({ length: 40 }, (_, i) => ` w${i}`) });
       await sendMessage(s, 'Talk for a long time');
-      await expect.poll(() => s.textOf(REPLY), { timeout: 5000 }).toContain('w1');
+      await expect.poll(() => s.textOf(REPLY), { timeout: 10_000 }).toContain('w1');
       await s.click(await s.find('form.compose button.stop'));
       await expect.poll(() => s.exec<string>(`const n = document.querySelectorAll('.msg.assistant .note'); return n[n.length - 1].textContent;`)).toContain('Stopped');
       const closed = await Promise.race([desk.ollama.lastRequestClosed.then(() => true), sleep(3000).then(() => false)]);
@@ -123,7 +123,7 @@ describe('WebKit', () => {
       const calls = desk.ollama.requests.filter((r) => r.path === '/api/chat').length;
       const posts = streamPosts();
       await sendMessage(s, 'Tell me a long story');
-      await expect.poll(() => s.textOf(REPLY), { timeout: 5000 }).toContain('p2');
+      await expect.poll(() => s.textOf(REPLY), { timeout: 10_000 }).toContain('p2');
       proxy.cut();
       await finished(s, 15_000);
       expect((await s.textOf(REPLY))?.trim()).toBe(pieces.join('').trim());

@@ -104,6 +104,9 @@ describe('the Changes view', () => {
     const view = await openChanges(page);
     expect(await paths(view)).toEqual(['README.md', 'src/math.js', 'src/new.js']);
     expect(await view.locator('.agent-change').filter({ hasText: 'src/math.js' }).locator('.agent-change-note').textContent()).toContain('Changed outside this session');
+    // No Undo offered there (the desk would refuse it); the others keep theirs.
+    expect(await view.getByRole('button', { name: 'Undo src/math.js' }).count()).toBe(0);
+    expect(await view.getByRole('button', { name: 'Undo README.md' }).isVisible()).toBe(true);
     expect(await axe(page)).toEqual([]);
     await page.screenshot({ path: join(SCREENSHOTS, 'agent-changes-dark.png'), fullPage: true });
   });

@@ -66,11 +66,11 @@ function fileItem(id: string, f: FileChange): HTMLLIElement {
   top.append(name, kind, undo);
   const note = el('p', 'error agent-change-note');
   note.setAttribute('role', 'alert');
+  // No button that can only be refused: a file changed since (or whose contents were not kept)
+  // says why instead. Reopening the view after the outside change is undone offers Undo again.
   if (f.changedOutside) note.textContent = 'Changed outside this session since its last change: Undo would lose that, so the desk refuses it.';
-  if (f.notUndoable) {
-    note.textContent = f.notUndoable;
-    undo.hidden = true;
-  }
+  if (f.notUndoable) note.textContent = f.notUndoable;
+  undo.hidden = f.changedOutside || !!f.notUndoable;
   undo.addEventListener('click', () => {
     undo.disabled = true;
     agentApi.undo(id, f).then(

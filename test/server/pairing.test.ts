@@ -180,6 +180,18 @@ describe('proof of possession: a leaked pairing token or code plus a device\'s p
     expect((await register(t, { name: 'Plain' })).status).toBe(201);
   });
 
+  it('a claim with a wrong code learns nothing of the devices: a registered key with no proof, or a stolen proof, is 401 auth.invalid_code like any wrong code', async () => {
+    const t = await relay({ keepConversations: () => true });
+    const phone = await victimPhone(t);
+    await newCode(t);
+    for (const body of [{ name: 'Attacker', publicKey: phone.key.jwk }, phone.body, { name: 'Attacker', publicKey: (await newDeviceKey()).jwk }]) {
+      const reply = await claim(t, { code: 'WRONG234', ...body });
+      expect(reply.status, reply.body).toBe(401);
+      expect(reply.json.error.code).toBe('auth.invalid_code');
+    }
+    await untouched(t, phone);
+  });
+
   it('the same through POST /v1/devices/claim: no proof, a replay, a stale proof are refused and cost no code; the real phone with a fresh proof keeps its device', async () => {
     const t = await relay({ keepConversations: () => true });
     const phone = await victimPhone(t);

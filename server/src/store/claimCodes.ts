@@ -56,6 +56,19 @@ export class ClaimCodes {
 
   /** Checks a typed code; a right one is used up at once (single use). */
   claim(typed: string): ClaimOutcome {
+    return this.attempt(typed, true);
+  }
+
+  /**
+   * Checks a typed code as `claim` does (a wrong one counts the same) but leaves a right one
+   * live: the claim door checks the code before anything else of the request answers, and uses
+   * it up only once the rest holds.
+   */
+  check(typed: string): ClaimOutcome {
+    return this.attempt(typed, false);
+  }
+
+  private attempt(typed: string, use: boolean): ClaimOutcome {
     const paused = this.pausedFor();
     if (paused !== undefined) return { ok: false, reason: 'limited', retryAfterS: paused };
     const now = this.now();
@@ -63,7 +76,7 @@ export class ClaimCodes {
     // Compared even with no live code, so the time does not say whether one exists.
     const right = timingSafeEqual(digest(normaliseCode(typed)), live?.digest ?? digest('\u0000'));
     if (live && right) {
-      this.current = undefined;
+      if (use) this.current = undefined;
       return { ok: true };
     }
     this.failures.push(now);

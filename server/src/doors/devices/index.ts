@@ -6,7 +6,7 @@ import { authenticateDesk } from '../../http/admission';
 import type { RouteRequest } from '../../http/route';
 import { PATHS, type DeviceInfo, type DeviceRegistration } from '../../protocol';
 import { CONNECTED_WINDOW_MS, cleanDeviceName, cleanPublicKey, MAX_DEVICES, MAX_NAME_LENGTH, type DevicePublicKey, type DeviceRegistry, type DeviceSummary } from '../../store/devices';
-import { CODE_LENGTH } from '../../store/claimCodes';
+import { CODE_LENGTH, type ClaimOutcome } from '../../store/claimCodes';
 import { type DoorFactory, readJsonBody } from '../door';
 import { checkProof, SeenProofs } from './proof';
 
@@ -20,22 +20,25 @@ export const DEVICE_AGENT_PATH = '/v1/devices/:id/agent';
 const NAME_SHAPE = `a name of 1 to ${MAX_NAME_LENGTH} characters on one line (e.g. "iPhone Safari")`;
 const KEY_SHAPE = '"publicKey" must be an ECDSA P-256 public key as a JWK: {"kty":"EC","crv":"P-256","x":"<base64url, 32 bytes>","y":"<base64url, 32 bytes>"}';
 
-/**
- * The name and optional public key of a registration or claim; 400 request.invalid_body naming
- * the bad field. A key comes with proof that the sender holds its private half (proof.ts).
- */
-async function registrationFields(body: Record<string, unknown> | undefined, shape: string, ctx: RelayContext, seen: SeenProofs): Promise<{ name: string; publicKey?: DevicePublicKey }> {
+type Fields = { name: string; publicKey?: DevicePublicKey };
+
+/** The name and optional public key of a registration or claim, by their shape only; 400 request.invalid_body naming the bad field. */
+async function registrationFields(body: Record<string, unknown> | undefined, shape: string): Promise<Fields> {
   const name = cleanDeviceName(body?.name);
   if (!body || !name) throw new HttpError(400, 'request.invalid_body', `The body must be ${shape}: ${NAME_SHAPE}.`);
   if (body.publicKey === undefined) return { name };
   const publicKey = await cleanPublicKey(body.publicKey);
   if (!publicKey) throw new HttpError(400, 'request.invalid_body', `${KEY_SHAPE}.`);
-  await checkProof(body, publicKey, registry(ctx).withKey(publicKey) !== undefined, seen, ctx.options.clock?.() ?? Date.now());
   return { name, publicKey };
 }
 
+/** A key comes with proof that the sender holds its private half (proof.ts); its answers say whether the key is a device's, so only a caller with the token or the code hears them. */
+async function proveKey(body: Record<string, unknown>, fields: Fields, ctx: RelayContext, seen: SeenProofs): Promise<void> {
+  if (fields.publicKey) await checkProof(body, fields.publicKey, registry(ctx).withKey(fields.publicKey) !== undefined, seen, ctx.options.clock?.() ?? Date.now());
+}
+
 /** Registers (or, for a key already known, gives that device a new token) and answers 201 {id, token}. */
-async function registerAndAnswer(res: ServerResponse, ctx: RelayContext, fields: { name: string; publicKey?: DevicePublicKey }): Promise<void> {
+async function registerAndAnswer(res: ServerResponse, ctx: RelayContext, fields: Fields): Promise<void> {
   const devices = registry(ctx);
   if (devices.size >= MAX_DEVICES && !(fields.publicKey && devices.withKey(fields.publicKey))) {
     throw new HttpError(409, 'device.too_many', `The desktop keeps at most ${MAX_DEVICES} devices; remove some (DeskRelay: Manage Devices, or deskrelay devices revoke).`);
@@ -76,6 +79,13 @@ export function deviceInfo(device: DeviceSummary, ctx: Pick<RelayContext, 'chat'
 const tooManyAttempts = (retryAfterS: number) =>
   new HttpError(429, 'auth.too_many_attempts', `Too many wrong pairing codes were tried in the last minute; try again in ${retryAfterS} s.`, { 'Retry-After': String(retryAfterS) });
 
+/** Throws the claim door's refusal of a code that is wrong, used, expired, or tried while guessing is paused. */
+function codeTaken(outcome: ClaimOutcome): void {
+  if (outcome.ok) return;
+  if (outcome.reason === 'limited') throw tooManyAttempts(outcome.retryAfterS);
+  throw new HttpError(401, 'auth.invalid_code', 'That pairing code is wrong, used or expired. Make a new one at the desk (deskrelay pair, or DeskRelay: Pair a Phone with a Code) and type it within 5 minutes.');
+}
+
 const deviceNotFound = (id: string) => new HttpError(404, 'device.not_found', `No device "${id}" is registered on the desktop (GET ${DEVICES_PATH} lists them).`);
 
 /**
@@ -115,7 +125,10 @@ export const devicesDoor: DoorFactory = () => {
         throw new HttpError(403, 'device.forbidden', 'Only the pairing token can register a device; this client is already one.');
       }
       const { json } = await readJsonBody(req, ctx);
-      await registerAndAnswer(res, ctx, await registrationFields(asObject(json), '{"name":"…","publicKey"?:{…},"proof"?:{…}}', ctx, seen));
+      const body = asObject(json);
+      const fields = await registrationFields(body, '{"name":"…","publicKey"?:{…},"proof"?:{…}}');
+      await proveKey(body!, fields, ctx, seen);
+      await registerAndAnswer(res, ctx, fields);
     },
   };
 
@@ -134,12 +147,12 @@ export const devicesDoor: DoorFactory = () => {
       const body = asObject(json);
       const shape = '{"code":"…","name":"…","publicKey"?:{…},"proof"?:{…}}';
       if (typeof body?.code !== 'string' || body.code.length > 64) throw new HttpError(400, 'request.invalid_body', `The body must be ${shape}: "code" is the ${CODE_LENGTH}-character code the desktop shows.`);
-      const fields = await registrationFields(body, shape, ctx, seen);
-      const outcome = claims.claim(body.code);
-      if (!outcome.ok) {
-        if (outcome.reason === 'limited') throw tooManyAttempts(outcome.retryAfterS);
-        throw new HttpError(401, 'auth.invalid_code', 'That pairing code is wrong, used or expired. Make a new one at the desk (deskrelay pair, or DeskRelay: Pair a Phone with a Code) and type it within 5 minutes.');
-      }
+      const fields = await registrationFields(body, shape);
+      // The code first: without it a caller learns nothing of the desk's devices (whether a key
+      // is registered). A refused proof leaves the code live for the real phone's next try.
+      codeTaken(claims.check(body.code));
+      await proveKey(body, fields, ctx, seen);
+      codeTaken(claims.claim(body.code));
       await registerAndAnswer(res, ctx, fields);
     },
   };

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentEventLog } from '../agent/eventLog';
-import type { RelayContext } from './context';
+import type { ContextSlice } from './context';
 import { HttpError } from '../http/errors';
 import { SseStream } from '../http/stream';
 import { EVENT_ID_RE, HEADERS } from '../protocol';
@@ -25,7 +25,7 @@ export function lastEventId(req: IncomingMessage, last: number, what: string): n
  * keep-alives, until the client leaves or the log closes its listeners. Shared by the agent's
  * sessions and kept conversations (one event-log mechanism).
  */
-export function followLog(req: IncomingMessage, res: ServerResponse, ctx: RelayContext, log: AgentEventLog<object>, what: string): void {
+export function followLog(req: IncomingMessage, res: ServerResponse, ctx: ContextSlice<never, 'keepAliveMs'>, log: AgentEventLog<object>, what: string): void {
   const after = lastEventId(req, log.lastId, what);
   const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
   sse.open();

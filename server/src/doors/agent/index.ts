@@ -17,10 +17,9 @@ import { isAbsolute, relative, sep } from 'node:path';
 import { AgentSessionKeep, agentSessionsDir } from '../../store/agentSessions';
 import { HttpError } from '../../http/errors';
 import type { ContextSlice, DoorRoute } from '../context';
-import { sendJson, sendNoContent } from '../../http/json';
+import { sendJson, sendNoContent } from '../../http/writers';
 import type { RouteRequest } from '../../http/route';
-import { type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
-import { followLog } from '../logStream';
+import { followLog, type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import { verifySigned } from '../../store/devices';
 import { ChangedOutsideError, ChangesBook, NotChangedError, normalPath } from '../../agent/changes';
 

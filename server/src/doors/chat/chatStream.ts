@@ -2,7 +2,7 @@ import { parseChatRequest } from '../../chat/request';
 import { SpecReply } from '../../chat/specReply';
 import type { DoorRoute } from '../context';
 import type { ChatDoorContext } from '.';
-import { SseStream } from '../../http/stream';
+import { SseStream } from '../../http/writers';
 import { chatProvider, limitTextOnly, readJsonBody, startChat } from '../door';
 
 /** SPEC's `POST /v1/chat/stream`: a chat request in, SPEC events out as SSE. */

@@ -1,7 +1,7 @@
 import type { DoorRoute } from '../context';
 import type { ChatDoorContext } from '.';
 import { SERVICE_NAME } from './infoRecord';
-import { sendJson } from '../../http/json';
+import { sendJson } from '../../http/writers';
 
 /** Unauthenticated liveness probe; the tunnel helper polls it through the public URL. */
 export const healthRoute: DoorRoute<ChatDoorContext> = {

@@ -6,7 +6,7 @@ import type { ChatHandle } from '../../chat/service';
 import { SpecReply } from '../../chat/specReply';
 import type { ContextSlice, DoorRoute } from '../context';
 import { HttpError } from '../../http/errors';
-import { sendJson, sendNoContent } from '../../http/json';
+import { sendJson, sendNoContent } from '../../http/writers';
 import type { RouteRequest } from '../../http/route';
 import type { ChatMessage } from '../../providers/types';
 import {
@@ -18,8 +18,7 @@ import {
   type ConversationBounds,
   type StoredConversation,
 } from '../../store/conversations';
-import { type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
-import { followLog } from '../logStream';
+import { followLog, type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import {
   conversationMarkdown,
   markdownFileName,

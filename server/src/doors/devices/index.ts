@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ContextSlice, DoorRoute, RelayContext } from '../context';
 import { HttpError, serverStopping } from '../../http/errors';
-import { sendJson, sendNoContent } from '../../http/json';
+import { sendJson, sendNoContent } from '../../http/writers';
 import { authenticateDesk } from '../../http/admission';
 import type { RouteRequest } from '../../http/route';
 import { PATHS, type DeviceInfo, type DeviceRegistration } from '../../protocol';

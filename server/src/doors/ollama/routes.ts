@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DoorRoute } from '../context';
 import type { OllamaContext } from '.';
-import { sendJson } from '../../http/json';
+import { sendJson } from '../../http/writers';
 import { ProviderError } from '../../providers';
 import { listModels } from '../../providers';
 import type { Ending, ReplySink } from '../../chat/service';
 import type { PieceKind, ProviderConfig, ToolCall } from '../../providers/types';
 import { type ChatAsk, chatProvider, collect, limitTextOnly, readJsonBody, startChat } from '../door';
 import { ollamaDialect, sendOllamaError } from './errors';
-import { BatchedStream, NDJSON } from '../../http/stream';
+import { BatchedStream, NDJSON } from '../../http/writers';
 import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './request';
 import { errorLine, goTime, OllamaReply, type Shape } from './wire';
 import { OLLAMA_PREFIX } from '../../protocol';

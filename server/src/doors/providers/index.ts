@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ContextSlice, DoorRoute } from '../context';
 import { HttpError } from '../../http/errors';
-import { sendJson } from '../../http/json';
+import { sendJson } from '../../http/writers';
 import type { RouteRequest } from '../../http/route';
 import { describeProvider, isAbortError, ProviderError } from '../../providers';
 import { listModels } from '../../providers';

@@ -1,6 +1,6 @@
 import type { ContextSlice, DoorRoute } from '../context';
 import { HttpError, serverStopping } from '../../http/errors';
-import { sendJson, sendNoContent } from '../../http/json';
+import { sendJson, sendNoContent } from '../../http/writers';
 import { type DoorFactory, invalidBody as invalid, jsonObject, readJsonBody } from '../door';
 import { PATHS, type AgentPush, type PushKey, type ReplyReadyPush } from '../../protocol';
 import type { ReplyFinished } from '../replyEvents';

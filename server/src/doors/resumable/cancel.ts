@@ -1,6 +1,6 @@
 import { CancelReason, STOPPED_BY_CLIENT } from '../../chat/events';
 import { HttpError } from '../../http/errors';
-import { sendJson } from '../../http/json';
+import { sendJson } from '../../http/writers';
 import type { DoorRoute } from '../context';
 import type { ResumableContext } from '.';
 import { resumeHeaders } from './headers';

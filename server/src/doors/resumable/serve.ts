@@ -6,7 +6,7 @@ import { SpecReply, type SpecEventWriter } from '../../chat/specReply';
 import type { DoorRoute } from '../context';
 import type { ResumableContext } from '.';
 import { HttpError, serverStopping } from '../../http/errors';
-import { SseStream } from '../../http/stream';
+import { SseStream } from '../../http/writers';
 import type { ChatMessage } from '../../providers/types';
 import { chatProvider, limitTextOnly, readJsonBody } from '../door';
 import type { EventLog, Frame, FrameListener } from './eventLog';

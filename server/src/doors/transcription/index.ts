@@ -1,6 +1,6 @@
 import type { ContextSlice, DoorRoute } from '../context';
 import { HttpError } from '../../http/errors';
-import { sendJson } from '../../http/json';
+import { sendJson } from '../../http/writers';
 import { transcriptionProvider } from '../../providers/transcription';
 import type { DoorFactory } from '../door';
 import { openAiDialect } from '../openai/routes';

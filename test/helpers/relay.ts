@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { type RelayOptions, RelayServer } from '../../server/src/session/relay';
 import type { ActiveProvider, KeySource, ProviderConfig } from '../../server/src/providers/types';
 import type { Logger } from '../../server/src/logger';
-import type { Route } from '../../server/src/doors/context';
+import type { DoorRoute } from '../../server/src/doors/context';
 
 export interface TestRelay {
   relay: RelayServer;
@@ -20,7 +20,7 @@ export interface TestRelay {
   close(): Promise<void>;
 }
 
-export async function startRelay(overrides: Partial<RelayOptions> & { keys?: KeySource } = {}, extraRoutes: readonly Route[] = []): Promise<TestRelay> {
+export async function startRelay(overrides: Partial<RelayOptions> & { keys?: KeySource } = {}, extraRoutes: readonly DoorRoute[] = []): Promise<TestRelay> {
   const dir = mkdtempSync(join(tmpdir(), 'deskrelay-test-'));
   let active: ActiveProvider = { ok: true, config: { id: 'local', kind: 'ollama', baseUrl: 'http://127.0.0.1:9', model: 'auto' } };
   let workspaces = 0;

@@ -6,7 +6,7 @@
 import { createServer, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
-import { SseStream } from '../../server/src/http/stream';
+import { SseStream } from '../../server/src/http/writers';
 
 it('a burst of token events in one tick becomes one response write, then the terminal event ends it', async () => {
   let writes = 0;

@@ -249,7 +249,7 @@ describe('switching the provider', () => {
 
 describe('a failure of our own', () => {
   it('before the stream: a 500 CONTRACT body with no stack trace; during it: one terminal error event', async () => {
-    const { SseStream } = await import('../../server/src/http/stream');
+    const { SseStream } = await import('../../server/src/http/writers');
     const broken = await startRelay({}, [
       {
         method: 'GET',

@@ -86,8 +86,18 @@ export interface RelayContext<O extends object = object> {
   logRequest(req: IncomingMessage, path: string, status: number): void;
 }
 
-/** One endpoint of a door: http's Route, its handler given the relay's context. */
-export type Route = HttpRoute<RelayContext>;
+/**
+ * The part of the relay's context one door reads, declared at the top of its folder: `K` the
+ * members besides the options, `P` the relay's options, `O` the door's own options. The funnel
+ * passes the whole context, which is one of every slice; typed against its slice, a door cannot
+ * reach for what it did not declare (tsc refuses it), and a reader sees what each door needs.
+ */
+export type ContextSlice<K extends Exclude<keyof RelayContext, 'options'> = never, P extends keyof ResolvedOptions = never, O extends object = object> = Pick<RelayContext, K> & {
+  readonly options: Pick<ResolvedOptions, P> & Readonly<O>;
+};
+
+/** One endpoint of a door: http's Route, its handler given the door's slice `C` of the relay's context. */
+export type DoorRoute<C = RelayContext> = HttpRoute<C>;
 
 /**
  * The context a device's request gets: one whose chat service is that device's view

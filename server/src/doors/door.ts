@@ -1,9 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AgentEventLog } from '../agent/eventLog';
 import { carriesImages } from '../chat/request';
 import type { ChatHandle, Ending, ReplySink } from '../chat/service';
 import { HttpError } from '../http/errors';
 import { checkMediaType, MAX_BODY_BYTES, parseJson, readBody, tooLarge } from '../http/body';
-import type { RelayContext, Route } from './context';
+import { SseStream } from '../http/writers';
+import type { ContextSlice, DoorRoute, RelayContext } from './context';
+import { EVENT_ID_RE, HEADERS } from '../protocol';
 import type { ChatMessage, PieceKind, ProviderConfig, ToolCall, ToolOptions } from '../providers/types';
 
 /**
@@ -11,8 +14,8 @@ import type { ChatMessage, PieceKind, ProviderConfig, ToolCall, ToolOptions } fr
  * OpenAI API…). A door reads its own request shape, calls the chat service, and writes its own
  * wire format; state it keeps between requests (a resumable registry) lives in the door.
  */
-export interface Door {
-  readonly routes: readonly Route[];
+export interface Door<C = RelayContext> {
+  readonly routes: readonly DoorRoute<C>[];
   /** The relay is stopping and every chat was already cancelled: drop what the door holds. */
   stop?(): void | Promise<void>;
   /** The relay is about to stop, before any chat is cancelled: state kept on disk is saved as it is now. */
@@ -20,11 +23,18 @@ export interface Door {
 }
 
 /**
- * Makes a relay's instance of a door. `O` is the door's own options, declared in its folder:
- * the relay's options are its core ones plus every door's (doors/index.ts derives them from the
- * list), so a new door is its folder plus one line in doors/index.ts, options included.
+ * Makes a relay's instance of a door. `C` is the door's slice of the relay's context
+ * (ContextSlice), declared in its folder with the door's own options: the relay's options are
+ * its core ones plus every door's (doors/index.ts derives them from the list), so a new door is
+ * its folder plus one line in doors/index.ts, options included.
  */
-export type DoorFactory<O extends object = object> = (ctx: RelayContext<O>) => Door;
+export type DoorFactory<C = RelayContext> = (ctx: C) => Door<C>;
+
+/** What reading a request body takes: the relay's body budget and deadline. */
+export type BodyContext = ContextSlice<'bodies', 'bodyTimeoutMs'>;
+
+/** What running a chat for a response takes: the chat service, and the request's state (its provider, what its close aborts). */
+export type ChatContext = ContextSlice<'chat' | 'state'>;
 
 // What every door shares: reading its request body, and running a chat for a response.
 
@@ -51,7 +61,7 @@ export interface BodyLimit {
  * `images`, the body may pass 1 MiB only while its first MiB shows content given as parts;
  * the door then calls `limitTextOnly` once it has parsed the messages.
  */
-export async function readJsonBody(req: IncomingMessage, ctx: RelayContext, limit: BodyLimit = {}): Promise<{ json: unknown; raw: Buffer }> {
+export async function readJsonBody(req: IncomingMessage, ctx: BodyContext, limit: BodyLimit = {}): Promise<{ json: unknown; raw: Buffer }> {
   checkMediaType(req);
   const marker = limit.images instanceof RegExp ? limit.images : CONTENT_ARRAY;
   const raw = await readBody(
@@ -96,7 +106,7 @@ export function limitTextOnly(size: number, messages: readonly ChatMessage[]): v
 }
 
 /** The provider this chat request gets (412 when none), noted for the request log line. */
-export function chatProvider(req: IncomingMessage, ctx: RelayContext): ProviderConfig {
+export function chatProvider(req: IncomingMessage, ctx: ChatContext): ProviderConfig {
   const provider = ctx.chat.provider();
   ctx.state(req).provider = provider.id;
   return provider;
@@ -124,7 +134,7 @@ export interface ChatResult {
  * until the end kept its frame and its callers' (the funnel's, polka's) alive for every held
  * stream (per-stream heap, bench/NOTES.md).
  */
-export function startChat(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, sink: ReplySink, open?: () => void): ChatHandle {
+export function startChat(res: ServerResponse, ctx: ChatContext, ask: ChatAsk, sink: ReplySink, open?: () => void): ChatHandle {
   const chat = ctx.chat.start(ask.provider, ask.messages, sink, ask.tools);
   open?.();
   // The funnel's one shared `close` listener aborts it (no listener, no closure per stream).
@@ -133,7 +143,7 @@ export function startChat(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, 
 }
 
 /** A chat for a response whose door needs its end (a non-streamed answer): startChat, then the ending. */
-export async function runChat(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, sink: ReplySink): Promise<ChatResult> {
+export async function runChat(res: ServerResponse, ctx: ChatContext, ask: ChatAsk, sink: ReplySink): Promise<ChatResult> {
   const chat = startChat(res, ctx, ask, sink);
   const ending = await chat.done;
   return { ending, model: chat.model };
@@ -146,7 +156,7 @@ export interface Keeper {
 }
 
 /** A non-streamed answer: the reply kept whole in `keeper`; undefined when the client left before it was. */
-export async function collect(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, keeper: Keeper): Promise<ChatResult | undefined> {
+export async function collect(res: ServerResponse, ctx: ChatContext, ask: ChatAsk, keeper: Keeper): Promise<ChatResult | undefined> {
   const sink: ReplySink = {
     piece: (kind, text) => keeper.keep(kind, text),
     toolCall: (call) => keeper.keepToolCall(call),
@@ -155,4 +165,39 @@ export async function collect(res: ServerResponse, ctx: RelayContext, ask: ChatA
   };
   const result = await runChat(res, ctx, ask, sink);
   return res.destroyed ? undefined : result;
+}
+
+// What the doors that keep an event log share (agent sessions, kept conversations): following it.
+
+/**
+ * The `Last-Event-ID` a client resumes after (0: from the start); `what` names the stream in
+ * the refusal of an id it never sent ("this session", "this conversation").
+ */
+export function lastEventId(req: IncomingMessage, last: number, what: string): number {
+  const header = req.headers[HEADERS.lastEventId.toLowerCase()];
+  if (header === undefined) return 0;
+  if (typeof header !== 'string' || !EVENT_ID_RE.test(header.trim())) {
+    throw new HttpError(400, 'request.invalid_header', 'The Last-Event-ID header must be the number of the last event received (the value of its "id:" line).');
+  }
+  const after = Number(header.trim());
+  if (after > last) throw new HttpError(400, 'request.invalid_header', `The Last-Event-ID header says ${after}, but ${what} has only sent events up to ${last}.`);
+  return after;
+}
+
+/**
+ * Serves an event log as SSE: the events after `Last-Event-ID`, then live ones, with
+ * keep-alives, until the client leaves or the log closes its listeners. Shared by the agent's
+ * sessions and kept conversations (one event-log mechanism).
+ */
+export function followLog(req: IncomingMessage, res: ServerResponse, ctx: ContextSlice<never, 'keepAliveMs'>, log: AgentEventLog<object>, what: string): void {
+  const after = lastEventId(req, log.lastId, what);
+  const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
+  sse.open();
+  sse.comment();
+  const replay = log.since(after);
+  // Unnumbered: it is about this resume, not an event of the stream.
+  if (replay.missed) sse.write(`data: ${JSON.stringify({ type: 'error', message: replay.missed })}\n\n`);
+  for (const frame of replay.frames) sse.write(frame.framed);
+  const stopListening = log.listen({ push: (frame) => void sse.write(frame.framed), close: () => sse.finish('') });
+  res.once('close', stopListening);
 }

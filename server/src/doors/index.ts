@@ -1,6 +1,7 @@
 import { agentDoor } from './agent';
 import { chatDoor } from './chat';
 import { conversationsDoor } from './conversations';
+import type { ResolvedOptions } from './context';
 import type { DoorFactory } from './door';
 import { devicesDoor } from './devices';
 import { ollamaDoor } from './ollama';
@@ -27,7 +28,9 @@ export const DOORS = [
   conversationsDoor,
 ] as const satisfies readonly DoorFactory<never>[];
 
-type OptionsOf<F> = F extends DoorFactory<infer O> ? O : never;
+/** A door's own options: those of its slice that are not the relay's core ones (the host sets them; the door reads them only). */
+type OptionsOf<F> = F extends DoorFactory<infer C> ? (C extends { readonly options: infer O } ? Writable<Omit<O, keyof ResolvedOptions>> : never) : never;
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
 type AllOf<U> = (U extends unknown ? (u: U) => void : never) extends (all: infer I) => void ? I : never;
 
 /** Every door's own options together: the relay's options are its core ones and these. */

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { errorBody } from './errors';
-import { writeJsonToSocket } from './json';
+import { writeJsonToSocket } from './writers';
 import { newRequestId } from './requestState';
 
 /**

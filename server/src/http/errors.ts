@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { sendJson } from './json';
+import { sendJson } from './writers';
 import { HttpError, type ErrorCode } from '../errors';
 import type { Dialect } from './route';
 

@@ -110,7 +110,7 @@ export function createFunnel<C>(gate: FunnelGate<C>, routes: readonly Route<C>[]
       if (hasParams && !decodes(req.path)) return next();
       if (!takes(route, req)) return next();
       const state = requestState(req);
-      state.dialect = route.dialect ?? contractDialect;
+      state.dialect = route.dialect;
       state.authenticated = admit(req, route);
       if (state.device !== undefined) holds?.add(state.device, res);
       // Only an admitted request is invited to send its body.
@@ -166,7 +166,7 @@ export function createFunnel<C>(gate: FunnelGate<C>, routes: readonly Route<C>[]
   }
 
   function fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
-    const { id, dialect, writer } = requestState(req);
+    const { id, dialect = contractDialect, writer } = requestState(req);
     const refusal = err instanceof HttpError ? err : gate.refusal(err);
     if (!refusal) {
       gate.logger.error(`request ${id} failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);

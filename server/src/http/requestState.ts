@@ -1,9 +1,8 @@
 import { randomFillSync } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { contractDialect } from './errors';
 import type { Logger } from '../logger';
 import type { Dialect } from './route';
-import type { BatchedStream } from './stream';
+import type { BatchedStream } from './writers';
 
 /** A connection's responses not yet finished, and what waits for them all (the funnel's pipelining count). */
 export interface Unfinished {
@@ -58,7 +57,8 @@ export interface RequestState {
  * (per-stream heap, bench/NOTES.md).
  */
 export interface FunnelState extends RequestState {
-  dialect: Dialect;
+  /** The route's own way of wording a failure; undefined: CONTRACT's (the funnel's default). */
+  dialect: Dialect | undefined;
   authenticated: boolean;
   expectsContinue: boolean;
   /** The request's path as the funnel routed it, for its log line. */
@@ -91,7 +91,7 @@ export function freshState(req: IncomingMessage, expectsContinue = false): Funne
   const state: FunnelState = {
     id: newRequestId(),
     startedAt: Date.now(),
-    dialect: contractDialect,
+    dialect: undefined,
     authenticated: false,
     expectsContinue,
     provider: undefined,

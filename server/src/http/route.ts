@@ -24,7 +24,7 @@ export interface RouteRequest extends IncomingMessage {
 /**
  * One endpoint of a door. The funnel runs request id → route (404, 405) → stopping → auth →
  * `handle`, and renders anything `handle` throws in the route's dialect. `C` is what the doors
- * hand their handlers (doors/context.ts's RelayContext); http only passes it along.
+ * hand their handlers (a door's slice of doors/context.ts's RelayContext); http only passes it along.
  */
 export interface Route<C = unknown> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -45,13 +45,15 @@ export interface Route<C = unknown> {
    * funnel decides without running door code for requests the route does not take.
    */
   withHeader?: string;
-  handle(req: RouteRequest, res: ServerResponse, ctx: C): void | Promise<void>;
+  // Properties, not methods: TypeScript checks a method's parameters both ways, so a handler
+  // could declare a wider context than its route's `C` and still be taken.
+  handle: (req: RouteRequest, res: ServerResponse, ctx: C) => void | Promise<void>;
   /**
    * WebSocket routes: a `GET` carrying `Upgrade: websocket`, after the funnel admitted it
    * (stopping, auth). An HttpError thrown here is answered as a refused handshake (CONTRACT's
    * body on the raw socket), never a half-open socket.
    */
-  upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer, ctx: C): void;
+  upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer, ctx: C) => void;
 }
 
 /**

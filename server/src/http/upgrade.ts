@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBody, type HttpError } from './errors';
-import { writeJsonToSocket } from './json';
+import { writeJsonToSocket } from './writers';
 
 /**
  * Hands an upgrade request we do not serve back to the plain HTTP pipeline. Once a server has an

@@ -7,7 +7,7 @@ import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from '../http/body';
 import { RequestLog } from '../http/requestState';
 import { DeviceHolds } from '../http/deviceHolds';
 import { answerClientError } from '../http/clientError';
-import { deviceContexts, type Admission, type RelayContext, type RelayCoreOptions, type ResolvedOptions, type Route } from '../doors/context';
+import { deviceContexts, type Admission, type RelayContext, type RelayCoreOptions, type ResolvedOptions, type DoorRoute } from '../doors/context';
 import { STOPPING_MESSAGE } from '../chat/events';
 import { silentLogger } from '../logger';
 import { configDir, deskTokenPath, tokenPath } from './paths';
@@ -85,14 +85,14 @@ export class RelayServer {
   private current: { token: string; url: string; port: number } | undefined;
   /** The token is valid from the moment we listen until stop() has finished. */
   private readonly admission: Admission;
-  private readonly extraRoutes: readonly Route[];
-  private doors: Door[] = [];
+  private readonly extraRoutes: readonly DoorRoute[];
+  private doors: Door<RelayContext<DoorOptions>>[] = [];
   private readonly hosts: HostPolicy;
   private requestLog: RequestLog | undefined;
   /** What each device holds open on every door: a removed device's streams and sockets end at once. */
   private readonly holds = new DeviceHolds();
 
-  constructor(options: RelayOptions, extraRoutes: readonly Route[] = []) {
+  constructor(options: RelayOptions, extraRoutes: readonly DoorRoute[] = []) {
     this.options = resolve(options);
     this.admission = { token: undefined, devices: undefined, deskToken: undefined, claims: new ClaimCodes(this.options.clock), stopping: false };
     this.extraRoutes = extraRoutes;

@@ -16,11 +16,10 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
 import { AgentSessionKeep, agentSessionsDir } from '../../store/agentSessions';
 import { HttpError } from '../../http/errors';
-import type { RelayContext, Route } from '../context';
-import { sendJson, sendNoContent } from '../../http/json';
+import type { ContextSlice, DoorRoute } from '../context';
+import { sendJson, sendNoContent } from '../../http/writers';
 import type { RouteRequest } from '../../http/route';
-import { type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
-import { followLog } from '../logStream';
+import { followLog, type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import { verifySigned } from '../../store/devices';
 import { ChangedOutsideError, ChangesBook, NotChangedError, normalPath } from '../../agent/changes';
 
@@ -69,7 +68,15 @@ export interface AgentDoorOptions {
   keepConversations?: () => boolean;
 }
 
-export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
+/**
+ * What the agent door reads of the relay: the chat service (the sessions' model calls), `replies`
+ * (its pushes, its sessions in the conversation list), the devices (who may drive it, their
+ * keys), bodies, request state, where it keeps sessions and worktrees, the log, keep-alives.
+ */
+export type AgentDoorContext = ContextSlice<'chat' | 'replies' | 'admission' | 'bodies' | 'state', 'configDir' | 'logger' | 'bodyTimeoutMs' | 'keepAliveMs', AgentDoorOptions>;
+type AgentRoute = DoorRoute<AgentDoorContext>;
+
+export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
   const host: AgentHost | undefined = ctx.options.agent;
   const limits: AgentLimits = { ...DEFAULT_LIMITS, ...host?.limits };
   const { logger } = ctx.options;
@@ -126,7 +133,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
    * desk allowed; the pairing token never, so a leaked pairing payload cannot run code. A
    * device's first request tells the desk, which answers with Allow or Deny.
    */
-  const mayDrive = (req: IncomingMessage, c: RelayContext): void => {
+  const mayDrive = (req: IncomingMessage, c: AgentDoorContext): void => {
     const list = folders();
     if ((host?.approvals?.() ?? 'device') === 'token') return;
     const id = c.state(req).device;
@@ -146,7 +153,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
    * With approvals "device": the body's `signature` must be the asking device's over `message()`
    * (CONTRACT §9); `nothing` ends each refusal (what was not done). Token approvals: no check.
    */
-  const requireSignature = async (req: IncomingMessage, c: RelayContext, body: Record<string, unknown>, message: () => string, words: { what: string; nothing: string; bad: string }): Promise<void> => {
+  const requireSignature = async (req: IncomingMessage, c: AgentDoorContext, body: Record<string, unknown>, message: () => string, words: { what: string; nothing: string; bad: string }): Promise<void> => {
     if ((host?.approvals?.() ?? 'device') !== 'device') return;
     const device = c.admission.devices?.get(c.state(req).device ?? '');
     if (typeof body.signature !== 'string' || body.signature === '') {
@@ -163,7 +170,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   };
 
   /** A session action a phone signs (discard, merge, delete, mode, model): the JSON body, empty when none came. */
-  const signedAction = async (req: IncomingMessage, c: RelayContext, action: SignedAction, s: AgentSession, shape: string, subject: (body: Record<string, unknown>) => string[] = () => []): Promise<Record<string, unknown>> => {
+  const signedAction = async (req: IncomingMessage, c: AgentDoorContext, action: SignedAction, s: AgentSession, shape: string, subject: (body: Record<string, unknown>) => string[] = () => []): Promise<Record<string, unknown>> => {
     const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
     const body = hasBody ? jsonObject((await readJsonBody(req, c)).json, shape) : {};
     const words = { what: `This request (${action})`, nothing: 'nothing was done', bad: `The signature does not match ${action} on this session with this phone's key` };
@@ -171,7 +178,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     return body;
   };
 
-  const route = (method: Route['method'], path: string, handle: Route['handle']): Route => ({
+  const route = (method: AgentRoute['method'], path: string, handle: AgentRoute['handle']): AgentRoute => ({
     method,
     path,
     auth: true,
@@ -265,7 +272,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
     sendNoContent(res);
   });
 
-  const events = (method: 'GET' | 'POST'): Route =>
+  const events = (method: 'GET' | 'POST'): AgentRoute =>
     route(method, EVENTS, (req, res, c) => {
       const s = session(req);
       followLog(req, res, c, s.log, 'this session');
@@ -314,7 +321,7 @@ export const agentDoor: DoorFactory<AgentDoorOptions> = (ctx) => {
   });
 
   // The agent's mode or model (ACP agents that offer a choice): the session screen's picker.
-  const choose = (what: 'mode' | 'model', pattern: string): Route =>
+  const choose = (what: 'mode' | 'model', pattern: string): AgentRoute =>
     route('POST', pattern, async (req, res, c) => {
       const s = session(req);
       const shape = `{"${what}": "<an id from the session's ${what}s event>", "signature": "<base64url>"}`;

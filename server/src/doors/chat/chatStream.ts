@@ -1,11 +1,12 @@
 import { parseChatRequest } from '../../chat/request';
 import { SpecReply } from '../../chat/specReply';
-import type { Route } from '../context';
-import { SseStream } from '../../http/stream';
+import type { DoorRoute } from '../context';
+import type { ChatDoorContext } from '.';
+import { SseStream } from '../../http/writers';
 import { chatProvider, limitTextOnly, readJsonBody, startChat } from '../door';
 
 /** SPEC's `POST /v1/chat/stream`: a chat request in, SPEC events out as SSE. */
-export const chatStreamRoute: Route = {
+export const chatStreamRoute: DoorRoute<ChatDoorContext> = {
   method: 'POST',
   path: '/v1/chat/stream',
   auth: true,

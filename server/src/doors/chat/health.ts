@@ -1,9 +1,10 @@
-import type { Route } from '../context';
+import type { DoorRoute } from '../context';
+import type { ChatDoorContext } from '.';
 import { SERVICE_NAME } from './infoRecord';
-import { sendJson } from '../../http/json';
+import { sendJson } from '../../http/writers';
 
 /** Unauthenticated liveness probe; the tunnel helper polls it through the public URL. */
-export const healthRoute: Route = {
+export const healthRoute: DoorRoute<ChatDoorContext> = {
   method: 'GET',
   path: '/v1/health',
   auth: false,

@@ -1,9 +1,10 @@
-import type { Route } from '../context';
+import type { DoorRoute } from '../context';
+import type { ChatDoorContext } from '.';
 import { hostname, type InfoRecord, SERVICE_NAME } from './infoRecord';
-import { sendJson } from '../../http/json';
+import { sendJson } from '../../http/writers';
 
 /** The pairing probe: cheap, computed per request, exactly SPEC §2.1's five fields. */
-export const infoRoute: Route = {
+export const infoRoute: DoorRoute<ChatDoorContext> = {
   method: 'GET',
   path: '/v1/remote/info',
   auth: true,

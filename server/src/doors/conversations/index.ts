@@ -4,9 +4,9 @@ import { ChatError } from '../../chat/errors';
 import { parseChatRequest } from '../../chat/request';
 import type { ChatHandle } from '../../chat/service';
 import { SpecReply } from '../../chat/specReply';
-import type { RelayContext, Route } from '../context';
+import type { ContextSlice, DoorRoute } from '../context';
 import { HttpError } from '../../http/errors';
-import { sendJson, sendNoContent } from '../../http/json';
+import { sendJson, sendNoContent } from '../../http/writers';
 import type { RouteRequest } from '../../http/route';
 import type { ChatMessage } from '../../providers/types';
 import {
@@ -18,8 +18,7 @@ import {
   type ConversationBounds,
   type StoredConversation,
 } from '../../store/conversations';
-import { type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
-import { followLog } from '../logStream';
+import { followLog, type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import {
   conversationMarkdown,
   markdownFileName,
@@ -108,7 +107,14 @@ export interface ConversationsOptions {
   conversationsHowToEnable?: string;
 }
 
-export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
+/**
+ * What the conversations door reads of the relay: the chat service (replies), `replies` (the
+ * agent's sessions in the list), bodies, where it keeps conversations, the log, keep-alives.
+ */
+export type ConversationsContext = ContextSlice<'chat' | 'replies' | 'bodies', 'configDir' | 'logger' | 'bodyTimeoutMs' | 'keepAliveMs', ConversationsOptions>;
+type ConversationsRoute = DoorRoute<ConversationsContext>;
+
+export const conversationsDoor: DoorFactory<ConversationsContext> = (ctx) => {
   const { logger } = ctx.options;
   const dir = ctx.options.conversationsDir ?? conversationsDir(ctx.options.configDir);
   const changes = new AgentEventLog<ConversationChange>(CHANGES_BYTES);
@@ -166,7 +172,7 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
     logs.delete(id);
   };
 
-  const route = (method: Route['method'], path: string, handle: Route['handle']): Route => ({ method, path, auth: true, handle });
+  const route = (method: ConversationsRoute['method'], path: string, handle: ConversationsRoute['handle']): ConversationsRoute => ({ method, path, auth: true, handle });
 
   const create = route('POST', CONVERSATIONS_PATH, async (req, res, c) => {
     const s = await store();
@@ -244,14 +250,14 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
     res.end(body);
   });
 
-  const events = (method: 'GET' | 'POST'): Route =>
+  const events = (method: 'GET' | 'POST'): ConversationsRoute =>
     route(method, EVENTS, async (req, res, c) => {
       const { c: conv } = await find(req);
       followLog(req, res, c, logOf(conv.id), 'this conversation');
     });
 
   // Exact paths win over `:id`: this is never taken for a conversation named "events".
-  const feed = (method: 'GET' | 'POST'): Route =>
+  const feed = (method: 'GET' | 'POST'): ConversationsRoute =>
     route(method, CONVERSATION_CHANGES_PATH, async (req, res, c) => {
       await store();
       followLog(req, res, c, changes, 'the change feed');
@@ -278,7 +284,7 @@ export const conversationsDoor: DoorFactory<ConversationsOptions> = (ctx) => {
    * Starts the reply (429 and 412 before anything is kept), appending `message` first when
    * given; resolves with the Last-Event-ID that follows this turn from its start.
    */
-  async function startReply(c: RelayContext, s: ConversationStore, conv: StoredConversation, message: ChatMessage | undefined): Promise<number> {
+  async function startReply(c: ConversationsContext, s: ConversationStore, conv: StoredConversation, message: ChatMessage | undefined): Promise<number> {
     if (replies.has(conv.id)) throw new HttpError(409, 'conversations.busy', 'This conversation is already replying; wait for it or stop it (POST …/stop) first.');
     const provider = c.chat.provider();
     const live: LiveReply = { text: '', handle: undefined, stopped: false };

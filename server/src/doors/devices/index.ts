@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import type { RelayContext, Route } from '../context';
+import type { ContextSlice, DoorRoute, RelayContext } from '../context';
 import { HttpError, serverStopping } from '../../http/errors';
-import { sendJson, sendNoContent } from '../../http/json';
+import { sendJson, sendNoContent } from '../../http/writers';
 import { authenticateDesk } from '../../http/admission';
 import type { RouteRequest } from '../../http/route';
 import { PATHS, type DeviceInfo, type DeviceRegistration } from '../../protocol';
@@ -16,6 +16,9 @@ export const CLAIM_PATH = PATHS.deviceClaim;
 /** The desk's own routes (the desk token): a new pairing code, a device's agent access. */
 export const CODES_PATH = PATHS.deviceCodes;
 export const DEVICE_AGENT_PATH = '/v1/devices/:id/agent';
+
+/** What the devices door reads of the relay: the device registry, pairing codes and the token in force, bodies, request state, the chat service (who is connected), the clock and the log. */
+export type DevicesContext = ContextSlice<'admission' | 'bodies' | 'state' | 'chat', 'bodyTimeoutMs' | 'clock' | 'logger'>;
 
 const NAME_SHAPE = `a name of 1 to ${MAX_NAME_LENGTH} characters on one line (e.g. "iPhone Safari")`;
 const KEY_SHAPE = '"publicKey" must be an ECDSA P-256 public key as a JWK: {"kty":"EC","crv":"P-256","x":"<base64url, 32 bytes>","y":"<base64url, 32 bytes>"}';
@@ -33,12 +36,12 @@ async function registrationFields(body: Record<string, unknown> | undefined, sha
 }
 
 /** A key comes with proof that the sender holds its private half (proof.ts); its answers say whether the key is a device's, so only a caller with the token or the code hears them. */
-async function proveKey(body: Record<string, unknown>, fields: Fields, ctx: RelayContext, seen: SeenProofs): Promise<void> {
+async function proveKey(body: Record<string, unknown>, fields: Fields, ctx: DevicesContext, seen: SeenProofs): Promise<void> {
   if (fields.publicKey) await checkProof(body, fields.publicKey, registry(ctx).withKey(fields.publicKey) !== undefined, seen, ctx.options.clock?.() ?? Date.now());
 }
 
 /** Registers (or, for a key already known, gives that device a new token) and answers 201 {id, token}. */
-async function registerAndAnswer(res: ServerResponse, ctx: RelayContext, fields: Fields): Promise<void> {
+async function registerAndAnswer(res: ServerResponse, ctx: DevicesContext, fields: Fields): Promise<void> {
   const devices = registry(ctx);
   if (devices.size >= MAX_DEVICES && !(fields.publicKey && devices.withKey(fields.publicKey))) {
     throw new HttpError(409, 'device.too_many', `The desktop keeps at most ${MAX_DEVICES} devices; remove some (DeskRelay: Manage Devices, or deskrelay devices revoke).`);
@@ -93,7 +96,7 @@ const deviceNotFound = (id: string) => new HttpError(404, 'device.not_found', `N
  * another device, unless `agentMay` and the asking phone has the desk's leave to use the agent
  * (such a phone may cut a lost one off).
  */
-function pathDevice(req: RouteRequest, ctx: RelayContext, forbidden: string, agentMay = false): { id: string; current: string | undefined; devices: DeviceRegistry } {
+function pathDevice(req: RouteRequest, ctx: DevicesContext, forbidden: string, agentMay = false): { id: string; current: string | undefined; devices: DeviceRegistry } {
   const id = req.params.id ?? '';
   const current = ctx.state(req).device;
   const devices = registry(ctx);
@@ -102,7 +105,7 @@ function pathDevice(req: RouteRequest, ctx: RelayContext, forbidden: string, age
   return { id, current, devices };
 }
 
-function registry(ctx: RelayContext): DeviceRegistry {
+function registry(ctx: DevicesContext): DeviceRegistry {
   const devices = ctx.admission.devices;
   if (!devices) throw serverStopping();
   return devices;
@@ -113,9 +116,9 @@ function registry(ctx: RelayContext): DeviceRegistry {
  * gets its own token; the list, renaming and removal are for the desk and for the device itself. Removal
  * is the registry's: the relay ends the device's chats and the push door drops its subscriptions.
  */
-export const devicesDoor: DoorFactory = () => {
+export const devicesDoor: DoorFactory<DevicesContext> = () => {
   const seen = new SeenProofs();
-  const register: Route = {
+  const register: DoorRoute<DevicesContext> = {
     method: 'POST',
     path: DEVICES_PATH,
     auth: true,
@@ -133,7 +136,7 @@ export const devicesDoor: DoorFactory = () => {
   };
 
   // Pairing inside the installed app: the desk shows a one-time code, the phone sends it with no token.
-  const claim: Route = {
+  const claim: DoorRoute<DevicesContext> = {
     method: 'POST',
     path: CLAIM_PATH,
     auth: false,
@@ -157,7 +160,7 @@ export const devicesDoor: DoorFactory = () => {
     },
   };
 
-  const newCode: Route = {
+  const newCode: DoorRoute<DevicesContext> = {
     method: 'POST',
     path: CODES_PATH,
     auth: authenticateDesk,
@@ -167,7 +170,7 @@ export const devicesDoor: DoorFactory = () => {
     },
   };
 
-  const agentAccess: Route = {
+  const agentAccess: DoorRoute<DevicesContext> = {
     method: 'PUT',
     path: DEVICE_AGENT_PATH,
     auth: authenticateDesk,
@@ -187,7 +190,7 @@ export const devicesDoor: DoorFactory = () => {
     },
   };
 
-  const list: Route = {
+  const list: DoorRoute<DevicesContext> = {
     method: 'GET',
     path: DEVICES_PATH,
     auth: true,
@@ -198,7 +201,7 @@ export const devicesDoor: DoorFactory = () => {
     },
   };
 
-  const rename: Route = {
+  const rename: DoorRoute<DevicesContext> = {
     method: 'PATCH',
     path: DEVICE_PATH,
     auth: true,
@@ -221,7 +224,7 @@ export const devicesDoor: DoorFactory = () => {
     },
   };
 
-  const revoke: Route = {
+  const revoke: DoorRoute<DevicesContext> = {
     method: 'DELETE',
     path: DEVICE_PATH,
     auth: true,

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { sendJson } from '../../http/json';
+import { sendJson } from '../../http/writers';
 import type { Dialect } from '../../http/route';
 import { errorLine } from './wire';
 

@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RelayContext, Route } from '../context';
-import { sendJson } from '../../http/json';
+import type { DoorRoute } from '../context';
+import type { OllamaContext } from '.';
+import { sendJson } from '../../http/writers';
 import { ProviderError } from '../../providers';
 import { listModels } from '../../providers';
 import type { Ending, ReplySink } from '../../chat/service';
 import type { PieceKind, ProviderConfig, ToolCall } from '../../providers/types';
 import { type ChatAsk, chatProvider, collect, limitTextOnly, readJsonBody, startChat } from '../door';
 import { ollamaDialect, sendOllamaError } from './errors';
-import { BatchedStream, NDJSON } from '../../http/stream';
+import { BatchedStream, NDJSON } from '../../http/writers';
 import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './request';
 import { errorLine, goTime, OllamaReply, type Shape } from './wire';
 import { OLLAMA_PREFIX } from '../../protocol';
@@ -20,6 +21,8 @@ import { OLLAMA_PREFIX } from '../../protocol';
  */
 
 export { OLLAMA_PREFIX };
+type OllamaRoute = DoorRoute<OllamaContext>;
+
 /** A model list need not wait as long as a reply may. */
 const LIST_IDLE_MS = 30_000;
 
@@ -31,8 +34,8 @@ function modelName(provider: ProviderConfig): string {
 /** What DeskRelay cannot know about a model: honest empty values in Ollama's fields. */
 const UNKNOWN_DETAILS = { parent_model: '', format: '', family: '', families: [], parameter_size: '', quantization_level: '' };
 
-function routesUnder(prefix: string): Route[] {
-  const route = (method: Route['method'], path: string, handle: Route['handle']): Route => ({ method, path: `${prefix}${path}`, auth: true, dialect: ollamaDialect, handle });
+function routesUnder(prefix: string): OllamaRoute[] {
+  const route = (method: OllamaRoute['method'], path: string, handle: OllamaRoute['handle']): OllamaRoute => ({ method, path: `${prefix}${path}`, auth: true, dialect: ollamaDialect, handle });
   return [
     route('GET', '/api/version', (_req, res, ctx) => sendJson(res, 200, { version: ctx.options.version })),
     route('GET', '/api/tags', tags),
@@ -43,7 +46,7 @@ function routesUnder(prefix: string): Route[] {
 }
 
 /** `GET /ollama`: Ollama's root answer, which some apps check before they accept a server. */
-const runningRoute: Route = {
+const runningRoute: OllamaRoute = {
   method: 'GET',
   path: OLLAMA_PREFIX,
   auth: true,
@@ -55,13 +58,13 @@ const runningRoute: Route = {
   },
 };
 
-export const OLLAMA_ROUTES: readonly Route[] = [...routesUnder(''), ...routesUnder(OLLAMA_PREFIX), runningRoute];
+export const OLLAMA_ROUTES: readonly OllamaRoute[] = [...routesUnder(''), ...routesUnder(OLLAMA_PREFIX), runningRoute];
 
 /**
  * `GET /api/tags`: the active provider's models as it lists them, the model in use first. What
  * only Ollama knows (size, digest, details) is empty; `modified_at` is the time of the answer.
  */
-async function tags(req: IncomingMessage, res: ServerResponse, ctx: RelayContext): Promise<void> {
+async function tags(req: IncomingMessage, res: ServerResponse, ctx: OllamaContext): Promise<void> {
   const provider = chatProvider(req, ctx);
   const left = new AbortController();
   res.once('close', () => left.abort());
@@ -83,7 +86,7 @@ async function tags(req: IncomingMessage, res: ServerResponse, ctx: RelayContext
 }
 
 /** `POST /api/show`: enough for apps that ask before chatting; the model named in the body is not looked up. */
-async function show(req: IncomingMessage, res: ServerResponse, ctx: RelayContext): Promise<void> {
+async function show(req: IncomingMessage, res: ServerResponse, ctx: OllamaContext): Promise<void> {
   await readJsonBody(req, ctx);
   // Still 412 without a usable provider, as the chat would be.
   chatProvider(req, ctx);
@@ -92,7 +95,7 @@ async function show(req: IncomingMessage, res: ServerResponse, ctx: RelayContext
 }
 
 /** `/api/chat` and `/api/generate`: the same chat, in Ollama's two shapes. */
-async function reply(shape: Shape, parse: (body: unknown) => OllamaRequest, req: IncomingMessage, res: ServerResponse, ctx: RelayContext): Promise<void> {
+async function reply(shape: Shape, parse: (body: unknown) => OllamaRequest, req: IncomingMessage, res: ServerResponse, ctx: OllamaContext): Promise<void> {
   // Ollama sends photos as `"images":[…]` on a message (or beside the prompt).
   const { json, raw } = await readJsonBody(req, ctx, { images: /"images"\s*:\s*\[/ });
   const request = parse(json);
@@ -107,7 +110,7 @@ async function reply(shape: Shape, parse: (body: unknown) => OllamaRequest, req:
 }
 
 /** Streamed (Ollama's default): one line per piece, then the `done` line, or an `{"error"}` line. */
-function streamReply(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, answer: OllamaReply): void {
+function streamReply(res: ServerResponse, ctx: OllamaContext, ask: ChatAsk, answer: OllamaReply): void {
   const stream = new BatchedStream(res, NDJSON);
   // Returns once the chat started: the stream goes on in the chat service (startChat says why).
   startChat(res, ctx, ask, new ReplyLines(stream, answer), () => stream.open());
@@ -141,7 +144,7 @@ class ReplyLines implements ReplySink {
 }
 
 /** `"stream":false`: one object once the reply is whole; a provider failure is a 502 with Ollama's error body. */
-async function answerWhole(req: IncomingMessage, res: ServerResponse, ctx: RelayContext, ask: ChatAsk, answer: OllamaReply): Promise<void> {
+async function answerWhole(req: IncomingMessage, res: ServerResponse, ctx: OllamaContext, ask: ChatAsk, answer: OllamaReply): Promise<void> {
   const result = await collect(res, ctx, ask, answer);
   if (!result) return;
   if (result.ending.ok) return sendJson(res, 200, answer.whole(result.ending.finish));

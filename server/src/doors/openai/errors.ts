@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { ErrorCode, HttpError } from '../../http/errors';
-import { sendJson } from '../../http/json';
+import { sendJson } from '../../http/writers';
 
 /** OpenAI's error object: what the `openai` SDKs parse into their typed errors. */
 export interface OpenAiError {

@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RelayContext, Route } from '../context';
+import type { DoorRoute } from '../context';
+import type { OpenAiContext } from '.';
 import type { Dialect } from '../../http/route';
 import type { Ending, ReplySink } from '../../chat/service';
 import type { PieceKind, ToolCall } from '../../providers/types';
-import { sendJson } from '../../http/json';
-import { SseStream } from '../../http/stream';
+import { sendJson } from '../../http/writers';
+import { SseStream } from '../../http/writers';
 import { Completion, errorChunk, modelName } from './completion';
 import { generationError, openAiError, sendOpenAiError } from './errors';
 import { parseCompletionRequest } from './request';
@@ -23,7 +24,7 @@ export const openAiDialect: Dialect = {
 /** Every route of the door: behind the token (the client's API key), refusals in OpenAI's shape. */
 const OPENAI_ROUTE = { auth: true, dialect: openAiDialect } as const;
 
-export const modelsRoute: Route = {
+export const modelsRoute: DoorRoute<OpenAiContext> = {
   ...OPENAI_ROUTE,
   method: 'GET',
   path: '/v1/models',
@@ -54,7 +55,7 @@ export const modelsRoute: Route = {
   },
 };
 
-export const completionsRoute: Route = {
+export const completionsRoute: DoorRoute<OpenAiContext> = {
   ...OPENAI_ROUTE,
   method: 'POST',
   path: '/v1/chat/completions',
@@ -75,7 +76,7 @@ export const completionsRoute: Route = {
  * chunk and no `[DONE]`. The headers go out at once; the role chunk waits until the adapter names
  * the model that answers, so every chunk carries the same, real model.
  */
-function streamCompletion(res: ServerResponse, ctx: RelayContext, ask: ChatAsk, completion: Completion): void {
+function streamCompletion(res: ServerResponse, ctx: OpenAiContext, ask: ChatAsk, completion: Completion): void {
   const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
   // Returns once the chat started: the stream goes on in the chat service (startChat says why).
   startChat(res, ctx, ask, new CompletionChunks(sse, completion), () => sse.open());
@@ -127,7 +128,7 @@ class CompletionChunks implements ReplySink {
 }
 
 /** `stream: false`: one chat.completion once the reply is whole; a provider failure is a 502. */
-async function answerCompletion(req: IncomingMessage, res: ServerResponse, ctx: RelayContext, ask: ChatAsk, completion: Completion): Promise<void> {
+async function answerCompletion(req: IncomingMessage, res: ServerResponse, ctx: OpenAiContext, ask: ChatAsk, completion: Completion): Promise<void> {
   const result = await collect(res, ctx, ask, completion);
   if (!result) return;
   if (result.model !== undefined) completion.model = result.model;
@@ -136,4 +137,4 @@ async function answerCompletion(req: IncomingMessage, res: ServerResponse, ctx: 
   sendOpenAiError(res, ctx.state(req).id, 502, generationError(result.ending.message), { 'x-should-retry': 'false' });
 }
 
-export const OPENAI_ROUTES: readonly Route[] = [modelsRoute, completionsRoute];
+export const OPENAI_ROUTES: readonly DoorRoute<OpenAiContext>[] = [modelsRoute, completionsRoute];

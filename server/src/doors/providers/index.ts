@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import type { RelayContext, Route } from '../context';
+import type { ContextSlice, DoorRoute } from '../context';
 import { HttpError } from '../../http/errors';
-import { sendJson } from '../../http/json';
+import { sendJson } from '../../http/writers';
 import type { RouteRequest } from '../../http/route';
 import { describeProvider, isAbortError, ProviderError } from '../../providers';
 import { listModels } from '../../providers';
@@ -19,6 +19,12 @@ const MODELS_PATH = '/v1/providers/:id/models';
 export const MAX_MODEL_CHARS = 256;
 /** How many of the provider's models a refusal names. */
 const NAMED_MODELS = 20;
+
+/** What the providers door reads of the relay: the providers and their keys, bodies, request state, the log for a switch. */
+export type ProvidersContext = ContextSlice<'bodies' | 'state', 'providers' | 'keys' | 'providerIdleMs' | 'bodyTimeoutMs' | 'logger'>;
+
+/** What asking a provider takes: its key, and how long it may stay silent. */
+export type ProviderCallContext = ContextSlice<never, 'keys' | 'providerIdleMs'>;
 
 /** One provider as a phone sees it (protocol's ProviderView), its kind one the relay knows. */
 export interface ProviderView extends WireProviderView {
@@ -56,7 +62,7 @@ const notFound = (id: string) => new HttpError(404, 'provider.not_found', `No pr
 const invalid = (message: string) => new HttpError(400, 'request.invalid_body', message);
 
 /** The models one provider offers, as it lists them; 502 provider.unreachable, worded as a stream's error, when it does not answer. */
-export async function modelsOf(provider: ProviderConfig, ctx: RelayContext, signal: AbortSignal): Promise<string[]> {
+export async function modelsOf(provider: ProviderConfig, ctx: ProviderCallContext, signal: AbortSignal): Promise<string[]> {
   try {
     return await listModels(provider, { keys: ctx.options.keys, idleTimeoutMs: Math.min(ctx.options.providerIdleMs, LIST_TIMEOUT_MS) }, signal);
   } catch (err) {
@@ -73,7 +79,7 @@ export function leaving(res: ServerResponse): AbortSignal {
   return controller.signal;
 }
 
-const listRoute: Route = {
+const listRoute: DoorRoute<ProvidersContext> = {
   method: 'GET',
   path: '/v1/providers',
   auth: true,
@@ -82,11 +88,11 @@ const listRoute: Route = {
   },
 };
 
-const modelsRoute: Route = {
+const modelsRoute: DoorRoute<ProvidersContext> = {
   method: 'GET',
   path: MODELS_PATH,
   auth: true,
-  async handle(req: RouteRequest, res: ServerResponse, ctx: RelayContext) {
+  async handle(req: RouteRequest, res: ServerResponse, ctx: ProvidersContext) {
     const id = req.params.id ?? '';
     const provider = configuredProviders(ctx.options.providers).find((p) => p.id === id);
     if (!provider) throw notFound(id);
@@ -101,7 +107,7 @@ const modelsRoute: Route = {
  * /v1/providers/<id>/models does): what the phone can write into the desktop's settings is
  * bounded by what the provider offers. The configured model and `auto` need no asking.
  */
-async function checkListed(provider: ProviderConfig, model: string, ctx: RelayContext, signal: AbortSignal): Promise<void> {
+async function checkListed(provider: ProviderConfig, model: string, ctx: ProviderCallContext, signal: AbortSignal): Promise<void> {
   const models = await modelsOf(provider, ctx, signal);
   if (models.includes(model)) return;
   const named = models.length === 0 ? 'lists none' : `lists: ${models.slice(0, NAMED_MODELS).join(', ')}${models.length > NAMED_MODELS ? ', …' : ''}`;
@@ -115,7 +121,7 @@ async function checkListed(provider: ProviderConfig, model: string, ctx: RelayCo
  * is read), 400 for a bad body (a model the provider does not list included), 404 for an
  * unknown id, 400 for the cloud provider, 502 when the provider cannot be asked for its models.
  */
-const switchRoute: Route = {
+const switchRoute: DoorRoute<ProvidersContext> = {
   method: 'PUT',
   path: '/v1/providers/active',
   auth: true,
@@ -149,4 +155,4 @@ const switchRoute: Route = {
 };
 
 /** Provider and model choice from the phone (issue 13): list, list one provider's models, switch. */
-export const providersDoor: DoorFactory = () => ({ routes: [listRoute, modelsRoute, switchRoute] });
+export const providersDoor: DoorFactory<ProvidersContext> = () => ({ routes: [listRoute, modelsRoute, switchRoute] });

@@ -1,7 +1,6 @@
-import type { IncomingMessage } from 'node:http';
-import type { RelayContext, Route } from '../context';
+import type { ContextSlice, DoorRoute } from '../context';
 import { HttpError, serverStopping } from '../../http/errors';
-import { sendJson, sendNoContent } from '../../http/json';
+import { sendJson, sendNoContent } from '../../http/writers';
 import { type DoorFactory, invalidBody as invalid, jsonObject, readJsonBody } from '../door';
 import { PATHS, type AgentPush, type PushKey, type ReplyReadyPush } from '../../protocol';
 import type { ReplyFinished } from '../replyEvents';
@@ -71,7 +70,14 @@ export interface PushOptions {
   pushTimeoutMs?: number;
 }
 
-export const pushDoor: DoorFactory<PushOptions> = (ctx) => {
+/**
+ * What the push door reads of the relay: the devices (a removed one's subscriptions go) and
+ * whether it is stopping, `replies` to hear of ended replies and the agent's asks, bodies,
+ * request state, where its key file goes and the log.
+ */
+export type PushContext = ContextSlice<'admission' | 'replies' | 'bodies' | 'state', 'configDir' | 'logger' | 'bodyTimeoutMs', PushOptions>;
+
+export const pushDoor: DoorFactory<PushContext> = (ctx) => {
   const subscriptions = new Map<string, PushTarget>();
   /** Which device subscribed each endpoint (issue 26): a removed device's subscriptions go with it. */
   const owners = new Map<string, string>();
@@ -99,7 +105,7 @@ export const pushDoor: DoorFactory<PushOptions> = (ctx) => {
   let stopped = false;
   let inFlight = 0;
 
-  const keyRoute: Route = {
+  const keyRoute: DoorRoute<PushContext> = {
     method: 'GET',
     path: PUSH_KEY_PATH,
     auth: true,
@@ -110,7 +116,7 @@ export const pushDoor: DoorFactory<PushOptions> = (ctx) => {
     },
   };
 
-  const subscribeRoute: Route = {
+  const subscribeRoute: DoorRoute<PushContext> = {
     method: 'POST',
     path: PUSH_SUBSCRIPTIONS_PATH,
     auth: true,
@@ -139,11 +145,11 @@ export const pushDoor: DoorFactory<PushOptions> = (ctx) => {
     },
   };
 
-  const unsubscribeRoute: Route = {
+  const unsubscribeRoute: DoorRoute<PushContext> = {
     method: 'DELETE',
     path: PUSH_SUBSCRIPTIONS_PATH,
     auth: true,
-    async handle(req: IncomingMessage, res, c: RelayContext) {
+    async handle(req, res, c) {
       const { json } = await readJsonBody(req, c);
       const { endpoint } = jsonObject(json, '{"endpoint":"https://…"}');
       if (typeof endpoint !== 'string' || endpoint === '') throw invalid('endpoint must be the endpoint of a subscription made before.');

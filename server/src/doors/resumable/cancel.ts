@@ -1,7 +1,8 @@
 import { CancelReason, STOPPED_BY_CLIENT } from '../../chat/events';
 import { HttpError } from '../../http/errors';
-import { sendJson } from '../../http/json';
-import type { Route } from '../context';
+import { sendJson } from '../../http/writers';
+import type { DoorRoute } from '../context';
+import type { ResumableContext } from '.';
 import { resumeHeaders } from './headers';
 import type { ResumableRegistry } from './registry';
 
@@ -13,7 +14,7 @@ export { STOPPED_BY_CLIENT };
  * spending quota). Its own path keeps `/v1/chat/stream`'s methods exactly SPEC's. Idempotent:
  * `cancelled` says whether a running generation was stopped by this call.
  */
-export function chatCancelRoute(registry: ResumableRegistry): Route {
+export function chatCancelRoute(registry: ResumableRegistry): DoorRoute<ResumableContext> {
   return {
     method: 'POST',
     path: '/v1/chat/cancel',

@@ -1,6 +1,6 @@
 import type { TerminalEvent } from '../../chat/events';
 import { FrameLog, type NumberedFrame } from '../../streams/frameLog';
-import { frameEvent, frameToken } from '../../http/stream';
+import { frameEvent, frameToken } from '../../http/writers';
 
 /** One numbered event, already framed as `id: n\ndata: …\n\n`; the terminal one ends the reply. */
 export interface Frame extends NumberedFrame {

@@ -1,3 +1,4 @@
+import type { ContextSlice } from '../context';
 import type { DoorFactory } from '../door';
 import { chatCancelRoute } from './cancel';
 import { DEFAULT_RESUME_BUFFER_BYTES } from './eventLog';
@@ -13,8 +14,14 @@ export interface ResumableOptions {
   resumeBufferBytes?: number;
 }
 
+/**
+ * What the resumable door reads of the relay: the chat service, bodies, request state, the
+ * token in force (a generation belongs to it), and `replies` to say a reply ended.
+ */
+export type ResumableContext = ContextSlice<'chat' | 'bodies' | 'state' | 'admission' | 'replies', 'bodyTimeoutMs' | 'keepAliveMs', ResumableOptions>;
+
 /** Resumable streams: `POST /v1/chat/stream` with an Idempotency-Key, and `POST /v1/chat/cancel`. */
-export const resumableDoor: DoorFactory<ResumableOptions> = (ctx) => {
+export const resumableDoor: DoorFactory<ResumableContext> = (ctx) => {
   // The door's own defaults: the relay passes on only what its host set.
   const { resumeTtlMs = DEFAULT_RESUME_TTL_MS, resumeBufferBytes = DEFAULT_RESUME_BUFFER_BYTES, resumeErrorTtlMs = DEFAULT_RESUME_ERROR_TTL_MS } = ctx.options;
   const registry = new ResumableRegistry(resumeTtlMs, resumeBufferBytes, DEFAULT_RESUME_BUDGET, resumeErrorTtlMs);

@@ -3,9 +3,10 @@ import type { IncomingMessage } from 'node:http';
 import type { TerminalEvent } from '../../chat/events';
 import { parseChatRequest } from '../../chat/request';
 import { SpecReply, type SpecEventWriter } from '../../chat/specReply';
-import type { RelayContext, Route } from '../context';
+import type { DoorRoute } from '../context';
+import type { ResumableContext } from '.';
 import { HttpError, serverStopping } from '../../http/errors';
-import { SseStream } from '../../http/stream';
+import { SseStream } from '../../http/writers';
 import type { ChatMessage } from '../../providers/types';
 import { chatProvider, limitTextOnly, readJsonBody } from '../door';
 import type { EventLog, Frame, FrameListener } from './eventLog';
@@ -26,7 +27,7 @@ const forgotten =
  * unless `Last-Event-ID` says the client holds events of it: that resume gets one error event.
  * The provider is never asked twice for one key.
  */
-export function resumableStreamRoute(registry: ResumableRegistry): Route {
+export function resumableStreamRoute(registry: ResumableRegistry): DoorRoute<ResumableContext> {
   return {
     method: 'POST',
     path: '/v1/chat/stream',
@@ -72,7 +73,7 @@ export function resumableStreamRoute(registry: ResumableRegistry): Route {
   };
 }
 
-function start(req: IncomingMessage, ctx: RelayContext, registry: ResumableRegistry, scope: string, bodyHash: string, messages: ChatMessage[], key: string): ResumableGeneration {
+function start(req: IncomingMessage, ctx: ResumableContext, registry: ResumableRegistry, scope: string, bodyHash: string, messages: ChatMessage[], key: string): ResumableGeneration {
   const provider = chatProvider(req, ctx);
   const entry = registry.prepare(bodyHash, provider.id);
   // Refused (429) before the generation is held: a refused key stays unknown.

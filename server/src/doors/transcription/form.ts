@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { readBody, tooLarge } from '../../http/body';
-import type { RelayContext } from '../context';
+import type { BodyContext } from '../door';
 import { HttpError } from '../../http/errors';
 import { formBoundary, parseForm, type FormPart } from '../../http/multipart';
 
@@ -59,7 +59,7 @@ const invalid = (message: string) => new HttpError(400, 'request.invalid_body', 
 const unsupported = (message: string) => new HttpError(415, 'request.unsupported_media_type', message);
 
 /** Reads and checks the multipart form (415 → 413/408/503 → 400 → 415 for the audio → 413). */
-export async function readAudioForm(req: IncomingMessage, ctx: RelayContext): Promise<AudioForm> {
+export async function readAudioForm(req: IncomingMessage, ctx: BodyContext): Promise<AudioForm> {
   const boundary = formBoundary(req.headers['content-type']);
   if (boundary === undefined) {
     throw unsupported('Send the audio as Content-Type: multipart/form-data with a boundary, its file in the field "file" (as OpenAI\'s API takes it).');

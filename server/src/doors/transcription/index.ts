@@ -1,6 +1,6 @@
-import type { RelayContext, Route } from '../context';
+import type { ContextSlice, DoorRoute } from '../context';
 import { HttpError } from '../../http/errors';
-import { sendJson } from '../../http/json';
+import { sendJson } from '../../http/writers';
 import { transcriptionProvider } from '../../providers/transcription';
 import type { DoorFactory } from '../door';
 import { openAiDialect } from '../openai/routes';
@@ -11,6 +11,9 @@ import { PATHS } from '../../protocol';
 
 export const TRANSCRIPTIONS_PATH = PATHS.transcriptions;
 
+/** What the transcription door reads of the relay: bodies, request state, the providers and their keys. */
+export type TranscriptionContext = ContextSlice<'bodies' | 'state', 'providers' | 'keys' | 'providerIdleMs' | 'bodyTimeoutMs'>;
+
 /**
  * Speech to text for the phone's microphone (issue 29): OpenAI's `POST /v1/audio/transcriptions`,
  * relayed to the provider the desktop names for it. Refusals in OpenAI's error shape, so an
@@ -18,12 +21,12 @@ export const TRANSCRIPTIONS_PATH = PATHS.transcriptions;
  * is read) → 415 → body (413, 408, 503) → form (400) → audio type (415) and size (413) → 502.
  * Neither the audio nor the text is stored or logged: the request log has the path only.
  */
-const transcriptionsRoute: Route = {
+const transcriptionsRoute: DoorRoute<TranscriptionContext> = {
   method: 'POST',
   path: TRANSCRIPTIONS_PATH,
   auth: true,
   dialect: openAiDialect,
-  async handle(req, res, ctx: RelayContext) {
+  async handle(req, res, ctx) {
     const provider = transcriptionProvider(ctx.options.providers);
     if (!provider.ok) throw new HttpError(412, 'transcription.no_provider', provider.why);
     ctx.state(req).provider = provider.config.id;
@@ -38,4 +41,4 @@ const transcriptionsRoute: Route = {
   },
 };
 
-export const transcriptionDoor: DoorFactory = () => ({ routes: [transcriptionsRoute] });
+export const transcriptionDoor: DoorFactory<TranscriptionContext> = () => ({ routes: [transcriptionsRoute] });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RelayContext } from '../context';
+import type { ProviderCallContext } from '../providers';
 import { HttpError } from '../../http/errors';
 import { buildForm, type FormPart } from '../../http/multipart';
 import { describeProvider, isAbortError, ProviderError } from '../../providers';
@@ -16,7 +16,7 @@ import type { AudioForm } from './form';
  * reading serves both answers. The key, when the provider has one, goes in the Authorization
  * header only; every error is redacted of it (keyedCall) and none is logged here.
  */
-export async function transcribe(config: ProviderConfig, model: string, form: AudioForm, ctx: RelayContext, signal: AbortSignal): Promise<string> {
+export async function transcribe(config: ProviderConfig, model: string, form: AudioForm, ctx: ProviderCallContext, signal: AbortSignal): Promise<string> {
   const label = describeProvider(config);
   const deps = { keys: ctx.options.keys, idleTimeoutMs: ctx.options.providerIdleMs };
   const parts: FormPart[] = [form.file, field('model', model)];

@@ -4,7 +4,8 @@ import { requestState } from '../../http/requestState';
 import { parseJson } from '../../http/body';
 import { chatProvider, limitTextOnly, MAX_IMAGE_BODY_BYTES } from '../door';
 import { parseChatRequest } from '../../chat/request';
-import type { RelayContext, Route } from '../context';
+import type { DoorRoute } from '../context';
+import type { SocketContext } from '.';
 import { HttpError, serverStopping } from '../../http/errors';
 import { CancelReason, type ChatEvent } from '../../chat/events';
 import type { ChatHandle, ChatSlot } from '../../chat/service';
@@ -33,7 +34,7 @@ const HIGH_WATER_BYTES = 64 * 1024;
  * token by header or subprotocol) and calls `upgrade`; a plain GET gets a clear 426 and other
  * methods a 405.
  */
-export const chatSocketRoute: Route = {
+export const chatSocketRoute: DoorRoute<SocketContext> = {
   method: 'GET',
   path: CHAT_SOCKET_PATH,
   auth: authenticateSocket,
@@ -82,7 +83,7 @@ function socketServer(): WebSocketServer {
 type FirstMessage = { kind: 'message'; data: RawData; isBinary: boolean } | { kind: 'closed' } | { kind: 'aborted' } | { kind: 'timeout' };
 
 /** One chat over one socket: the first text message is the request, then the SPEC events, then close. */
-async function serveChatSocket(ws: WebSocket, req: IncomingMessage, ctx: RelayContext, slot: ChatSlot): Promise<void> {
+async function serveChatSocket(ws: WebSocket, req: IncomingMessage, ctx: SocketContext, slot: ChatSlot): Promise<void> {
   let chat: ChatHandle | undefined;
   // A client that leaves ends the chat at once; the slot's signal is the relay stopping.
   ws.once('close', () => chat?.abort());

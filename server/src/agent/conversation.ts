@@ -2,7 +2,7 @@ import type { ChatService } from '../chat/service';
 import type { Logger } from '../logger';
 import type { AgentEvent } from '../protocol';
 import type { ChatMessage, ProviderConfig, ToolCall, ToolSpec } from '../providers/types';
-import type { ModelReply } from './modelCall';
+import type { ModelReply } from './step';
 
 const size = (m: ChatMessage) => m.content.length + (m.toolCalls ? JSON.stringify(m.toolCalls).length : 0);
 

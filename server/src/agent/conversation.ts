@@ -1,3 +1,7 @@
+/**
+ * The conversation the model gets, and fitting it into the model's context window before each
+ * model call (old tool results become notes, then a summary), by an estimate of its tokens.
+ */
 import type { ChatService } from '../chat/service';
 import type { Logger } from '../logger';
 import type { AgentEvent } from '../protocol';

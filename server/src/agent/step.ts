@@ -1,3 +1,8 @@
+/**
+ * One step of a turn (a turn takes at most `limits.maxSteps`): the model is called with the
+ * conversation, then each tool call it asked for is run, asked first where the policy says so,
+ * its result capped.
+ */
 import type { ChatHandle, ChatService, ReplySink } from '../chat/service';
 import { ChatError } from '../chat/errors';
 import type { Logger } from '../logger';
@@ -8,8 +13,6 @@ import type { AgentLimits } from './limits';
 import type { AppliedChange, CallResult } from './transcript';
 import { ArgumentError, TOOLS, type AgentTool, type PreparedCall } from './tools';
 import { WorkspaceError, type Workspace } from './workspace';
-
-// One step of a turn: the model is called, then each tool call it asked for is run.
 
 export type ModelReply = { ok: true; text: string; calls: ToolCall[] } | { ok: false; message: string };
 

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeWorkspace } from '../../server/src/agent/hosts/node';
-import { capResult, DEFAULT_LIMITS } from '../../server/src/agent/limits';
+import { DEFAULT_LIMITS } from '../../server/src/agent/limits';
+import { capResult } from '../../server/src/agent/step';
 import { ApprovalGate } from '../../server/src/agent/gate';
 import { TOOLS, type ToolContext } from '../../server/src/agent/tools';
 

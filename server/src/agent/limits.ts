@@ -33,12 +33,3 @@ export const DEFAULT_LIMITS: AgentLimits = {
   maxListEntries: 2000,
   maxSearchMatches: 200,
 };
-
-/** `text` cut to `maxBytes` of UTF-8 (never inside a character), with a note saying so. */
-export function capResult(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= maxBytes) return text;
-  let end = maxBytes;
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
-  return `${bytes.subarray(0, end).toString('utf8')}\n[cut: the result was ${bytes.length} bytes; the agent gets at most ${maxBytes}. Ask for less: a line range, a narrower path or pattern.]`;
-}

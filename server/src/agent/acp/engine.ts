@@ -5,7 +5,7 @@ import type { AgentChoice, AgentCommand, AgentPlanEntry } from '../../protocol';
 import type { Engine, EngineFactory, EngineHost, TurnOutcome } from '../engine';
 import { EngineOptionError } from '../engine';
 import type { ApprovalKind } from '../tools';
-import { approvedEdit } from '../tools/approvedEdit';
+import { approvedWrite } from '../tools/edits';
 import { checkCommandLine } from '../tools/runCommand';
 import { AcpCalls, isObject } from './calls';
 import { AcpPaths, shellQuote } from './paths';
@@ -356,8 +356,7 @@ class AcpEngine implements Engine {
     const rel = this.paths.rel(params.path);
     const ctx = { workspace: this.host.workspace, limits: this.host.limits, signal: this.turnSignal ?? new AbortController().signal };
     try {
-      const before = await this.host.workspace.readIfExists(rel);
-      const prepared = await approvedEdit(ctx, rel, before, params.content, before === undefined ? `Created ${rel}.` : `Wrote ${rel}.`);
+      const prepared = await approvedWrite(ctx, rel, params.content);
       const covered = this.coveredWrites.covers(`${this.paths.abs(rel)}\0${params.content}`) || !this.host.gate.needsApproval('edit');
       const asked = covered ? undefined : await this.askOwn('write_file', { path: rel }, 'edit', undefined, { diff: prepared.diff });
       if (asked && !asked.allowed) throw new RequestError(-32603, asked.output);

@@ -1,11 +1,78 @@
+/**
+ * One step of a turn (a turn takes at most `limits.maxSteps`): the model is called with the
+ * conversation, then each tool call it asked for is run, asked first where the policy says so,
+ * its result capped.
+ */
+import type { ChatHandle, ChatService, ReplySink } from '../chat/service';
+import { ChatError } from '../chat/errors';
 import type { Logger } from '../logger';
 import type { AgentEvent } from '../protocol';
-import type { ToolCall } from '../providers/types';
+import type { ChatMessage, ToolCall, ToolSpec } from '../providers/types';
 import type { ApprovalGate } from './gate';
-import { capResult, type AgentLimits } from './limits';
+import type { AgentLimits } from './limits';
 import type { AppliedChange, CallResult } from './transcript';
 import { ArgumentError, TOOLS, type AgentTool, type PreparedCall } from './tools';
 import { WorkspaceError, type Workspace } from './workspace';
+
+export type ModelReply = { ok: true; text: string; calls: ToolCall[] } | { ok: false; message: string };
+
+export interface ModelCallDeps {
+  chat: ChatService;
+  emit(event: AgentEvent): void;
+  /** The request under way (a stop aborts it), then undefined when it ended. */
+  running(handle: ChatHandle | undefined): void;
+}
+
+/**
+ * One model request: the conversation with the tools, its words shown as they come; or, without
+ * `tools` (a summary), other messages whose words are not shown.
+ */
+export async function callModel(deps: ModelCallDeps, signal: AbortSignal, messages: ChatMessage[], tools?: ToolSpec[]): Promise<ModelReply> {
+  const quiet = tools === undefined;
+  let text = '';
+  let unsent = '';
+  const calls: ToolCall[] = [];
+  const sink: ReplySink = {
+    piece: (kind, piece) => {
+      // Reasoning is the model's own scratch work: not part of what the agent says.
+      if (kind !== 'text') return;
+      text += piece;
+      unsent += piece;
+    },
+    flush: () => {
+      if (unsent === '' || quiet) return;
+      deps.emit({ type: 'text', delta: unsent });
+      unsent = '';
+    },
+    toolCall: (call) => {
+      calls.push(call);
+    },
+    end: () => {},
+  };
+  let handle: ChatHandle;
+  try {
+    const provider = deps.chat.provider();
+    handle = quiet ? deps.chat.start(provider, messages, sink) : deps.chat.start(provider, messages, sink, { tools, toolChoice: 'auto' });
+  } catch (err) {
+    if (err instanceof ChatError) return { ok: false, message: err.message };
+    throw err;
+  }
+  deps.running(handle);
+  const onAbort = () => handle.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const ending = await handle.done;
+    sink.flush();
+    if (!ending.ok) return { ok: false, message: ending.message };
+    if (ending.finish === 'length' && calls.length === 0) {
+      deps.emit({ type: 'error', message: 'The model stopped at its output token limit; its answer may be cut.' });
+    }
+    return { ok: true, text, calls };
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    deps.running(undefined);
+  }
+}
 
 export const NOT_RUN = 'Not run: the user stopped the agent.';
 
@@ -92,4 +159,13 @@ function toolFailure(err: unknown, logger: Logger): { ok: false; output: string 
   if (typeof code === 'string') return { ok: false, output: `The desktop could not do it (${code}).` };
   logger.error(`agent: a tool failed unexpectedly: ${err instanceof Error ? err.name : typeof err}`);
   return { ok: false, output: 'The tool failed unexpectedly; see the DeskRelay log on the desktop.' };
+}
+
+/** `text` cut to `maxBytes` of UTF-8 (never inside a character), with a note saying so. */
+export function capResult(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= maxBytes) return text;
+  let end = maxBytes;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return `${bytes.subarray(0, end).toString('utf8')}\n[cut: the result was ${bytes.length} bytes; the agent gets at most ${maxBytes}. Ask for less: a line range, a narrower path or pattern.]`;
 }

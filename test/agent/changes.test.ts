@@ -49,8 +49,8 @@ const asPhone = (path: string, body?: unknown) =>
 async function undo(id: string, path: string, sign: { key?: Awaited<ReturnType<typeof newDeviceKey>>; digest?: string; unsigned?: boolean } = {}) {
   const listed = (await asPhone(`/v1/agent/sessions/${id}/changes`)).json.files.find((f: any) => f.path === path);
   const digest = listed?.digest ?? '0'.repeat(64);
-  const signature = sign.unsigned ? undefined : await signAction(sign.key ?? phone.key, 'undo', id, path, sign.digest ?? digest);
-  return asPhone(`/v1/agent/sessions/${id}/changes/undo`, { path, digest, ...(signature ? { signature } : {}) });
+  const signed = sign.unsigned ? {} : await signAction(sign.key ?? phone.key, 'undo', id, [path, sign.digest ?? digest]);
+  return asPhone(`/v1/agent/sessions/${id}/changes/undo`, { path, digest, ...signed });
 }
 
 const read = (path: string) => readFileSync(join(repo, path), 'utf8');

@@ -59,8 +59,8 @@ describe('Changes kept across a restart of the CLI', () => {
     expect(listed.status, listed.body).toBe(200);
     expect(listed.json.files).toEqual(before);
     const { digest } = listed.json.files[1];
-    const signature = await signAction(cli!.phone.key, 'undo', id, 'src/math.js', digest);
-    const undone = await asPhone(`/v1/agent/sessions/${id}/changes/undo`, { path: 'src/math.js', digest, signature });
+    const signed = await signAction(cli!.phone.key, 'undo', id, ['src/math.js', digest]);
+    const undone = await asPhone(`/v1/agent/sessions/${id}/changes/undo`, { path: 'src/math.js', digest, ...signed });
     expect(undone.status, undone.body).toBe(200);
     expect(readFileSync(join(repo, 'src/math.js'), 'utf8')).toBe(ORIGINAL['src/math.js']);
     expect(existsSync(join(repo, 'src/new.js'))).toBe(true);

@@ -81,8 +81,8 @@ describe('a kept session\'s changes', () => {
 
     const undo = async (path: string) => {
       const digest = after.files.find((f) => f.path === path)!.digest;
-      const signature = await signAction(phone.key, 'undo', id, path, digest);
-      return send(second.url, `/v1/agent/sessions/${id}/changes/undo`, { method: 'POST', headers: { ...bearer(phone.token), 'Content-Type': 'application/json' }, body: JSON.stringify({ path, digest, signature }) });
+      const signed = await signAction(phone.key, 'undo', id, [path, digest]);
+      return send(second.url, `/v1/agent/sessions/${id}/changes/undo`, { method: 'POST', headers: { ...bearer(phone.token), 'Content-Type': 'application/json' }, body: JSON.stringify({ path, digest, ...signed }) });
     };
     const done = await undo('src/math.js');
     expect(done.status, done.body).toBe(200);

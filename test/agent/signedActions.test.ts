@@ -3,8 +3,8 @@
  * approvals "device", someone holding a leaked device token (not the phone's key) cannot discard
  * a worktree, merge it, delete a session or change its mode or model. Each is refused
  * 403 agent.signature_required unsigned and 403 agent.bad_signature signed by another key, with
- * nothing done; signed by the phone's key over `deskrelay-<action>:v1\n<session>[\n<id>]` it is
- * taken. A relay in this process, a real git project with worktrees, the scripted model.
+ * nothing done; signed by the phone's key over `deskrelay-<action>:v2\n<session>[\n<id>]\n<issuedAt>` it is
+ * taken, once. A relay in this process, a real git project with worktrees, the scripted model.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
@@ -65,14 +65,14 @@ async function refusedWithoutTheKey(method: 'POST' | 'DELETE', path: string, act
   const unsigned = await act(method, path, body);
   expect([unsigned.status, unsigned.json?.error?.code], unsigned.body).toEqual([403, 'agent.signature_required']);
   await unchanged();
-  const forged = await act(method, path, { ...body, signature: await signAction(thief, action, id, ...subject) });
+  const forged = await act(method, path, { ...body, ...(await signAction(thief, action, id, subject)) });
   expect([forged.status, forged.json?.error?.code], forged.body).toEqual([403, 'agent.bad_signature']);
   await unchanged();
   // The phone's own signature, but for another session: refused as well.
-  const elsewhere = await act(method, path, { ...body, signature: await signAction(phone.key, action, 'another-session', ...subject) });
+  const elsewhere = await act(method, path, { ...body, ...(await signAction(phone.key, action, 'another-session', subject)) });
   expect(elsewhere.json?.error?.code).toBe('agent.bad_signature');
   await unchanged();
-  return act(method, path, { ...body, signature: await signAction(phone.key, action, id, ...subject) });
+  return act(method, path, { ...body, ...(await signAction(phone.key, action, id, subject)) });
 }
 
 const exists = async (id: string) => (await send(relay.url, `/v1/agent/sessions/${id}`, { headers: bearer(phone.token) })).status === 200;
@@ -112,9 +112,24 @@ describe('signed session actions (a leaked device token is not enough)', () => {
       expect(signed.status, `${what}: ${signed.body}`).toBe(400);
       expect(signed.json.error.code).toBe('request.invalid_body');
       // Signed for another id than the one sent: refused.
-      const swapped = await act('POST', `/v1/agent/sessions/${id}/${what}`, { [what]: 'code', signature: await signAction(phone.key, what, id, 'plan') });
+      const swapped = await act('POST', `/v1/agent/sessions/${id}/${what}`, { [what]: 'code', ...(await signAction(phone.key, what, id, ['plan'])) });
       expect(swapped.json.error.code).toBe('agent.bad_signature');
     }
+  });
+
+  it('a signed action is taken once: the same request sent again, one signed 10 minutes ago, or one without issuedAt does nothing', async () => {
+    const { id } = await idleSession(false);
+    const body = { mode: 'plan', ...(await signAction(phone.key, 'mode', id, ['plan'])) };
+    const first = await act('POST', `/v1/agent/sessions/${id}/mode`, body);
+    expect(first.json.error.code, first.body).toBe('request.invalid_body'); // reached the session (it offers no modes)
+    const replayed = await act('POST', `/v1/agent/sessions/${id}/mode`, body);
+    expect([replayed.status, replayed.json.error.code], replayed.body).toEqual([403, 'agent.bad_signature']);
+    expect(replayed.json.error.message).toContain('sent before');
+    const stale = await act('POST', `/v1/agent/sessions/${id}/mode`, { mode: 'plan', ...(await signAction(phone.key, 'mode', id, ['plan'], new Date(Date.now() - 10 * 60_000).toISOString())) });
+    expect([stale.status, stale.json.error.code], stale.body).toEqual([403, 'agent.bad_signature']);
+    const { signature } = await signAction(phone.key, 'mode', id, ['plan']);
+    const bare = await act('POST', `/v1/agent/sessions/${id}/mode`, { mode: 'plan', signature });
+    expect([bare.status, bare.json.error.code], bare.body).toEqual([400, 'request.invalid_body']);
   });
 
   it('with "approvals": "token", the same actions need no signature', async () => {

@@ -90,20 +90,21 @@ export async function signApproval(key: DeviceKey, sessionId: string, callId: st
   return Buffer.from(signature).toString('base64url');
 }
 
-/** A signed session action (docs/devices.md): `deskrelay-<action>:v1\n<sessionId>\n<subject…>`. */
-export async function signAction(key: DeviceKey, action: string, sessionId: string, ...subject: string[]): Promise<string> {
-  const message = [`deskrelay-${action}:v1`, sessionId, ...subject].join('\n');
-  return Buffer.from(await subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, key.privateKey, new TextEncoder().encode(message))).toString('base64url');
+/** A signed session action (docs/devices.md): `{signature, issuedAt}` over `deskrelay-<action>:v2\n<sessionId>\n<subject…>\n<issuedAt>`. */
+export async function signAction(key: DeviceKey, action: string, sessionId: string, subject: string[] = [], issuedAt = new Date().toISOString()): Promise<{ signature: string; issuedAt: string }> {
+  // Written out here rather than taken from protocol/agent.ts: the test pins the text a phone signs.
+  const message = [`deskrelay-${action}:v2`, sessionId, ...subject, issuedAt].join('\n');
+  return { signature: Buffer.from(await subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, key.privateKey, new TextEncoder().encode(message))).toString('base64url'), issuedAt };
 }
 
 /** A session action as the allowed phone sends it (signed): `DELETE` the session, or POST `…/<action>` with `body`. */
 export async function actAs(desk: { url: string; phone: { token: string; key: DeviceKey } }, id: string, action: 'delete' | 'discard' | 'merge' | 'mode' | 'model', body: Record<string, string> = {}) {
   const subject = action === 'mode' || action === 'model' ? [body[action] ?? ''] : [];
-  const signature = await signAction(desk.phone.key, action, id, ...subject);
+  const signed = await signAction(desk.phone.key, action, id, subject);
   return send(desk.url, action === 'delete' ? `/v1/agent/sessions/${id}` : `/v1/agent/sessions/${id}/${action}`, {
     method: action === 'delete' ? 'DELETE' : 'POST',
     headers: { ...bearer(desk.phone.token), 'Content-Type': 'application/json' },
-    body: JSON.stringify({ ...body, signature }),
+    body: JSON.stringify({ ...body, ...signed }),
   });
 }
 

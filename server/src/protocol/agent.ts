@@ -64,12 +64,22 @@ export const approvalMessage = (sessionId: string, callId: string, decision: Dec
 
 /**
  * The other writes a phone signs besides decisions (docs/devices.md), each over its own string:
- * the session and `subject`, the path and digest (undo) or the chosen id (mode, model).
+ * the session, `subject` (the path and digest for undo, the chosen id for mode and model) and
+ * when it was signed. A decision names its one card; these can be asked again, so the relay
+ * takes each signed one once, within PROOF_WINDOW_MS of its clock: a captured one sent again
+ * does nothing.
  */
 export type SignedAction = 'undo' | 'discard' | 'merge' | 'delete' | 'mode' | 'model';
 
-/** The exact text a signed action's signature covers. */
-export const actionMessage = (action: SignedAction, sessionId: string, ...subject: string[]): string => [`deskrelay-${action}:v1`, sessionId, ...subject].join('\n');
+/** The exact text a signed action's signature covers; `issuedAt` is ISO 8601 UTC (`Date.toISOString`). */
+export const actionMessage = (action: SignedAction, sessionId: string, issuedAt: string, ...subject: string[]): string =>
+  [`deskrelay-${action}:v2`, sessionId, ...subject, issuedAt].join('\n');
+
+/** What a signed action's body carries besides its own fields (none without a key: a relay that wants them says so). */
+export interface ActionSignature {
+  signature?: string;
+  issuedAt?: string;
+}
 
 /** `POST /v1/agent/sessions/:id/approvals/:callId`. `signature` is base64url over the approval's signed text (CONTRACT §9). */
 export interface DecisionBody {

@@ -8,7 +8,7 @@
  * notification's Allow / Deny) both sign through here, so it uses nothing a worker lacks.
  */
 import type { Decision, DecisionBody, PendingApproval } from '../../../server/src/protocol';
-import { actionMessage, approvalMessage, approvalShows, type SignedAction } from '../../../server/src/protocol/agent';
+import { actionMessage, approvalMessage, approvalShows, type ActionSignature, type SignedAction } from '../../../server/src/protocol/agent';
 
 export type { Decision };
 /** The text a decision's signature covers: the protocol's, so the relay verifies exactly what the phone signs. */
@@ -64,9 +64,10 @@ export async function decisionBody(
   return { decision, signature: base64url(new Uint8Array(signature)) };
 }
 
-/** `{signature}` over the action by this phone's key, or nothing without a key (a relay that wants one says so). */
-export async function actionSignature(privateKey: CryptoKey | null | undefined, action: SignedAction, sessionId: string, ...subject: string[]): Promise<{ signature?: string }> {
+/** `{signature, issuedAt}` over the action by this phone's key, now; nothing without a key (a relay that wants one says so). */
+export async function actionSignature(privateKey: CryptoKey | null | undefined, action: SignedAction, sessionId: string, ...subject: string[]): Promise<ActionSignature> {
   if (!privateKey) return {};
-  const data = new TextEncoder().encode(actionMessage(action, sessionId, ...subject));
-  return { signature: base64url(new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, data))) };
+  const issuedAt = new Date().toISOString();
+  const data = new TextEncoder().encode(actionMessage(action, sessionId, issuedAt, ...subject));
+  return { signature: base64url(new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, data))), issuedAt };
 }

@@ -21,6 +21,7 @@ import { sendJson, sendNoContent } from '../../http/writers';
 import type { RouteRequest } from '../../http/route';
 import { followLog, type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import { verifySigned } from '../../store/devices';
+import { fresh, issuedAtMs, TakenOnce } from '../takenOnce';
 import { ChangedOutsideError, ChangesBook, NotChangedError, normalPath } from '../../agent/changes';
 
 /** The door's paths (docs/agent.md). */
@@ -73,7 +74,7 @@ export interface AgentDoorOptions {
  * (its pushes, its sessions in the conversation list), the devices (who may drive it, their
  * keys), bodies, request state, where it keeps sessions and worktrees, the log, keep-alives.
  */
-export type AgentDoorContext = ContextSlice<'chat' | 'replies' | 'admission' | 'bodies' | 'state', 'configDir' | 'logger' | 'bodyTimeoutMs' | 'keepAliveMs', AgentDoorOptions>;
+export type AgentDoorContext = ContextSlice<'chat' | 'replies' | 'admission' | 'bodies' | 'state', 'configDir' | 'logger' | 'bodyTimeoutMs' | 'keepAliveMs' | 'clock', AgentDoorOptions>;
 type AgentRoute = DoorRoute<AgentDoorContext>;
 
 export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
@@ -81,6 +82,7 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
   const limits: AgentLimits = { ...DEFAULT_LIMITS, ...host?.limits };
   const { logger } = ctx.options;
   const changes = new ChangesBook();
+  const taken = new TakenOnce();
   const store = new SessionStore({ chat: ctx.chat, limits, logger, push: (payload) => ctx.replies.agentPush(payload), tools: () => host?.tools?.() ?? [] });
   ctx.replies.agentSessions = () =>
     (host?.workspaces().length ?? 0) === 0 ? [] : store.list().map((s) => ({ id: s.id, title: s.title, updatedAt: s.updatedAt, preview: `${s.folder} · ${s.status}` }));
@@ -152,8 +154,11 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
   /**
    * With approvals "device": the body's `signature` must be the asking device's over `message()`
    * (CONTRACT §9); `nothing` ends each refusal (what was not done). Token approvals: no check.
+   * `once`: a signed action (not a decision, which names its one card): the text holds the
+   * body's `issuedAt`, which must be within the window, and the device's signed text is taken
+   * once, so a captured request sent again does nothing.
    */
-  const requireSignature = async (req: IncomingMessage, c: AgentDoorContext, body: Record<string, unknown>, message: () => string, words: { what: string; nothing: string; bad: string }): Promise<void> => {
+  const requireSignature = async (req: IncomingMessage, c: AgentDoorContext, body: Record<string, unknown>, message: (issuedAt: string) => string, words: { what: string; nothing: string; bad: string }, once = false): Promise<void> => {
     if ((host?.approvals?.() ?? 'device') !== 'device') return;
     const device = c.admission.devices?.get(c.state(req).device ?? '');
     if (typeof body.signature !== 'string' || body.signature === '') {
@@ -162,19 +167,30 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
     if (!device?.publicKey) {
       throw new HttpError(403, 'agent.signature_required', `This phone registered no key, so its requests cannot be verified: pair it again from the DeskRelay web app. ${words.nothing[0]!.toUpperCase()}${words.nothing.slice(1)}.`);
     }
-    const text = message();
+    const now = c.options.clock?.() ?? Date.now();
+    const at = issuedAtMs(body.issuedAt);
+    if (once && Number.isNaN(at)) throw invalid(`"issuedAt" must be when the phone signed this, as ISO 8601 UTC ("${new Date(now).toISOString()}"); ${words.nothing}.`);
+    if (once && !fresh(at, now)) throw new HttpError(403, 'agent.bad_signature', `The signature was not made within 5 minutes of the desktop's clock (check both clocks); ${words.nothing}.`);
+    const text = message(once ? (body.issuedAt as string) : '');
     if (!(await verifySigned(device.publicKey, body.signature, text))) {
       logger.warn(`agent: a signed request (${text.slice(0, text.indexOf('\n'))}) from ${device.id} did not verify; ${words.nothing}`);
       throw new HttpError(403, 'agent.bad_signature', `${words.bad}; ${words.nothing}.`);
     }
+    if (once && !taken.take(`${device.id}\n${text}`, at, now)) {
+      throw new HttpError(403, 'agent.bad_signature', `This signed request was sent before, and a signature is taken once; ${words.nothing}.`);
+    }
   };
 
+  /** A session action a phone signs, over the action, the session, `subject` and when. */
+  const requireSignedAction = (req: IncomingMessage, c: AgentDoorContext, body: Record<string, unknown>, action: SignedAction, s: AgentSession, subject: string[], words: { what: string; nothing: string; bad: string }) =>
+    requireSignature(req, c, body, (issuedAt) => actionMessage(action, s.id, issuedAt, ...subject), words, true);
+
   /** A session action a phone signs (discard, merge, delete, mode, model): the JSON body, empty when none came. */
-  const signedAction = async (req: IncomingMessage, c: AgentDoorContext, action: SignedAction, s: AgentSession, shape: string, subject: (body: Record<string, unknown>) => string[] = () => []): Promise<Record<string, unknown>> => {
+  const signedAction = async (req: IncomingMessage, c: AgentDoorContext, action: SignedAction, s: AgentSession, shape: string): Promise<Record<string, unknown>> => {
     const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
     const body = hasBody ? jsonObject((await readJsonBody(req, c)).json, shape) : {};
     const words = { what: `This request (${action})`, nothing: 'nothing was done', bad: `The signature does not match ${action} on this session with this phone's key` };
-    await requireSignature(req, c, body, () => actionMessage(action, s.id, ...subject(body)), words);
+    await requireSignedAction(req, c, body, action, s, [], words);
     return body;
   };
 
@@ -266,7 +282,7 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
 
   const deleteSession = route('DELETE', SESSION, async (req, res, c) => {
     const s = session(req);
-    await signedAction(req, c, 'delete', s, '{"signature": "<base64url>"}');
+    await signedAction(req, c, 'delete', s, '{"signature": "<base64url>", "issuedAt": "<ISO 8601 UTC>"}');
     store.delete(s.id);
     logger.info(`agent ${s.id.slice(0, 8)}: session deleted`);
     sendNoContent(res);
@@ -324,10 +340,10 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
   const choose = (what: 'mode' | 'model', pattern: string): AgentRoute =>
     route('POST', pattern, async (req, res, c) => {
       const s = session(req);
-      const shape = `{"${what}": "<an id from the session's ${what}s event>", "signature": "<base64url>"}`;
+      const shape = `{"${what}": "<an id from the session's ${what}s event>", "signature": "<base64url>", "issuedAt": "<ISO 8601 UTC>"}`;
       const body = jsonObject((await readJsonBody(req, c)).json, shape);
       const id = nonEmptyString(body, what, shape);
-      await requireSignature(req, c, body, () => actionMessage(what, s.id, id), { what: `A ${what} change`, nothing: 'nothing was changed', bad: `The signature does not match this ${what} on this session with this phone's key` });
+      await requireSignedAction(req, c, body, what, s, [id], { what: `A ${what} change`, nothing: 'nothing was changed', bad: `The signature does not match this ${what} on this session with this phone's key` });
       try {
         await s.choose(what, id);
       } catch (err) {
@@ -348,7 +364,7 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
   const merge = route('POST', MERGE, async (req, res, c) => {
     const s = session(req);
     worktreeOf(s);
-    await signedAction(req, c, 'merge', s, '{"signature": "<base64url>"}');
+    await signedAction(req, c, 'merge', s, '{"signature": "<base64url>", "issuedAt": "<ISO 8601 UTC>"}');
     const w = worktreeOf(s);
     const project = folders().find((f) => f.name === s.folder);
     if (!project) throw notFound();
@@ -360,7 +376,7 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
   const discard = route('POST', DISCARD, async (req, res, c) => {
     const s = session(req);
     worktreeOf(s);
-    await signedAction(req, c, 'discard', s, '{"signature": "<base64url>"}');
+    await signedAction(req, c, 'discard', s, '{"signature": "<base64url>", "issuedAt": "<ISO 8601 UTC>"}');
     const w = worktreeOf(s);
     store.delete(s.id);
     try {
@@ -385,11 +401,11 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
   // Undo asks no approval (it takes back only what the session did) but is a write: signed.
   const undo = route('POST', UNDO, async (req, res, c) => {
     const s = session(req);
-    const shape = '{"path": "<a path GET …/changes lists>", "digest": "<its digest>", "signature": "<base64url>"}';
+    const shape = '{"path": "<a path GET …/changes lists>", "digest": "<its digest>", "signature": "<base64url>", "issuedAt": "<ISO 8601 UTC>"}';
     const body = jsonObject((await readJsonBody(req, c)).json, shape);
     const path = normalPath(nonEmptyString(body, 'path', shape));
     const digest = nonEmptyString(body, 'digest', shape);
-    await requireSignature(req, c, body, () => actionMessage('undo', s.id, path, digest), { what: 'An undo', nothing: 'nothing was changed', bad: 'The signature does not match this file and what its diff shows, with this phone\'s key' });
+    await requireSignedAction(req, c, body, 'undo', s, [path, digest], { what: 'An undo', nothing: 'nothing was changed', bad: 'The signature does not match this file and what its diff shows, with this phone\'s key' });
     const tracked = changes.of(s.id);
     try {
       if (!tracked) throw new NotChangedError();

@@ -8,7 +8,8 @@ import { PATHS, type DeviceInfo, type DeviceRegistration } from '../../protocol'
 import { CONNECTED_WINDOW_MS, cleanDeviceName, cleanPublicKey, MAX_DEVICES, MAX_NAME_LENGTH, type DevicePublicKey, type DeviceRegistry, type DeviceSummary } from '../../store/devices';
 import { CODE_LENGTH, type ClaimOutcome } from '../../store/claimCodes';
 import { type DoorFactory, readJsonBody } from '../door';
-import { checkProof, SeenProofs } from './proof';
+import { checkProof } from './proof';
+import { TakenOnce } from '../takenOnce';
 
 export const DEVICES_PATH = PATHS.devices;
 export const DEVICE_PATH = '/v1/devices/:id';
@@ -36,7 +37,7 @@ async function registrationFields(body: Record<string, unknown> | undefined, sha
 }
 
 /** A key comes with proof that the sender holds its private half (proof.ts); its answers say whether the key is a device's, so only a caller with the token or the code hears them. */
-async function proveKey(body: Record<string, unknown>, fields: Fields, ctx: DevicesContext, seen: SeenProofs): Promise<void> {
+async function proveKey(body: Record<string, unknown>, fields: Fields, ctx: DevicesContext, seen: TakenOnce): Promise<void> {
   if (fields.publicKey) await checkProof(body, fields.publicKey, registry(ctx).withKey(fields.publicKey) !== undefined, seen, ctx.options.clock?.() ?? Date.now());
 }
 
@@ -117,7 +118,7 @@ function registry(ctx: DevicesContext): DeviceRegistry {
  * is the registry's: the relay ends the device's chats and the push door drops its subscriptions.
  */
 export const devicesDoor: DoorFactory<DevicesContext> = () => {
-  const seen = new SeenProofs();
+  const seen = new TakenOnce();
   const register: DoorRoute<DevicesContext> = {
     method: 'POST',
     path: DEVICES_PATH,

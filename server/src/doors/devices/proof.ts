@@ -5,25 +5,11 @@
  * within the window, so a captured request cannot be sent again.
  */
 import { HttpError } from '../../http/errors';
-import { PROOF_WINDOW_MS, registrationMessage } from '../../protocol';
+import { registrationMessage } from '../../protocol';
 import { verifySigned, type DevicePublicKey } from '../../store/devices';
+import { fresh, issuedAtMs, type TakenOnce } from '../takenOnce';
 
 const PROOF_SHAPE = '"proof" must be {"issuedAt":"<ISO 8601 UTC, now>","signature":"<base64url P1363 signature by the key over deskrelay-register:v1\\n<x>\\n<y>\\n<name>\\n<issuedAt>>"}';
-const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
-
-/** The proofs taken in the last window, by key and issuedAt, each until its issuedAt leaves the window. */
-export class SeenProofs {
-  private readonly seen = new Map<string, number>();
-
-  /** False when this (key, issuedAt) was taken already; records it otherwise. */
-  take(key: DevicePublicKey, issuedAtMs: number, now: number): boolean {
-    for (const [k, until] of this.seen) if (until < now) this.seen.delete(k);
-    const id = `${key.x}.${key.y}.${issuedAtMs}`;
-    if (this.seen.has(id)) return false;
-    this.seen.set(id, issuedAtMs + PROOF_WINDOW_MS);
-    return true;
-  }
-}
 
 const badProof = (why: string) => new HttpError(403, 'device.bad_proof', `The registration's proof ${why}; sign a new one with this device's key and send it within 5 minutes.`);
 
@@ -32,16 +18,16 @@ const badProof = (why: string) => new HttpError(403, 'device.bad_proof', `The re
  * (403 device.proof_required when the key is a registered device's), 403 device.bad_proof when
  * it is stale, used or does not verify.
  */
-export async function checkProof(body: Record<string, unknown>, publicKey: DevicePublicKey, known: boolean, seen: SeenProofs, now: number): Promise<void> {
+export async function checkProof(body: Record<string, unknown>, publicKey: DevicePublicKey, known: boolean, seen: TakenOnce, now: number): Promise<void> {
   const proof = body.proof;
   if (proof === undefined) {
     if (known) throw new HttpError(403, 'device.proof_required', `This key is already a device's: registering it again needs proof of holding its private key. ${PROOF_SHAPE}.`);
     throw new HttpError(400, 'request.invalid_body', `A "publicKey" needs a "proof": ${PROOF_SHAPE}.`);
   }
   const { issuedAt, signature } = (typeof proof === 'object' && proof !== null ? proof : {}) as Record<string, unknown>;
-  const issuedAtMs = typeof issuedAt === 'string' && ISO_UTC.test(issuedAt) ? Date.parse(issuedAt) : NaN;
-  if (typeof signature !== 'string' || typeof issuedAt !== 'string' || Number.isNaN(issuedAtMs)) throw new HttpError(400, 'request.invalid_body', `${PROOF_SHAPE}.`);
-  if (Math.abs(now - issuedAtMs) > PROOF_WINDOW_MS) throw badProof('was not made within 5 minutes of the desktop\'s clock (check both clocks)');
+  const at = issuedAtMs(issuedAt);
+  if (typeof signature !== 'string' || typeof issuedAt !== 'string' || Number.isNaN(at)) throw new HttpError(400, 'request.invalid_body', `${PROOF_SHAPE}.`);
+  if (!fresh(at, now)) throw badProof('was not made within 5 minutes of the desktop\'s clock (check both clocks)');
   if (!(await verifySigned(publicKey, signature, registrationMessage(publicKey.x, publicKey.y, body.name as string, issuedAt)))) throw badProof('does not verify with this key');
-  if (!seen.take(publicKey, issuedAtMs, now)) throw badProof('was used before');
+  if (!seen.take(`${publicKey.x}.${publicKey.y}.${at}`, at, now)) throw badProof('was used before');
 }

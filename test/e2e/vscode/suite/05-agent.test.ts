@@ -214,7 +214,7 @@ describe('The workspace agent in VS Code', function () {
     const listed = (await call('GET', `/v1/agent/sessions/${id}/changes`)).json.files as { path: string; kind: string; digest: string }[];
     assert.deepEqual(listed.map((f) => [f.path, f.kind]), [['undo-me.txt', 'modified'], ['made.txt', 'created']]);
     for (const f of listed) {
-      const reply = await call('POST', `/v1/agent/sessions/${id}/changes/undo`, { path: f.path, digest: f.digest, signature: await signAction(phone.key, 'undo', id, f.path, f.digest) });
+      const reply = await call('POST', `/v1/agent/sessions/${id}/changes/undo`, { path: f.path, digest: f.digest, ...(await signAction(phone.key, 'undo', id, [f.path, f.digest])) });
       assert.equal(reply.status, 200, JSON.stringify(reply.json));
     }
     assert.equal(readFileSync(join(folder, 'undo-me.txt'), 'utf8'), 'before\n');

@@ -21,7 +21,7 @@ import { sendJson, sendNoContent } from '../../http/writers';
 import type { RouteRequest } from '../../http/route';
 import { followLog, type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
 import { verifySigned } from '../../store/devices';
-import { fresh, issuedAtMs, TakenOnce } from '../takenOnce';
+import { fresh, issuedAtMs, TakenOnce, tooManySigned } from '../takenOnce';
 import { ChangedOutsideError, ChangesBook, NotChangedError, normalPath } from '../../agent/changes';
 
 /** The door's paths (docs/agent.md). */
@@ -176,9 +176,9 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
       logger.warn(`agent: a signed request (${text.slice(0, text.indexOf('\n'))}) from ${device.id} did not verify; ${words.nothing}`);
       throw new HttpError(403, 'agent.bad_signature', `${words.bad}; ${words.nothing}.`);
     }
-    if (once && !taken.take(`${device.id}\n${text}`, at, now)) {
-      throw new HttpError(403, 'agent.bad_signature', `This signed request was sent before, and a signature is taken once; ${words.nothing}.`);
-    }
+    const taking = once ? taken.take(`${device.id}\n${text}`, at, now) : 'taken';
+    if (taking === 'used') throw new HttpError(403, 'agent.bad_signature', `This signed request was sent before, and a signature is taken once; ${words.nothing}.`);
+    if (taking === 'full') throw tooManySigned(words.nothing);
   };
 
   /** A session action a phone signs, over the action, the session, `subject` and when. */

@@ -7,7 +7,7 @@
 import { HttpError } from '../../http/errors';
 import { registrationMessage } from '../../protocol';
 import { verifySigned, type DevicePublicKey } from '../../store/devices';
-import { fresh, issuedAtMs, type TakenOnce } from '../takenOnce';
+import { fresh, issuedAtMs, tooManySigned, type TakenOnce } from '../takenOnce';
 
 const PROOF_SHAPE = '"proof" must be {"issuedAt":"<ISO 8601 UTC, now>","signature":"<base64url P1363 signature by the key over deskrelay-register:v1\\n<x>\\n<y>\\n<name>\\n<issuedAt>>"}';
 
@@ -29,5 +29,7 @@ export async function checkProof(body: Record<string, unknown>, publicKey: Devic
   if (typeof signature !== 'string' || typeof issuedAt !== 'string' || Number.isNaN(at)) throw new HttpError(400, 'request.invalid_body', `${PROOF_SHAPE}.`);
   if (!fresh(at, now)) throw badProof('was not made within 5 minutes of the desktop\'s clock (check both clocks)');
   if (!(await verifySigned(publicKey, signature, registrationMessage(publicKey.x, publicKey.y, body.name as string, issuedAt)))) throw badProof('does not verify with this key');
-  if (!seen.take(`${publicKey.x}.${publicKey.y}.${at}`, at, now)) throw badProof('was used before');
+  const taking = seen.take(`${publicKey.x}.${publicKey.y}.${at}`, at, now);
+  if (taking === 'used') throw badProof('was used before');
+  if (taking === 'full') throw tooManySigned('no device was registered');
 }

@@ -184,14 +184,48 @@ describe('dictation with the desktop transcriber', () => {
     await closeSettings(page);
     await mic(page).click();
     await expect.poll(() => page.getByRole('timer').textContent(), { timeout: 10_000 }).not.toBe('0:00');
-    // Stopped once the tone reaches the page (the meter moves): a recording stopped before the
-    // fake microphone's first sound, as a loaded CI machine can make, holds nothing to send.
+    // Stopped once the tone reaches the page (the meter moves), so the recording holds speech.
     await meterMoved(page);
     await page.getByRole('button', { name: 'Stop recording' }).click();
     await replyFinished(page);
     expect(chats()).toHaveLength(1);
     expect(chats()[0].body.messages.at(-1)).toMatchObject({ role: 'user', content: 'Hello from the microphone.' });
     expect(await box(page).inputValue()).toBe('');
+  });
+
+  it('"Send voice messages at once" ticked before the voice part of the app loaded is kept: the text is sent', async () => {
+    choice = { provider: 'whisper', model: 'whisper-large-v3' };
+    // The voice chunk held back until the box is ticked, as a slow phone (or a loaded machine) loads it late.
+    let release!: () => void;
+    const ticked = new Promise<void>((r) => (release = r));
+    const context = await browser.newContext({ viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true });
+    await context.grantPermissions(['microphone'], { origin: relay.url });
+    await context.route(/\/chunks\/voiceChat-[\w-]+\.js$/, async (route) => {
+      await ticked;
+      await route.continue();
+    });
+    const page = await context.newPage();
+    pages.push(page);
+    await page.addInitScript(FAKE_SPEECH);
+    await page.goto(webClientLink(relay.url, relay.token));
+    await page.locator('#chat').waitFor();
+    await openSettings(page);
+    await page.getByLabel('Send voice messages at once').check();
+    await closeSettings(page);
+    release();
+    await mic(page).click();
+    await meterMoved(page);
+    await page.getByRole('button', { name: 'Stop recording' }).click();
+    await replyFinished(page);
+    expect(chats()).toHaveLength(1);
+    expect(chats()[0].body.messages.at(-1)).toMatchObject({ role: 'user', content: 'Hello from the microphone.' });
+    // And it was saved: a new page of the same phone has it ticked.
+    const again = await context.newPage();
+    pages.push(again);
+    await again.goto(relay.url);
+    await mic(again).waitFor();
+    await openSettings(again);
+    expect(await again.getByLabel('Send voice messages at once').isChecked()).toBe(true);
   });
 
   it('a recording that holds no sound says so, and nothing is uploaded or sent', async () => {

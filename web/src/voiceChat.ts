@@ -44,6 +44,18 @@ function sendAndWait(text: string): Promise<string | null> {
   });
 }
 
+/**
+ * A voice setting's checkbox, kept in storage. The checkboxes are the shell's: Settings shows
+ * them before this module has loaded (seconds on a slow phone), so one the user changed meanwhile
+ * (it is no longer as the page drew it) keeps that choice, rather than the stored one
+ * silently putting it back.
+ */
+function keptSetting(box: HTMLInputElement, key: string): void {
+  if (box.checked !== box.defaultChecked) localStore.write(key, box.checked);
+  else box.checked = localStore.read(key) === true;
+  box.addEventListener('change', () => localStore.write(key, box.checked));
+}
+
 export function initVoice(): void {
   const m = (mic = new Mic({
     token: () => app.pairing?.token ?? null,
@@ -65,10 +77,8 @@ export function initVoice(): void {
   ui.send.after(talk.button);
   ui.compose.querySelector('.composer')?.before(m.note, m.panel, talk.panel);
 
-  ui.voiceSendAtOnce.checked = localStore.read(SEND_AT_ONCE_KEY) === true;
-  ui.voiceSendAtOnce.addEventListener('change', () => localStore.write(SEND_AT_ONCE_KEY, ui.voiceSendAtOnce.checked));
-  ui.readAloud.checked = localStore.read(READ_ALOUD_KEY) === true;
-  ui.readAloud.addEventListener('change', () => localStore.write(READ_ALOUD_KEY, ui.readAloud.checked));
+  keptSetting(ui.voiceSendAtOnce, SEND_AT_ONCE_KEY);
+  keptSetting(ui.readAloud, READ_ALOUD_KEY);
   ui.readAloudRow.hidden = !canSpeak();
   onReplyEnded((raw, ok) => {
     // Hands-free reads its own replies, in its own order.

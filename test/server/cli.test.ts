@@ -64,23 +64,22 @@ describe('deskrelay serve', () => {
     await expect.poll(async () => (await send(pairing.url, '/v1/health')).status, { timeout: 5_000 }).toBe(200);
   });
 
-  it('prints the local URL, the pairing payload and a QR code, and serves', async () => {
+  it('prints the local URL and the pairing payload (no QR code for a loopback address), and serves', async () => {
     const port = await closedPort();
     const r = run(['serve', '--port', String(port)]);
     const pairing = await started(r);
     expect(pairing.url).toBe(`http://127.0.0.1:${port}`);
     const lines = r.stdout().split('\n');
     expect(lines[0]).toBe(`DeskRelay ${JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')).version} listening on http://127.0.0.1:${port}`);
-    // Issue 24: what stands in the phone's way first (loopback: run with --tunnel), then one QR
-    // code (the phone link, drawn with block characters), then the link and the pairing JSON.
+    // What stands in the phone's way first (loopback: run with --tunnel), then the link and the
+    // pairing JSON; no QR code, which a phone could only fail to use (issue 38; with a tunnel
+    // there is one: test/tunnel/cli-tunnel.test.ts).
     const text = r.stdout();
     expect(text).toMatch(/A phone cannot reach it: http:\/\/127\.0\.0\.1:\d+ is this computer's loopback address\. Run with --tunnel/);
-    const qrLines = text.split('\n').map((l) => /[▀▄█]{3,}/.test(l));
-    expect(qrLines.filter((q, i) => q && !qrLines[i - 1]).length).toBe(1);
+    expect(text).not.toMatch(/[▀▄█]{3,}/);
     const link = /http:\/\/127\.0\.0\.1:\d+\/#token=dr_\S+/.exec(text)?.[0];
     expect(link).toBeTruthy();
-    expect(text.indexOf('A phone cannot reach it')).toBeLessThan(text.search(/[▀▄█]{5,}/));
-    expect(text.search(/[▀▄█]{5,}/)).toBeLessThan(text.indexOf(link!));
+    expect(text.indexOf('A phone cannot reach it')).toBeLessThan(text.indexOf(link!));
     expect(text.indexOf(link!)).toBeLessThan(text.indexOf('{"url"'));
     // The token file holds the same token, and the token never reaches the log (stderr).
     expect(readFileSync(join(r.dir, 'token'), 'utf8')).toBe(`${pairing.token}\n`);

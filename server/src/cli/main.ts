@@ -38,25 +38,23 @@ const out = (text = ''): void => void process.stdout.write(`${text}\n`);
 
 /**
  * The pairing, on the user's terminal once and never into a log: what stands in the phone's way
- * first (a loopback address, and the tunnel hint), then one QR code captioned with who can use it, the link the phone's camera opens, then the
- * pairing JSON to paste instead. `tunnelGiven`: --tunnel was asked for, so it is not suggested.
+ * first (a loopback address, and the tunnel hint), then, for an address a phone can reach, the
+ * QR code its camera opens, then the link and the pairing JSON to paste instead. A loopback
+ * address gets no QR code: scanned, it could only fail. `tunnelGiven`: --tunnel was asked for,
+ * so it is not suggested.
  */
 async function printPairing({ payload, link, url }: Pairing, tunnelGiven: boolean): Promise<void> {
-  const loopback = isLoopbackUrl(url);
-  if (loopback) {
+  if (isLoopbackUrl(url)) {
     out(
       tunnelGiven
         ? `A phone cannot reach it: ${url} is this computer's loopback address, and the tunnel is not up.`
         : `A phone cannot reach it: ${url} is this computer's loopback address. Run with --tunnel for an address a phone can reach.`,
     );
+    out('No QR code for it: a phone would open its own loopback address. Open this link in a browser on this computer (a secret: it carries the token):');
+  } else {
+    out("Scan with the phone's camera to open DeskRelay (a secret: the link carries the token):");
+    out(await terminalQr(link));
   }
-  // The QR code stays (CONTRACT §7), but never looks like the way in for a phone that cannot use it.
-  out(
-    loopback
-      ? `For a browser on this computer only (a phone cannot reach this address), a secret: the link carries the token:`
-      : "Scan with the phone's camera to open DeskRelay (a secret: the link carries the token):",
-  );
-  out(await terminalQr(link));
   out(link);
   out('Or paste this pairing JSON in the app (also a secret):');
   out(payload);

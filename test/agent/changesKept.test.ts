@@ -118,6 +118,21 @@ describe('a kept session\'s changes', () => {
     expect(second.logLines.some((l) => l.startsWith('warn') && l.includes(`${id}.changes.json could not be read`))).toBe(true);
   });
 
+  it('a session file found damaged when opened goes aside with its changes record: nothing is left that no session reads', async () => {
+    configDir = realpathSync(mkdtempSync(join(tmpdir(), 'deskrelay-changes-kept-cfg-')));
+    const first = await relayAt();
+    const id = await changingSession(first);
+    await restart(first);
+    // Its end cut off: the summary at its start still lists it, so it is found damaged when opened.
+    const file = join(sessionsDir(), `${id}.json`);
+    const text = readFileSync(file, 'utf8');
+    writeFileSync(file, text.slice(0, text.length - 40));
+
+    const second = await relayAt();
+    expect((await second.get(`/v1/agent/sessions/${id}`)).status).toBe(404);
+    expect(readdirSync(sessionsDir()).sort()).toEqual([`${id}.changes.json.damaged`, `${id}.json.damaged`]);
+  });
+
   it('without keepConversations nothing lands on disk', async () => {
     configDir = realpathSync(mkdtempSync(join(tmpdir(), 'deskrelay-changes-kept-cfg-')));
     const relay = await relayAt(() => false);

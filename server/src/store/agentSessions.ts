@@ -122,6 +122,8 @@ export class AgentSessionKeep {
         keep.updated.set(id, s.updatedAt);
       } catch (err) {
         await keep.setAside(name, err);
+        // Its changes go aside with it: kept for whoever mends the session, not left to no one.
+        if (ID.test(id)) await rename(join(dir, changesFileOf(id)), join(dir, `${changesFileOf(id)}.damaged`)).catch(() => {});
       }
     }
     sessions.sort((a, b) => b.updatedAt - a.updatedAt);
@@ -143,10 +145,12 @@ export class AgentSessionKeep {
       return s;
     } catch (err) {
       const aside = `${name}.damaged`;
-      try {
-        renameSync(join(this.dir, name), join(this.dir, aside));
-      } catch {
-        // gone meanwhile: nothing to set aside
+      for (const [from, to] of [[name, aside], [changesFileOf(id), `${changesFileOf(id)}.damaged`]] as const) {
+        try {
+          renameSync(join(this.dir, from), join(this.dir, to));
+        } catch {
+          // gone meanwhile (or the session changed nothing): nothing to set aside
+        }
       }
       this.updated.delete(id);
       this.logger.warn(`agent sessions: ${name} could not be read (${err instanceof Error ? err.message : 'unreadable'}); set aside as ${aside}`);

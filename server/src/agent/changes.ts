@@ -1,15 +1,18 @@
 /**
  * A session's changes to its folder, file by file (issue 38): what each file held before the
  * session's first write to it and after its last, recorded as the session's workspace writes
- * (DeskRelay's own tools and an ACP agent's writes alike), whatever host it runs on. The phone's
+ * (DeskRelay's own tools and an ACP agent's writes alike), whatever host it runs on, and, in a
+ * git folder, as what each approved command changed (commandChanges). The phone's
  * Changes view lists them as one diff and takes a file back (Undo) only while the file is still
  * exactly as the session left it.
  */
 import type { AgentFileChange } from '../protocol';
 import { digestOf, sha256Hex, type ChangeKind, type StoredChange, type StoredChanges } from '../store/agentChanges';
 import { unifiedDiff } from './diff';
-import { WorkspaceError, type Workspace } from './workspace';
+import { WorkspaceError, type CommandOptions, type CommandResult, type Workspace } from './workspace';
 import type { AgentSessionKeep } from '../store/agentSessions';
+import { beforeCommand } from './commandChanges';
+import { silentLogger, type Logger } from '../logger';
 
 /** One file as the session changed it: undefined is "no file there". */
 interface Tracked {
@@ -52,9 +55,11 @@ export class SessionChanges {
   constructor(
     private readonly inner: Workspace,
     private readonly kept?: ChangesKept,
+    private readonly logger: Logger = silentLogger,
   ) {
     const own: Record<string | symbol, unknown> = Object.assign(Object.create(null) as object, {
       writeFile: (path: string, content: string) => this.write(path, content),
+      runCommand: (command: string, options: CommandOptions) => this.run(command, options),
       ...(inner.removeFile ? { removeFile: (path: string) => this.remove(path) } : {}),
     });
     this.workspace = new Proxy(inner, {
@@ -74,6 +79,26 @@ export class SessionChanges {
     return this.record(path, undefined, () => this.inner.removeFile!(path));
   }
 
+  private room(): boolean {
+    return this.files.size < MAX_TRACKED_FILES && this.chars < MAX_TRACKED_CHARS;
+  }
+
+  /** Runs the command, then records what it changed (a git folder's; nothing elsewhere or when git fails), whatever its end. */
+  private async run(command: string, options: CommandOptions): Promise<CommandResult> {
+    const changed = await beforeCommand(this.inner, (m) => this.logger.warn(`agent changes: ${m}`)).catch(() => undefined);
+    try {
+      return await this.inner.runCommand(command, options);
+    } finally {
+      if (changed) await this.recordCommand(changed).catch(() => {});
+    }
+  }
+
+  private async recordCommand(changed: NonNullable<Awaited<ReturnType<typeof beforeCommand>>>): Promise<void> {
+    await this.ready();
+    // A file the session already changed keeps its first `before`; a new one is taken while there is room.
+    await changed({ wants: (path) => this.files.has(normalPath(path)) || this.room(), take: (c) => this.record(c.path, c.after, () => Promise.resolve(), c) });
+  }
+
   /** The kept changes, read back on first use after a restart. */
   private ready(): Promise<void> {
     this.loaded ??= (async () => {
@@ -90,13 +115,13 @@ export class SessionChanges {
     this.kept?.save(() => [...this.files].map(([path, t]): StoredChange => (t.lost ? { path, lost: t.lost } : { path, before: orNull(t.before), after: orNull(t.after) })));
   }
 
-  private async record<T>(path: string, after: string | undefined, change: () => Promise<T>): Promise<T> {
+  /** `given`: what was there before, known (a command's change, already made); else read now, before `change`. */
+  private async record<T>(path: string, after: string | undefined, change: () => Promise<T>, given?: { before: string | undefined }): Promise<T> {
     await this.ready();
     const key = normalPath(path);
     const known = this.files.get(key);
     // Not readable (too large, binary): changed, but not something Undo could put back.
-    const room = this.files.size < MAX_TRACKED_FILES && this.chars < MAX_TRACKED_CHARS;
-    const before = known ? known : room ? await this.inner.readIfExists(path).then((t) => ({ before: t }), () => undefined) : undefined;
+    const before = known ? known : !this.room() ? undefined : (given ?? (await this.inner.readIfExists(path).then((t) => ({ before: t }), () => undefined)));
     const result = await change();
     if (known) {
       this.chars -= size(known);
@@ -161,6 +186,8 @@ export class ChangesBook {
   private readonly sessions = new Map<string, SessionChanges>();
   private kept: AgentSessionKeep | undefined;
 
+  constructor(private readonly logger: Logger = silentLogger) {}
+
   /** From now on, each session's changes are kept with it on the desktop (keepConversations). */
   keepWith(kept: AgentSessionKeep): void {
     this.kept = kept;
@@ -169,7 +196,7 @@ export class ChangesBook {
   /** `workspace` with its writes recorded for the session `id`. */
   track(id: string, workspace: Workspace): Workspace {
     const kept = this.kept;
-    const changes = new SessionChanges(workspace, kept && { load: () => kept.loadChanges(id), save: (files) => kept.saveChanges(id, files) });
+    const changes = new SessionChanges(workspace, kept && { load: () => kept.loadChanges(id), save: (files) => kept.saveChanges(id, files) }, this.logger);
     this.sessions.set(id, changes);
     return changes.workspace;
   }

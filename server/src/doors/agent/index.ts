@@ -81,7 +81,7 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
   const host: AgentHost | undefined = ctx.options.agent;
   const limits: AgentLimits = { ...DEFAULT_LIMITS, ...host?.limits };
   const { logger } = ctx.options;
-  const changes = new ChangesBook();
+  const changes = new ChangesBook(logger);
   const taken = new TakenOnce();
   const store = new SessionStore({ chat: ctx.chat, limits, logger, push: (payload) => ctx.replies.agentPush(payload), tools: () => host?.tools?.() ?? [] });
   ctx.replies.agentSessions = () =>

@@ -75,12 +75,14 @@ beforeAll(async () => {
   });
 }, 60_000);
 afterAll(async () => {
-  cli?.child.kill('SIGKILL');
+  // A clean stop: the relay ends its agents, which would otherwise go on writing into their homes as these are removed.
+  cli?.child.kill('SIGTERM');
+  await cli?.exited;
   await anthropic?.close();
   await gemini?.close();
   await openai?.close();
   await model?.close();
-  for (const dir of [base, home, geminiHome, qwenHome, cli?.configDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+  for (const dir of [base, home, geminiHome, qwenHome, cli?.configDir]) if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 });
 
 /** A session asking Claude Code to write `name`; resolves at its approval card. */

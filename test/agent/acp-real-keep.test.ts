@@ -49,10 +49,12 @@ beforeAll(async () => {
   await start();
 }, 60_000);
 afterAll(async () => {
-  cli?.child.kill('SIGKILL');
+  // A clean stop: the relay ends its agents, which would otherwise go on writing into their homes as these are removed.
+  cli?.child.kill('SIGTERM');
+  await cli?.exited;
   await anthropic?.close();
   await model?.close();
-  for (const dir of [base, home, configDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+  for (const dir of [base, home, configDir]) if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 });
 
 describe('Claude Code kept across a restart', () => {

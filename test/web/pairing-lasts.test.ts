@@ -240,6 +240,26 @@ async function pairingCode(d: Desk): Promise<string> {
 }
 
 describe('pairing again, and pairing in the installed app', () => {
+  it('the link scanned again while the check of the kept device fails (the network, a busy desk): the kept device stays, nothing registered', async () => {
+    const { page } = await openPhone();
+    const { device } = await pairByLink(page);
+    const first = (await kept(page)).device!;
+    const registrations: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'POST' && new URL(r.url()).pathname === '/v1/devices') registrations.push(r.url());
+    });
+    // The first check of the kept token fails as a dropped connection does; the rest go through.
+    let dropped = 0;
+    await page.route(/\/v1\/remote\/info$/, (route) => (dropped++ === 0 ? route.abort('connectionreset') : route.continue()));
+    await page.goto(webClientLink(proxy.url, desk.relay.token));
+    await connected(page);
+    expect(dropped).toBeGreaterThan(1);
+    expect(registrations).toEqual([]);
+    expect((await kept(page)).device).toEqual(first);
+    await page.unroute(/\/v1\/remote\/info$/);
+    await revokeAtDesk(device.id);
+  });
+
   it('pair the same phone again (the link scanned again): still one device; its kept token goes on working, nothing registered', async () => {
     const { page } = await openPhone();
     const { device } = await pairByLink(page);

@@ -200,9 +200,12 @@ describe('dictation with the desktop transcriber', () => {
     const ticked = new Promise<void>((r) => (release = r));
     const context = await browser.newContext({ viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true });
     await context.grantPermissions(['microphone'], { origin: relay.url });
-    await context.route(/\/chunks\/voiceChat-[\w-]+\.js$/, async (route) => {
+    const voiceChunk = /\/chunks\/voiceChat-[\w-]+\.js$/;
+    await context.route(voiceChunk, async (route) => {
       await ticked;
       await route.continue();
+      // Nothing else of the page goes through the test's routing.
+      await context.unroute(voiceChunk);
     });
     const page = await context.newPage();
     pages.push(page);
@@ -215,8 +218,14 @@ describe('dictation with the desktop transcriber', () => {
     release();
     await mic(page).click();
     await meterMoved(page);
+    await expect.poll(() => page.getByLabel('Send voice messages at once').isChecked()).toBe(true);
     await page.getByRole('button', { name: 'Stop recording' }).click();
-    await replyFinished(page);
+    await replyFinished(page).catch(async (err: Error) => {
+      // What the page shows, for a failure under load: the box, the line under it, the requests.
+      const box = await page.getByLabel('Message', { exact: true }).inputValue();
+      const said = await page.locator('#attach-error').textContent();
+      throw new Error(`${err.message}\nbox: ${JSON.stringify(box)}; under it: ${JSON.stringify(said)}; transcriptions: ${stt.received.length}; chats: ${chats().length}`);
+    });
     expect(chats()).toHaveLength(1);
     expect(chats()[0].body.messages.at(-1)).toMatchObject({ role: 'user', content: 'Hello from the microphone.' });
     // And it was saved: a new page of the same phone has it ticked.

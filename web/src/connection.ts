@@ -94,11 +94,14 @@ let registering: Promise<void> | null = null;
 /** The device this phone kept when a new pairing came (the link scanned again): still used if the desk takes it. */
 let keptBefore: Pairing | null = null;
 
-/** Whether the desk still takes a device token (one request; a failure to reach it counts as no). */
+/**
+ * Whether the desk still takes a device token: only its 401 says no. A failed or busy request is
+ * no answer, and registering again on it would end the token the phone keeps.
+ */
 const stillTaken = (token: string) =>
   fetch(CHAT_PATHS.info, { headers: bearer(token), cache: 'no-store' }).then(
-    (res) => res.ok,
-    () => false,
+    (res) => res.status !== 401,
+    () => true,
   );
 
 /**

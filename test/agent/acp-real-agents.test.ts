@@ -76,8 +76,12 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   // A clean stop: the relay ends its agents, which would otherwise go on writing into their homes as these are removed.
-  cli?.child.kill('SIGTERM');
-  await cli?.exited;
+  const child = cli?.child;
+  if (child && child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
   await anthropic?.close();
   await gemini?.close();
   await openai?.close();

@@ -50,8 +50,12 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   // A clean stop: the relay ends its agents, which would otherwise go on writing into their homes as these are removed.
-  cli?.child.kill('SIGTERM');
-  await cli?.exited;
+  const child = cli?.child;
+  if (child && child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
   await anthropic?.close();
   await model?.close();
   for (const dir of [base, home, configDir]) if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });

@@ -6,14 +6,14 @@
  * `loadSession`): the model's next request carries the earlier conversation.
  */
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnthropicStandIn, type AnthropicStandIn } from '../fixtures/providers/anthropic';
 import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
-import { Follower, gitProject, startCli, type Cli } from './support';
+import { Follower, gitProject, startCli, waitUntil, type Cli } from './support';
 
 const CLAUDE_ACP = join(__dirname, '..', '..', '.cache', 'acp', 'node_modules', '@zed-industries', 'claude-code-acp', 'dist', 'index.js');
 
@@ -61,6 +61,19 @@ afterAll(async () => {
   for (const dir of [base, home, configDir]) if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 });
 
+/** A session file of Claude Code's (`~/.claude/projects/<folder>/<session>.jsonl`) holding the first turn's answer. */
+function claudeSessionWritten(home: string): boolean {
+  const projects = join(home, '.claude', 'projects');
+  if (!existsSync(projects)) return false;
+  for (const dir of readdirSync(projects)) {
+    for (const name of readdirSync(join(projects, dir)).filter((n) => n.endsWith('.jsonl'))) {
+      const text = readFileSync(join(projects, dir, name), 'utf8');
+      if (text.includes('pineapple') && text.includes('"type":"assistant"')) return true;
+    }
+  }
+  return false;
+}
+
 describe('Claude Code kept across a restart', () => {
   it('a message after the restart goes on in its own session (session/load): the model gets the earlier conversation', async () => {
     const created = await post('/v1/agent/sessions', { prompt: 'Remember the word pineapple.', agent: 'claude' });
@@ -71,6 +84,10 @@ describe('Claude Code kept across a restart', () => {
     first.close();
     expect(first.of('error')).toEqual([]);
 
+    // Restarted once Claude Code has its session on disk (its own transcript, written after the
+    // turn's answer): a restart within that moment, which only a loaded test machine makes, can
+    // only be told as context (the fallback the kept transcript is for).
+    await waitUntil(() => claudeSessionWritten(home), () => `Claude Code's session file in ${home}/.claude/projects`, 60_000);
     const exited = once(cli!.child, 'exit');
     cli!.child.kill('SIGTERM');
     await exited;

@@ -153,13 +153,12 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
 
   /**
    * With approvals "device": the body's `signature` must be the asking device's over `message()`
-   * (CONTRACT §9); `nothing` ends each refusal (what was not done). Token approvals: no check.
-   * `once`: a signed action (not a decision, which names its one card): the text holds the
-   * body's `issuedAt`, which must be within the window, and the device's signed text is taken
-   * once, so a captured request sent again does nothing.
+   * (CONTRACT §9); `nothing` ends each refusal (what was not done). `message` may refuse too (the
+   * call is not pending, the time is stale). Gives the device and the text it signed; nothing
+   * with token approvals (no check).
    */
-  const requireSignature = async (req: IncomingMessage, c: AgentDoorContext, body: Record<string, unknown>, message: (issuedAt: string) => string, words: { what: string; nothing: string; bad: string }, once = false): Promise<void> => {
-    if ((host?.approvals?.() ?? 'device') !== 'device') return;
+  const requireSignature = async (req: IncomingMessage, c: AgentDoorContext, body: Record<string, unknown>, message: () => string, words: { what: string; nothing: string; bad: string }): Promise<{ device: string; text: string } | undefined> => {
+    if ((host?.approvals?.() ?? 'device') !== 'device') return undefined;
     const device = c.admission.devices?.get(c.state(req).device ?? '');
     if (typeof body.signature !== 'string' || body.signature === '') {
       throw new HttpError(403, 'agent.signature_required', `${words.what} must be signed with this phone's key ("signature"); ${words.nothing}.`);
@@ -167,23 +166,38 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
     if (!device?.publicKey) {
       throw new HttpError(403, 'agent.signature_required', `This phone registered no key, so its requests cannot be verified: pair it again from the DeskRelay web app. ${words.nothing[0]!.toUpperCase()}${words.nothing.slice(1)}.`);
     }
-    const now = c.options.clock?.() ?? Date.now();
-    const at = issuedAtMs(body.issuedAt);
-    if (once && Number.isNaN(at)) throw invalid(`"issuedAt" must be when the phone signed this, as ISO 8601 UTC ("${new Date(now).toISOString()}"); ${words.nothing}.`);
-    if (once && !fresh(at, now)) throw new HttpError(403, 'agent.bad_signature', `The signature was not made within 5 minutes of the desktop's clock (check both clocks); ${words.nothing}.`);
-    const text = message(once ? (body.issuedAt as string) : '');
+    const text = message();
     if (!(await verifySigned(device.publicKey, body.signature, text))) {
       logger.warn(`agent: a signed request (${text.slice(0, text.indexOf('\n'))}) from ${device.id} did not verify; ${words.nothing}`);
       throw new HttpError(403, 'agent.bad_signature', `${words.bad}; ${words.nothing}.`);
     }
-    const taking = once ? taken.take(`${device.id}\n${text}`, at, now) : 'taken';
+    return { device: device.id, text };
+  };
+
+  /**
+   * A session action a phone signs (not a decision, which names its one card): over the action,
+   * the session, `subject` and the body's `issuedAt`, which must be within the window; the
+   * device's signed text is taken once, so a captured request sent again does nothing.
+   */
+  const requireSignedAction = async (req: IncomingMessage, c: AgentDoorContext, body: Record<string, unknown>, action: SignedAction, s: AgentSession, subject: string[], words: { what: string; nothing: string; bad: string }): Promise<void> => {
+    const now = c.options.clock?.() ?? Date.now();
+    const at = issuedAtMs(body.issuedAt);
+    const signed = await requireSignature(
+      req,
+      c,
+      body,
+      () => {
+        if (Number.isNaN(at)) throw invalid(`"issuedAt" must be when the phone signed this, as ISO 8601 UTC ("${new Date(now).toISOString()}"); ${words.nothing}.`);
+        if (!fresh(at, now)) throw new HttpError(403, 'agent.bad_signature', `The signature was not made within 5 minutes of the desktop's clock (check both clocks); ${words.nothing}.`);
+        return actionMessage(action, s.id, body.issuedAt as string, ...subject);
+      },
+      words,
+    );
+    if (!signed) return;
+    const taking = taken.take(`${signed.device}\n${signed.text}`, at, now);
     if (taking === 'used') throw new HttpError(403, 'agent.bad_signature', `This signed request was sent before, and a signature is taken once; ${words.nothing}.`);
     if (taking === 'full') throw tooManySigned(words.nothing);
   };
-
-  /** A session action a phone signs, over the action, the session, `subject` and when. */
-  const requireSignedAction = (req: IncomingMessage, c: AgentDoorContext, body: Record<string, unknown>, action: SignedAction, s: AgentSession, subject: string[], words: { what: string; nothing: string; bad: string }) =>
-    requireSignature(req, c, body, (issuedAt) => actionMessage(action, s.id, issuedAt, ...subject), words, true);
 
   /** A session action a phone signs (discard, merge, delete, mode, model): the JSON body, empty when none came. */
   const signedAction = async (req: IncomingMessage, c: AgentDoorContext, action: SignedAction, s: AgentSession, shape: string): Promise<Record<string, unknown>> => {

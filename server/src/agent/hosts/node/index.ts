@@ -3,7 +3,7 @@ import { lstat, mkdir, readlink, realpath, stat, unlink } from 'node:fs/promises
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve as resolvePath, sep } from 'node:path';
 import { commandEnv } from '../../commandEnv';
-import { deniedError, denyExact, denyGlobs, globToRegExp, isDenied, relativeInside } from '../../paths';
+import { checkRegular, deniedError, denyExact, denyGlobs, globToRegExp, isDenied, linkRefused, notRegular, openChecked, readUpTo, READ_FLAGS, relativeInside, WRITE_FLAGS } from '../../paths';
 import {
   WorkspaceError,
   type CommandOptions,
@@ -17,7 +17,6 @@ import {
 } from '../../workspace';
 import { runShellCommand } from './command';
 import { filterDiff } from './diffSections';
-import { checkRegular, linkRefused, notRegular, openChecked, readUpTo, READ_FLAGS, WRITE_FLAGS } from './files';
 import { runSafeGit } from './git';
 import { ripgrepSearch } from './ripgrep';
 import { searchFiles } from './searchWorker';

@@ -2,8 +2,7 @@ import type { Dirent } from 'node:fs';
 import { lstat, readdir, realpath } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-import { isDenied, isDeniedDir, isDeniedFile } from '../../paths';
-import { readSmallFile } from './files';
+import { isDenied, isDeniedDir, isDeniedFile, readSmallFile } from '../../paths';
 
 export interface WalkOptions {
   /** The folder's real path. */

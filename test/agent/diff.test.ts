@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reverseDiff, unifiedDiff } from '../../server/src/agent/diff';
+import { reverseDiff, unifiedDiff } from '../../server/src/agent/changes';
 
 const dir = mkdtempSync(join(tmpdir(), 'deskrelay-diff-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

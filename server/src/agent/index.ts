@@ -9,6 +9,6 @@ export type * from './workspace';
 export { SessionStore } from './sessions';
 export { AgentSession, type SessionSnapshot } from './session';
 export { ApprovalGate, approvalDigest, approvalShows, DECISIONS, NotPendingError, type Decision, type PendingApproval } from './gate';
-export { reverseDiff, unifiedDiff } from './diff';
+export { reverseDiff, unifiedDiff } from './changes';
 export { AgentCatalog, parseAcpAgents, BUILT_IN_AGENTS, type AcpAgentConfig } from './acp/agents';
 export type { Engine, EngineFactory, EngineHost } from './engine';

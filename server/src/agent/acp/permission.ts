@@ -1,5 +1,5 @@
 import type * as acp from '@agentclientprotocol/sdk';
-import { unifiedDiff } from '../diff';
+import { unifiedDiff } from '../changes';
 import type { EngineHost } from '../engine';
 import type { Decision } from '../gate';
 import type { ApprovalKind } from '../tools';

@@ -1,4 +1,4 @@
-import { unifiedDiff } from '../diff';
+import { unifiedDiff } from '../changes';
 import { WorkspaceError } from '../workspace';
 import { ArgumentError, stringArg, toolSpec, type AgentTool, type PreparedCall, type ToolContext } from './tool';
 

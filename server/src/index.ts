@@ -27,7 +27,7 @@ export type {
   ToolSpec,
 } from './providers/types';
 export { isAbortError, ProviderError } from './providers';
-export { MAX_TOOL_ARGUMENT_CHARS } from './providers/tools';
+export { MAX_TOOL_ARGUMENT_CHARS } from './providers/framing';
 export { listModels } from './providers';
 export { detectRunners, LOCAL_RUNNERS, RUNNER_PORTS_VARIABLE, runnerConfig, runnersToProbe, runnerUrl, type DetectedRunner, type LocalRunner } from './providers/detect';
 export { RelaySession } from './session/relaySession';

@@ -9,6 +9,8 @@ import { DEFAULT_LIMITS } from '../../server/src/agent/limits';
 import { capResult } from '../../server/src/agent/step';
 import { ApprovalGate } from '../../server/src/agent/gate';
 import { TOOLS, type ToolContext } from '../../server/src/agent/tools';
+import { startScriptedModel, toolResults } from '../fixtures/providers/scripted';
+import { startAgentRelay } from './inProcess';
 
 let dir: string;
 let ctx: ToolContext;
@@ -90,5 +92,38 @@ describe('ApprovalGate', () => {
     expect(p.needsApproval('edit')).toBe(false);
     expect(decided).toEqual(['c1=allow_session', 'c2=allow_session']);
     expect(() => p.decide('c1', 'allow')).toThrow();
+  });
+});
+
+describe('a tool call with a wrong argument', () => {
+  it('is told to the model as that call\'s result, and the turn goes on', async () => {
+    const model = await startScriptedModel();
+    const relay = await startAgentRelay([dir], model);
+    try {
+      let results: { content: string }[] = [];
+      model.script([
+        {
+          calls: [
+            { name: 'read_file', arguments: {} },
+            { name: 'read_file', arguments: { path: 'a.txt', startLine: 0 } },
+            { name: 'search', arguments: { query: 'one', regex: 'yes' } },
+            { name: 'list_files', arguments: { path: 7 } },
+          ],
+        },
+        { check: (body) => void (results = toolResults(body)), text: ['I will fix my call.'] },
+      ]);
+      const id = await relay.start('read it');
+      await relay.until(id, (s) => s.status === 'idle', 'the turn to end');
+      expect(model.failures).toEqual([]);
+      expect(results.map((r) => r.content)).toEqual([
+        '"path" is required.',
+        '"startLine" must be a line number (1 or more).',
+        '"regex" must be true or false.',
+        '"path" must be a string.',
+      ]);
+    } finally {
+      await relay.close();
+      await model.close();
+    }
   });
 });

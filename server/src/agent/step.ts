@@ -7,11 +7,12 @@ import type { ChatHandle, ChatService, ReplySink } from '../chat/service';
 import { ChatError } from '../chat/errors';
 import type { Logger } from '../logger';
 import type { AgentEvent } from '../protocol';
+import { ArgumentError } from '../providers/framing';
 import type { ChatMessage, ToolCall, ToolSpec } from '../providers/types';
 import type { ApprovalGate } from './gate';
 import type { AgentLimits } from './limits';
 import type { AppliedChange, CallResult } from './transcript';
-import { ArgumentError, TOOLS, type AgentTool, type PreparedCall } from './tools';
+import { TOOLS, type AgentTool, type PreparedCall } from './tools';
 import { WorkspaceError, type Workspace } from './workspace';
 
 export type ModelReply = { ok: true; text: string; calls: ToolCall[] } | { ok: false; message: string };

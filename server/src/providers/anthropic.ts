@@ -1,7 +1,6 @@
 import { apiUrl, baseUrlOf, describeProvider, field, LIST_PAGE, pluck } from './config';
 import type { Dialect, Mapper, Part } from './dialect';
-import { parseObject } from './framing';
-import { forcedName, ToolCallAssembler } from './tools';
+import { forcedName, parseObject, ToolCallAssembler } from './framing';
 import { toConversation, type Turn } from './turns';
 import type { FinishReason, ProviderConfig, ToolOptions } from './types';
 import { saidIn, statusText, StreamFault, type HttpFailure } from './wording';

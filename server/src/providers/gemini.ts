@@ -1,7 +1,6 @@
 import { apiUrl, baseUrlOf, describeProvider, field, LIST_PAGE } from './config';
 import type { Dialect, Mapper, Part } from './dialect';
-import { parseObject } from './framing';
-import { argumentsObject, CallIds, forcedName, noName, toolRefusal, wholeCall } from './tools';
+import { argumentsObject, CallIds, forcedName, noName, parseObject, toolRefusal, wholeCall } from './framing';
 import { toConversation, type Turn } from './turns';
 import type { FinishReason, ProviderConfig, ToolCall, ToolOptions } from './types';
 import { keyRefused, providerMessage, statusText, StreamFault, type HttpFailure, type WordingContext } from './wording';

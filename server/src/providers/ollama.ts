@@ -1,7 +1,6 @@
 import { apiUrl, baseUrlOf, describeProvider, field, pluck } from './config';
 import type { Dialect, Mapper, Part } from './dialect';
-import { parseObject } from './framing';
-import { argumentsObject, CallIds, noName, parseArguments, toolNameOf, toolRefusal, wholeCall } from './tools';
+import { argumentsObject, CallIds, noName, parseArguments, parseObject, toolNameOf, toolRefusal, wholeCall } from './framing';
 import type { ChatMessage, ProviderConfig } from './types';
 import { StreamFault } from './wording';
 

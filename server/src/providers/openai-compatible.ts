@@ -1,9 +1,8 @@
 import { anthropicOverloaded } from './anthropic';
 import { apiUrl, baseUrlOf, describeProvider, field, pluck } from './config';
 import type { Dialect, Mapper, Part } from './dialect';
-import { parseObject } from './framing';
+import { forcedName, parseObject, toolRefusal, ToolCallAssembler } from './framing';
 import { geminiKeyRefusal } from './gemini';
-import { forcedName, toolRefusal, ToolCallAssembler } from './tools';
 import type { ChatMessage, ProviderConfig, ToolOptions } from './types';
 import { providerMessage, saidIn, StreamFault } from './wording';
 

@@ -1,4 +1,4 @@
-import { toolNameOf } from './tools';
+import { toolNameOf } from './framing';
 import type { ChatImage, ChatMessage, ToolCall } from './types';
 
 /** A tool's result as the turn-based providers carry it: the call it answers, the tool, the text. */

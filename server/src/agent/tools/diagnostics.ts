@@ -1,4 +1,5 @@
-import { stringArg, toolSpec, readingTool } from './tool';
+import { stringArg } from '../../providers/framing';
+import { toolSpec, readingTool } from './tool';
 
 export const diagnostics = readingTool(
   toolSpec('diagnostics', 'The editor\'s problems (errors and warnings from its language servers) for the folder or one file.', { path: { type: 'string', description: 'One file, relative to the folder root. Default: every file.' } }),

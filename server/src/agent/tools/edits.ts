@@ -1,6 +1,7 @@
 import { unifiedDiff } from '../changes';
 import { WorkspaceError } from '../workspace';
-import { ArgumentError, stringArg, toolSpec, type AgentTool, type PreparedCall, type ToolContext } from './tool';
+import { ArgumentError, stringArg } from '../../providers/framing';
+import { toolSpec, type AgentTool, type PreparedCall, type ToolContext } from './tool';
 
 /**
  * An edit the user approves as the diff of `before` (undefined: no file yet) to `after`. What was

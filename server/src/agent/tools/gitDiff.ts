@@ -1,4 +1,5 @@
-import { booleanArg, toolSpec, readingTool } from './tool';
+import { booleanArg } from '../../providers/framing';
+import { toolSpec, readingTool } from './tool';
 
 export const gitDiff = readingTool(
   toolSpec('git_diff', 'The folder\'s uncommitted changes as `git diff` shows them (staged: true for what is staged); protected files are left out.', { staged: { type: 'boolean', description: 'Show the staged changes instead of the unstaged ones.' } }),

@@ -11,4 +11,3 @@ import type { AgentTool } from './tool';
 export const TOOLS: readonly AgentTool[] = [listFiles, readFile, search, diagnostics, gitDiff, editFile, writeFile, runCommand];
 
 export type { AgentTool, ApprovalKind, PreparedCall, ToolContext } from './tool';
-export { ArgumentError } from './tool';

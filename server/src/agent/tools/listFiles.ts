@@ -1,4 +1,5 @@
-import { stringArg, toolSpec, readingTool } from './tool';
+import { stringArg } from '../../providers/framing';
+import { toolSpec, readingTool } from './tool';
 
 export const listFiles = readingTool(
   toolSpec('list_files', 'List the files in the folder (or under a subfolder), honouring .gitignore. Optionally filter with a glob such as "*.ts" or "src/**/*.test.ts".', {

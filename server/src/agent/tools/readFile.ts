@@ -1,4 +1,5 @@
-import { lineArg, stringArg, ArgumentError, toolSpec, readingTool } from './tool';
+import { ArgumentError, lineArg, stringArg } from '../../providers/framing';
+import { toolSpec, readingTool } from './tool';
 
 export const readFile = readingTool(
   toolSpec('read_file', 'Read a text file of the folder, whole or a range of lines (1-based, inclusive). Lines come numbered as "N: text".', {

@@ -1,4 +1,5 @@
-import { ArgumentError, stringArg, toolSpec, type AgentTool } from './tool';
+import { ArgumentError, stringArg } from '../../providers/framing';
+import { toolSpec, type AgentTool } from './tool';
 
 /** A command line's length at most: a phone's card shows all of it. */
 export const MAX_COMMAND_CHARS = 2000;

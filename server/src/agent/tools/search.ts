@@ -1,4 +1,5 @@
-import { booleanArg, stringArg, toolSpec, readingTool } from './tool';
+import { booleanArg, stringArg } from '../../providers/framing';
+import { toolSpec, readingTool } from './tool';
 
 export const search = readingTool(
   toolSpec('search', 'Search the text of the folder\'s files (honouring .gitignore) for a string, or a JavaScript regular expression with regex: true. Case-sensitive. Answers "path:line: text" per match.', {

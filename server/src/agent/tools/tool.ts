@@ -40,34 +40,6 @@ export interface AgentTool {
   prepare(input: Record<string, unknown>, ctx: ToolContext): Promise<PreparedCall>;
 }
 
-/** Reads a string argument; `required` refuses a missing or empty one with a message for the model. */
-export function stringArg(input: Record<string, unknown>, name: string, required: true): string;
-export function stringArg(input: Record<string, unknown>, name: string, required?: false): string | undefined;
-export function stringArg(input: Record<string, unknown>, name: string, required = false): string | undefined {
-  const value = input[name];
-  if (value === undefined || value === null) {
-    if (required) throw new ArgumentError(`"${name}" is required.`);
-    return undefined;
-  }
-  if (typeof value !== 'string') throw new ArgumentError(`"${name}" must be a string.`);
-  if (required && value === '') throw new ArgumentError(`"${name}" must not be empty.`);
-  return value;
-}
-
-export function booleanArg(input: Record<string, unknown>, name: string): boolean {
-  const value = input[name];
-  if (value === undefined || value === null) return false;
-  if (typeof value !== 'boolean') throw new ArgumentError(`"${name}" must be true or false.`);
-  return value;
-}
-
-export function lineArg(input: Record<string, unknown>, name: string): number | undefined {
-  const value = input[name];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new ArgumentError(`"${name}" must be a line number (1 or more).`);
-  return value;
-}
-
 /**
  * A tool's spec: its arguments are exactly `properties` (the schema says no others), `required`
  * among them.
@@ -75,9 +47,6 @@ export function lineArg(input: Record<string, unknown>, name: string): number | 
 export function toolSpec(name: string, description: string, properties: Record<string, Record<string, unknown>>, required: string[] = []): ToolSpec {
   return { name, description, parameters: { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false } };
 }
-
-/** A bad argument: told to the model as the tool's result, like a WorkspaceError. */
-export class ArgumentError extends Error {}
 
 export const pathProperty = (description: string) => ({ type: 'string', description });
 

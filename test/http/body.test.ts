@@ -1,5 +1,5 @@
 /**
- * readBody's deadline (http/body.ts): a body that arrives whole with its headers needs no timer
+ * readBody's deadline (http/request.ts): a body that arrives whole with its headers needs no timer
  * and resolves; one that trickles gets 408 at the deadline; and one that someone else already
  * read to its end (it can never end again here) still gets its 408 instead of waiting forever.
  * Real HTTP on loopback.
@@ -7,7 +7,7 @@
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
-import { readBody } from '../../server/src/http/body';
+import { readBody } from '../../server/src/http/request';
 import { HttpError } from '../../server/src/http/errors';
 
 let server: Server | undefined;

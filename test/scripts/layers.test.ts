@@ -25,7 +25,7 @@ describe('one-way layers (eslint.config.mjs)', () => {
     expect(await messages(importing('../doors/door'), 'server/src/chat/x.ts')).toHaveLength(1);
     expect(await messages(importing('../http/errors'), 'server/src/chat/x.ts')).toHaveLength(1);
     expect(await messages(importing('../agent/session'), 'server/src/chat/x.ts')).toHaveLength(1);
-    expect(await messages(importing('../../http/requestState'), 'server/src/agent/tools/x.ts')).toHaveLength(1);
+    expect(await messages(importing('../../http/request'), 'server/src/agent/tools/x.ts')).toHaveLength(1);
     expect(await messages(importing('../providers/types'), 'server/src/store/x.ts')).toEqual([]);
     expect(await messages(importing('../store/devices'), 'server/src/providers/x.ts')).toHaveLength(1);
   }, 60_000);
@@ -48,7 +48,7 @@ describe('one-way layers (eslint.config.mjs)', () => {
   }, 60_000);
 
   it('fails the ground floor importing up, and the protocol importing anything of ours', async () => {
-    expect(await messages(importing('../http/body'), 'server/src/streams/x.ts')).toHaveLength(1);
+    expect(await messages(importing('../http/request'), 'server/src/streams/x.ts')).toHaveLength(1);
     expect(await messages(importing('./chat/events'), 'server/src/errors.ts')).toHaveLength(1);
     expect(await messages(importing('./errors'), 'server/src/protocol.ts')).toHaveLength(1);
     expect(await messages(importing('../logger'), 'server/src/protocol/x.ts')).toHaveLength(1);

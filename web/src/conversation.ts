@@ -18,7 +18,7 @@ import { Turn, type WireMessage } from './turn';
 import { fitComposer } from './ui/composer';
 import { iconButton, type IconName } from './ui/icons';
 
-/** The relay's limit for a request without photos (server/src/http/body.ts MAX_BODY_BYTES). */
+/** The relay's limit for a request without photos (server/src/http/request.ts MAX_BODY_BYTES). */
 const MAX_TEXT_REQUEST_BYTES = 1024 * 1024;
 
 /**

@@ -16,7 +16,7 @@ export const MAX_SIDE = 1568;
 export const MAX_PHOTOS = 8;
 /** The relay's limit per photo, decoded (server/src/chat/request.ts MAX_IMAGE_BYTES). */
 export const MAX_PHOTO_BYTES = 5 * 1024 * 1024;
-/** The relay's limit for a request that carries photos (server/src/doors/door.ts MAX_IMAGE_BODY_BYTES). */
+/** The relay's limit for a request that carries photos (server/src/http/request.ts MAX_IMAGE_BODY_BYTES). */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 /** What photos may take of a request, as sent (base64), leaving room for the text and the JSON. */
 export const MAX_REQUEST_PHOTO_BYTES = 9.5 * 1024 * 1024;

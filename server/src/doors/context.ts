@@ -4,8 +4,7 @@ import type { AdapterFactories, KeySource, ProviderSource } from '../providers/t
 import type { ChatService } from '../chat/service';
 import type { ReplyEvents } from './replyEvents';
 import type { AdmissionState } from '../http/admission';
-import type { BodyBudget } from '../http/body';
-import type { RequestLogEntry, RequestState } from '../http/requestState';
+import type { BodyBudget, RequestLogEntry, RequestState } from '../http/request';
 import type { Route as HttpRoute } from '../http/route';
 import type { DeviceChange, DeviceRegistry } from '../store/devices';
 import type { ClaimCodes } from '../store/claimCodes';

@@ -1,12 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AgentEventLog } from '../agent/eventLog';
 import { carriesImages } from '../chat/request';
 import type { ChatHandle, Ending, ReplySink } from '../chat/service';
-import { HttpError } from '../http/errors';
-import { checkMediaType, MAX_BODY_BYTES, parseJson, readBody, tooLarge } from '../http/body';
-import { SseStream } from '../http/writers';
+import { MAX_BODY_BYTES, MAX_IMAGE_BODY_BYTES, tooLarge } from '../http/request';
 import type { ContextSlice, DoorRoute, RelayContext } from './context';
-import { EVENT_ID_RE, HEADERS } from '../protocol';
 import type { ChatMessage, PieceKind, ProviderConfig, ToolCall, ToolOptions } from '../providers/types';
 
 /**
@@ -30,54 +26,10 @@ export interface Door<C = RelayContext> {
  */
 export type DoorFactory<C = RelayContext> = (ctx: C) => Door<C>;
 
-/** What reading a request body takes: the relay's body budget and deadline. */
-export type BodyContext = ContextSlice<'bodies', 'bodyTimeoutMs'>;
-
 /** What running a chat for a response takes: the chat service, and the request's state (its provider, what its close aborts). */
 export type ChatContext = ContextSlice<'chat' | 'state'>;
 
-// What every door shares: reading its request body, and running a chat for a response.
-
-/** A chat request carrying images may be this large (issue 13); every other request keeps MAX_BODY_BYTES. */
-export const MAX_IMAGE_BODY_BYTES = 10 * 1024 * 1024;
-
-/**
- * Only a message whose content is an array can hold an image; a JSON string cannot hold this
- * byte sequence (its quotes are escaped), so a body without it in its first MiB is text only.
- */
-const CONTENT_ARRAY = /"content"\s*:\s*\[/;
-
-export interface BodyLimit {
-  /**
-   * The route takes chat requests that may carry images: up to MAX_IMAGE_BODY_BYTES when they do.
-   * A RegExp is the route's own sign of images in the body's first MiB (Ollama's `"images":[`).
-   */
-  images?: boolean | RegExp;
-}
-
-/**
- * An HTTP door's request body, checked in CONTRACT's order after auth: media type → size →
- * JSON. `raw` is what resumable streams hash to tell a repeated request from a new one. With
- * `images`, the body may pass 1 MiB only while its first MiB shows content given as parts;
- * the door then calls `limitTextOnly` once it has parsed the messages.
- */
-export async function readJsonBody(req: IncomingMessage, ctx: BodyContext, limit: BodyLimit = {}): Promise<{ json: unknown; raw: Buffer }> {
-  checkMediaType(req);
-  const marker = limit.images instanceof RegExp ? limit.images : CONTENT_ARRAY;
-  const raw = await readBody(
-    req,
-    limit.images
-      ? {
-          timeoutMs: ctx.options.bodyTimeoutMs,
-          budget: ctx.bodies,
-          maxBytes: MAX_IMAGE_BODY_BYTES,
-          softMaxBytes: MAX_BODY_BYTES,
-          mayGrow: (prefix) => marker.test(prefix.toString('latin1')),
-        }
-      : { timeoutMs: ctx.options.bodyTimeoutMs, budget: ctx.bodies },
-  );
-  return { json: parseJson(raw), raw };
-}
+// What every door shares: its item paths, and running a chat for a response.
 
 /**
  * The paths under one item of a door's collection that a client follows (an agent session, a
@@ -87,15 +39,6 @@ export function itemPaths(collection: string): { one: string; events: string; me
   const one = `${collection}/:id`;
   const sub = (name: string) => `${one}/${name}`;
   return { one, events: sub('events'), messages: sub('messages'), stop: sub('stop'), sub };
-}
-
-/** 400 `request.invalid_body`, in the door's own words of what the body should be. */
-export const invalidBody = (message: string) => new HttpError(400, 'request.invalid_body', message);
-
-/** A parsed body that must be a JSON object; `shape` shows the client what is expected. */
-export function jsonObject(json: unknown, shape: string): Record<string, unknown> {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalidBody(`The body must be a JSON object: ${shape}.`);
-  return json as Record<string, unknown>;
 }
 
 /** 413 for a chat request over 1 MiB that carries no image after all (read whole, so the connection stays). */
@@ -165,39 +108,4 @@ export async function collect(res: ServerResponse, ctx: ChatContext, ask: ChatAs
   };
   const result = await runChat(res, ctx, ask, sink);
   return res.destroyed ? undefined : result;
-}
-
-// What the doors that keep an event log share (agent sessions, kept conversations): following it.
-
-/**
- * The `Last-Event-ID` a client resumes after (0: from the start); `what` names the stream in
- * the refusal of an id it never sent ("this session", "this conversation").
- */
-export function lastEventId(req: IncomingMessage, last: number, what: string): number {
-  const header = req.headers[HEADERS.lastEventId.toLowerCase()];
-  if (header === undefined) return 0;
-  if (typeof header !== 'string' || !EVENT_ID_RE.test(header.trim())) {
-    throw new HttpError(400, 'request.invalid_header', 'The Last-Event-ID header must be the number of the last event received (the value of its "id:" line).');
-  }
-  const after = Number(header.trim());
-  if (after > last) throw new HttpError(400, 'request.invalid_header', `The Last-Event-ID header says ${after}, but ${what} has only sent events up to ${last}.`);
-  return after;
-}
-
-/**
- * Serves an event log as SSE: the events after `Last-Event-ID`, then live ones, with
- * keep-alives, until the client leaves or the log closes its listeners. Shared by the agent's
- * sessions and kept conversations (one event-log mechanism).
- */
-export function followLog(req: IncomingMessage, res: ServerResponse, ctx: ContextSlice<never, 'keepAliveMs'>, log: AgentEventLog<object>, what: string): void {
-  const after = lastEventId(req, log.lastId, what);
-  const sse = new SseStream(res, { keepAliveMs: ctx.options.keepAliveMs });
-  sse.open();
-  sse.comment();
-  const replay = log.since(after);
-  // Unnumbered: it is about this resume, not an event of the stream.
-  if (replay.missed) sse.write(`data: ${JSON.stringify({ type: 'error', message: replay.missed })}\n\n`);
-  for (const frame of replay.frames) sse.write(frame.framed);
-  const stopListening = log.listen({ push: (frame) => void sse.write(frame.framed), close: () => sse.finish('') });
-  res.once('close', stopListening);
 }

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { errorBody } from './errors';
 import { writeJsonToSocket } from './writers';
-import { newRequestId } from './requestState';
+import { newRequestId } from './request';
 
 /**
  * Node answers a request it cannot parse (or whose headers are too slow or too big) with a bare

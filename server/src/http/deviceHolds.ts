@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { requestState } from './requestState';
+import { requestState } from './request';
 
 /** A removed device's socket gets this long to take its close frame (the chat's 1001) before it is cut. */
 const SOCKET_GRACE_MS = 300;

@@ -5,7 +5,7 @@ import type { Middleware, Request as PolkaRequest } from 'polka';
 import { authenticate, type AdmissionState, type HostPolicy } from './admission';
 import type { DeviceHolds } from './deviceHolds';
 import { contractDialect, HttpError, hostNotAllowed, internalError, methodNotAllowed, notFound, serverStopping } from './errors';
-import { freshState, requestState, type FunnelState, type RequestLog, type Unfinished } from './requestState';
+import { freshState, requestState, type FunnelState, type RequestLog, type Unfinished } from './request';
 import { isPattern, routePattern, type Route } from './route';
 import { webClient } from './static';
 import type { Logger } from '../logger';

@@ -1,9 +1,11 @@
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ChatEvent, TerminalEvent } from '../protocol';
-import { requestState } from './requestState';
+import { HttpError } from '../errors';
+import { EVENT_ID_RE, HEADERS, type ChatEvent, type TerminalEvent } from '../protocol';
+import { requestState } from './request';
 
-// The relay's response writers: a whole JSON answer, and a streamed one (SSE, NDJSON).
+// The relay's response writers: a whole JSON answer, a streamed one (SSE, NDJSON), and an event
+// log followed as SSE.
 
 export type HeaderMap = Readonly<Record<string, string | number>>;
 
@@ -279,4 +281,48 @@ export class SseStream extends BatchedStream {
   override error(message: string): void {
     this.send({ type: 'error', message });
   }
+}
+
+// Following an event log (an agent session's, a kept conversation's): replay, then live frames.
+
+/** A log of numbered, framed events as its follower reads it (the agent's sessions', the kept conversations'). */
+export interface FollowedLog {
+  readonly lastId: number;
+  /** The frames after `after`; `missed` says when some were already dropped. */
+  since(after: number): { frames: readonly { framed: string }[]; missed?: string };
+  /** Live frames from now on, until the log closes its listeners; returns what stops listening. */
+  listen(listener: { push(frame: { framed: string }): void; close(): void }): () => void;
+}
+
+/**
+ * The `Last-Event-ID` a client resumes after (0: from the start); `what` names the stream in
+ * the refusal of an id it never sent ("this session", "this conversation").
+ */
+export function lastEventId(req: IncomingMessage, last: number, what: string): number {
+  const header = req.headers[HEADERS.lastEventId.toLowerCase()];
+  if (header === undefined) return 0;
+  if (typeof header !== 'string' || !EVENT_ID_RE.test(header.trim())) {
+    throw new HttpError(400, 'request.invalid_header', 'The Last-Event-ID header must be the number of the last event received (the value of its "id:" line).');
+  }
+  const after = Number(header.trim());
+  if (after > last) throw new HttpError(400, 'request.invalid_header', `The Last-Event-ID header says ${after}, but ${what} has only sent events up to ${last}.`);
+  return after;
+}
+
+/**
+ * Serves an event log as SSE: the events after `Last-Event-ID`, then live ones, with
+ * keep-alives, until the client leaves or the log closes its listeners. Shared by the agent's
+ * sessions and kept conversations (one event-log mechanism).
+ */
+export function followLog(req: IncomingMessage, res: ServerResponse, keepAliveMs: number, log: FollowedLog, what: string): void {
+  const after = lastEventId(req, log.lastId, what);
+  const sse = new SseStream(res, { keepAliveMs });
+  sse.open();
+  sse.comment();
+  const replay = log.since(after);
+  // Unnumbered: it is about this resume, not an event of the stream.
+  if (replay.missed) sse.write(`data: ${JSON.stringify({ type: 'error', message: replay.missed })}\n\n`);
+  for (const frame of replay.frames) sse.write(frame.framed);
+  const stopListening = log.listen({ push: (frame) => void sse.write(frame.framed), close: () => sse.finish('') });
+  res.once('close', stopListening);
 }

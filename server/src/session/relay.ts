@@ -3,8 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { createFunnel, requestState } from '../http/funnel';
 import { HostPolicy } from '../http/admission';
-import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from '../http/body';
-import { RequestLog } from '../http/requestState';
+import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES, RequestLog } from '../http/request';
 import { DeviceHolds } from '../http/deviceHolds';
 import { answerClientError } from '../http/clientError';
 import { deviceContexts, type Admission, type RelayContext, type RelayCoreOptions, type ResolvedOptions, type DoorRoute } from '../doors/context';
@@ -25,7 +24,7 @@ import { DEVICE_REMOVED_MESSAGE, type DeviceInfo } from '../protocol';
 export const DEVICE_REPAIRED_MESSAGE = 'This phone paired again; this connection used its old token.';
 import { deviceInfo } from '../doors/devices';
 
-export type { RequestLogEntry } from '../http/requestState';
+export type { RequestLogEntry } from '../http/request';
 
 /** What the relay needs from its host: its core options and each door's own (declared in the door's folder). */
 export type RelayOptions = RelayCoreOptions & DoorOptions;

@@ -17,9 +17,10 @@ import { isAbsolute, relative, sep } from 'node:path';
 import { AgentSessionKeep, agentSessionsDir } from '../../store/agentSessions';
 import { HttpError } from '../../http/errors';
 import type { ContextSlice, DoorRoute } from '../context';
-import { sendJson, sendNoContent } from '../../http/writers';
+import { followLog, sendJson, sendNoContent } from '../../http/writers';
 import type { RouteRequest } from '../../http/route';
-import { followLog, type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
+import { type DoorFactory, itemPaths } from '../door';
+import { invalidBody as invalid, jsonObject, readJsonBody } from '../../http/request';
 import { verifySigned } from '../../store/devices';
 import { fresh, issuedAtMs, TakenOnce, tooManySigned } from '../takenOnce';
 import { ChangedOutsideError, ChangesBook, NotChangedError, normalPath } from '../../agent/changes';
@@ -305,7 +306,7 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
   const events = (method: 'GET' | 'POST'): AgentRoute =>
     route(method, EVENTS, (req, res, c) => {
       const s = session(req);
-      followLog(req, res, c, s.log, 'this session');
+      followLog(req, res, c.options.keepAliveMs, s.log, 'this session');
     });
 
   const postMessage = route('POST', MESSAGES, async (req, res, c) => {

@@ -3,7 +3,8 @@ import { SpecReply } from '../../chat/specReply';
 import type { DoorRoute } from '../context';
 import type { ChatDoorContext } from '.';
 import { SseStream } from '../../http/writers';
-import { chatProvider, limitTextOnly, readJsonBody, startChat } from '../door';
+import { chatProvider, limitTextOnly, startChat } from '../door';
+import { readJsonBody } from '../../http/request';
 
 /** SPEC's `POST /v1/chat/stream`: a chat request in, SPEC events out as SSE. */
 export const chatStreamRoute: DoorRoute<ChatDoorContext> = {

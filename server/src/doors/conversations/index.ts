@@ -6,7 +6,7 @@ import type { ChatHandle } from '../../chat/service';
 import { SpecReply } from '../../chat/specReply';
 import type { ContextSlice, DoorRoute } from '../context';
 import { HttpError } from '../../http/errors';
-import { sendJson, sendNoContent } from '../../http/writers';
+import { followLog, sendJson, sendNoContent } from '../../http/writers';
 import type { RouteRequest } from '../../http/route';
 import type { ChatMessage } from '../../providers/types';
 import {
@@ -18,7 +18,8 @@ import {
   type ConversationBounds,
   type StoredConversation,
 } from '../../store/conversations';
-import { followLog, type DoorFactory, invalidBody as invalid, itemPaths, jsonObject, readJsonBody } from '../door';
+import { type DoorFactory, itemPaths } from '../door';
+import { invalidBody as invalid, jsonObject, readJsonBody } from '../../http/request';
 import {
   conversationMarkdown,
   markdownFileName,
@@ -253,14 +254,14 @@ export const conversationsDoor: DoorFactory<ConversationsContext> = (ctx) => {
   const events = (method: 'GET' | 'POST'): ConversationsRoute =>
     route(method, EVENTS, async (req, res, c) => {
       const { c: conv } = await find(req);
-      followLog(req, res, c, logOf(conv.id), 'this conversation');
+      followLog(req, res, c.options.keepAliveMs, logOf(conv.id), 'this conversation');
     });
 
   // Exact paths win over `:id`: this is never taken for a conversation named "events".
   const feed = (method: 'GET' | 'POST'): ConversationsRoute =>
     route(method, CONVERSATION_CHANGES_PATH, async (req, res, c) => {
       await store();
-      followLog(req, res, c, changes, 'the change feed');
+      followLog(req, res, c.options.keepAliveMs, changes, 'the change feed');
     });
 
   const postMessage = route('POST', MESSAGES, async (req, res, c) => {

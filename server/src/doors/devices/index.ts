@@ -7,7 +7,8 @@ import type { RouteRequest } from '../../http/route';
 import { PATHS, type DeviceInfo, type DeviceRegistration } from '../../protocol';
 import { CONNECTED_WINDOW_MS, cleanDeviceName, cleanPublicKey, MAX_DEVICES, MAX_NAME_LENGTH, type DevicePublicKey, type DeviceRegistry, type DeviceSummary } from '../../store/devices';
 import { CODE_LENGTH, type ClaimOutcome } from '../../store/claimCodes';
-import { type DoorFactory, readJsonBody } from '../door';
+import type { DoorFactory } from '../door';
+import { readJsonBody } from '../../http/request';
 import { checkProof } from './proof';
 import { TakenOnce } from '../takenOnce';
 

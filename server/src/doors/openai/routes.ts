@@ -9,7 +9,8 @@ import { SseStream } from '../../http/writers';
 import { Completion, errorChunk, modelName } from './completion';
 import { generationError, openAiError, sendOpenAiError } from './errors';
 import { parseCompletionRequest } from './request';
-import { type ChatAsk, chatProvider, collect, limitTextOnly, readJsonBody, startChat } from '../door';
+import { type ChatAsk, chatProvider, collect, limitTextOnly, startChat } from '../door';
+import { readJsonBody } from '../../http/request';
 import { configuredProviders, leaving, modelsOf } from '../providers';
 
 /**

@@ -7,7 +7,8 @@ import { describeProvider, isAbortError, ProviderError } from '../../providers';
 import { listModels } from '../../providers';
 import { transcriptionProvider } from '../../providers/transcription';
 import type { ProviderConfig, ProviderKind, ProviderSource } from '../../providers/types';
-import { type DoorFactory, readJsonBody } from '../door';
+import type { DoorFactory } from '../door';
+import { readJsonBody } from '../../http/request';
 import type { ProviderModels, ProvidersView as WireProvidersView, ProviderView as WireProviderView } from '../../protocol';
 
 /** A model list is a small document: a provider that takes longer than this is not answering. */

@@ -1,7 +1,8 @@
 import type { ContextSlice, DoorRoute } from '../context';
 import { HttpError, serverStopping } from '../../http/errors';
 import { sendJson, sendNoContent } from '../../http/writers';
-import { type DoorFactory, invalidBody as invalid, jsonObject, readJsonBody } from '../door';
+import type { DoorFactory } from '../door';
+import { invalidBody as invalid, jsonObject, readJsonBody } from '../../http/request';
 import { PATHS, type AgentPush, type PushKey, type ReplyReadyPush } from '../../protocol';
 import type { ReplyFinished } from '../replyEvents';
 import { checkEndpoint, pushHostsFromEnv } from './endpoint';

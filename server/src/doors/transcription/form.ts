@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { readBody, tooLarge } from '../../http/body';
-import type { BodyContext } from '../door';
+import { readBody, tooLarge, type BodyContext } from '../../http/request';
 import { HttpError } from '../../http/errors';
 import { formBoundary, parseForm, type FormPart } from '../../http/multipart';
 

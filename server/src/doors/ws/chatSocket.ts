@@ -1,8 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
-import { requestState } from '../../http/requestState';
-import { parseJson } from '../../http/body';
-import { chatProvider, limitTextOnly, MAX_IMAGE_BODY_BYTES } from '../door';
+import { MAX_IMAGE_BODY_BYTES, parseJson, requestState } from '../../http/request';
+import { chatProvider, limitTextOnly } from '../door';
 import { parseChatRequest } from '../../chat/request';
 import type { DoorRoute } from '../context';
 import type { SocketContext } from '.';

@@ -3,7 +3,7 @@ import type { ChatHandle } from '../chat/service';
 import type { AgentEvent, AgentStatus } from '../protocol';
 import type { ChatMessage, ToolCall, ToolSpec } from '../providers/types';
 import { ContextFitter, Conversation } from './conversation';
-import { AgentEventLog } from './eventLog';
+import { JsonEventLog } from '../streams/frameLog';
 import { MAX_CALLS_PER_REPLY } from './limits';
 import { answersForUnanswered, earlierText, RESTARTED_DENIED, RESTARTED_INTERRUPTED, toolOf } from './restored';
 import { callModel, NOT_RUN, offeredTools, runAskedCommand, runToolCall, type ModelReply } from './step';
@@ -33,7 +33,7 @@ const TOO_MANY_CALLS = `Not run: one reply may carry at most ${MAX_CALLS_PER_REP
  */
 export class AgentSession {
   readonly id: string;
-  readonly log: AgentEventLog;
+  readonly log: JsonEventLog<AgentEvent>;
   readonly createdAt: number;
   title = '';
   /** A kept session listed from its summary, not read whole yet (SessionStore.get wakes it). */
@@ -69,7 +69,7 @@ export class AgentSession {
 
   constructor(private readonly deps: SessionDeps) {
     this.id = deps.id;
-    this.log = new AgentEventLog(deps.limits.maxEventLogBytes);
+    this.log = new JsonEventLog<AgentEvent>(deps.limits.maxEventLogBytes);
     this.addMessage({ role: 'system', content: systemPrompt(deps.workspace) });
     this.gate = new ApprovalGate({
       asked: (approval) => {

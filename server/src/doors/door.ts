@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AgentEventLog } from '../agent/eventLog';
+import type { JsonEventLog as AgentEventLog } from '../streams/frameLog';
 import { carriesImages } from '../chat/request';
 import type { ChatHandle, Ending, ReplySink } from '../chat/service';
 import { HttpError } from '../http/errors';

@@ -2,11 +2,10 @@ import { CancelReason } from '../chat/events';
 import type { ChatHandle } from '../chat/service';
 import type { AgentEvent, AgentStatus } from '../protocol';
 import type { ChatMessage, ToolCall, ToolSpec } from '../providers/types';
-import { ContextFitter, Conversation } from './conversation';
+import { callModel, ContextFitter, Conversation, NOT_RUN, offeredTools, runAskedCommand, runToolCall, type ModelReply } from './turn';
 import { JsonEventLog } from '../streams/frameLog';
 import { MAX_CALLS_PER_REPLY } from './limits';
 import { answersForUnanswered, earlierText, RESTARTED_DENIED, RESTARTED_INTERRUPTED, toolOf } from './restored';
-import { callModel, NOT_RUN, offeredTools, runAskedCommand, runToolCall, type ModelReply } from './step';
 import type { AppliedChange, CallResult, SessionSnapshot, TranscriptItem } from './transcript';
 import type { Engine } from './engine';
 import { EngineOptionError } from './engine';
@@ -449,7 +448,7 @@ export class AgentSession {
     if (this.log.attached === 0) this.deps.push({ type: 'agent_idle', session: this.id });
   }
 
-  /** One model request (see step.ts): with `tools` shown as it comes, without them a quiet summary call. */
+  /** One model request (see turn.ts): with `tools` shown as it comes, without them a quiet summary call. */
   private callModel(signal: AbortSignal, messages: ChatMessage[], tools?: ToolSpec[]): Promise<ModelReply> {
     return callModel({ chat: this.deps.chat, emit: (e) => this.emit(e), running: (h) => void (this.model = h) }, signal, messages, tools);
   }

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { JsonEventLog } from '../../server/src/streams/frameLog';
 import { DEFAULT_LIMITS } from '../../server/src/agent/limits';
-import { SessionStore } from '../../server/src/agent/sessions';
+import { SessionStore } from '../../server/src/agent/session';
 import { NodeWorkspace } from '../../server/src/agent/hosts/node';
 import type { ChatService, ChatHandle, Ending, ReplySink } from '../../server/src/chat/service';
 import { silentLogger } from '../../server/src/logger';

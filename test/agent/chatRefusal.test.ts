@@ -2,7 +2,7 @@
 // HTTP errors: a session whose model cannot be asked fails its turn with the refusal's words.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../server/src/agent/limits';
-import { SessionStore } from '../../server/src/agent/sessions';
+import { SessionStore } from '../../server/src/agent/session';
 import { NodeWorkspace } from '../../server/src/agent/hosts/node';
 import { ChatService } from '../../server/src/chat/service';
 import { silentLogger } from '../../server/src/logger';

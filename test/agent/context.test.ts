@@ -8,7 +8,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { estimateTokens, promptBudget } from '../../server/src/agent/conversation';
+import { estimateTokens, promptBudget } from '../../server/src/agent/turn';
 import { startScriptedModel, toolResults, type ScriptedModel } from '../fixtures/providers/scripted';
 import { startAgentRelay, type AgentRelay } from './inProcess';
 import { Follower } from './support';

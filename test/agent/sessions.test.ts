@@ -2,9 +2,9 @@
 // are busy), a session's event log (oldest events dropped, a resume told so), and stop while
 // the model is answering.
 import { describe, expect, it } from 'vitest';
-import { AgentEventLog } from '../../server/src/agent/eventLog';
+import { JsonEventLog } from '../../server/src/streams/frameLog';
 import { DEFAULT_LIMITS } from '../../server/src/agent/limits';
-import { SessionStore } from '../../server/src/agent/sessions';
+import { SessionStore } from '../../server/src/agent/session';
 import { NodeWorkspace } from '../../server/src/agent/hosts/node';
 import type { ChatService, ChatHandle, Ending, ReplySink } from '../../server/src/chat/service';
 import { silentLogger } from '../../server/src/logger';
@@ -82,9 +82,9 @@ describe('SessionStore', () => {
   });
 });
 
-describe('AgentEventLog', () => {
+describe('JsonEventLog', () => {
   it('keeps at most its cap of bytes; a resume needing a dropped event is told so', () => {
-    const log = new AgentEventLog(200);
+    const log = new JsonEventLog(200);
     for (let i = 0; i < 10; i++) log.append({ type: 'text', delta: `delta number ${i}` });
     expect(log.lastId).toBe(10);
     const all = log.since(0);

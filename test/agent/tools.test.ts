@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeWorkspace } from '../../server/src/agent/hosts/node';
 import { DEFAULT_LIMITS } from '../../server/src/agent/limits';
-import { capResult } from '../../server/src/agent/step';
+import { capResult } from '../../server/src/agent/turn';
 import { ApprovalGate } from '../../server/src/agent/gate';
 import { TOOLS, type ToolContext } from '../../server/src/agent/tools';
 import { startScriptedModel, toolResults } from '../fixtures/providers/scripted';

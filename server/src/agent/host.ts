@@ -2,7 +2,7 @@ import type { AcpAgentConfig } from './acp/agents';
 import type { AgentLimits } from './limits';
 import type { ToolServerStatus } from './mcp/servers';
 import type { AgentTool } from './tools/tool';
-import type { SessionStore } from './sessions';
+import type { SessionStore } from './session';
 import type { Workspace } from './workspace';
 
 /**

@@ -1,28 +1,30 @@
-import { CancelReason } from '../chat/events';
-import type { ChatHandle } from '../chat/service';
-import type { AgentEvent, AgentStatus } from '../protocol';
+/**
+ * An agent session's turns and the store that holds the sessions: what runs when a phone sends
+ * a message and decides an approval. The session's state, and what is done with it outside its
+ * turns (kept, shown, stopped, reverted), is SessionState (sessionState.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import type { ChatService } from '../chat/service';
+import type { Logger } from '../logger';
+import type { AgentEvent, AgentPush, AgentStatus } from '../protocol';
 import type { ChatMessage, ToolCall, ToolSpec } from '../providers/types';
-import { ContextFitter, Conversation } from './conversation';
-import { AgentEventLog } from './eventLog';
-import { MAX_CALLS_PER_REPLY } from './limits';
-import { answersForUnanswered, earlierText, RESTARTED_DENIED, RESTARTED_INTERRUPTED, toolOf } from './restored';
-import { callModel, NOT_RUN, offeredTools, runAskedCommand, runToolCall, type ModelReply } from './step';
-import type { AppliedChange, CallResult, SessionSnapshot, TranscriptItem } from './transcript';
-import type { Engine } from './engine';
-import { EngineOptionError } from './engine';
+import type { AgentSessionKeep, KeptSummary } from '../store/agentSessions';
+import type { Engine, EngineFactory } from './engine';
 import { ApprovalGate, type Decision } from './gate';
-import { readInstructions, type ProjectInstructions } from './instructions';
-import type { SessionWorktree } from './worktrees';
+import { readInstructions } from './instructions';
+import { MAX_CALLS_PER_REPLY, type AgentLimits } from './limits';
 import { systemPrompt } from './prompt';
-import type { AgentTool } from './tools';
-import type { Workspace } from './workspace';
+import { earlierText } from './restored';
 import type { SessionDeps } from './sessionDeps';
-import type { StoredAgentSession } from '../store/agentSessions';
+import { SessionState } from './sessionState';
+import type { AgentTool } from './tools';
+import type { AppliedChange, CallResult } from './transcript';
+import { callModel, ContextFitter, NOT_RUN, offeredTools, runToolCall, type ModelReply } from './turn';
+import type { Workspace } from './workspace';
 
 export type { AppliedChange, SessionSnapshot, TranscriptItem } from './transcript';
 export type { SessionDeps } from './sessionDeps';
 
-const STOPPED_BY_USER = 'Stopped by the user.';
 const SESSION_FULL = 'Not run: the session is full.';
 const TOO_MANY_CALLS = `Not run: one reply may carry at most ${MAX_CALLS_PER_REPLY} tool calls; call again for the rest.`;
 
@@ -31,45 +33,17 @@ const TOO_MANY_CALLS = `Not run: one reply may carry at most ${MAX_CALLS_PER_REP
  * (asking the user first where the policy says so), and the numbered events a phone follows.
  * It knows the Workspace contract and the chat service, not the host or the door.
  */
-export class AgentSession {
-  readonly id: string;
-  readonly log: AgentEventLog;
-  readonly createdAt: number;
-  title = '';
-  /** A kept session listed from its summary, not read whole yet (SessionStore.get wakes it). */
-  asleep: boolean;
-  private statusValue: AgentStatus = 'idle';
-  private updated = Date.now();
-  private readonly conversation = new Conversation();
-  private readonly transcript: TranscriptItem[] = [];
-  /** Every call passes here before it runs: its id, its approval, the decision, the grants. */
-  readonly gate: ApprovalGate;
-  private readonly queue: string[] = [];
-  /** Edits applied in this session, in order, for the desk's Changes list and the user's revert. */
-  private readonly applied = new Map<string, AppliedChange>();
-  /** What the model is told at its next step (an edit the user reverted). */
-  private readonly notes: string[] = [];
-  /** Aborted by stop(): the model request, a running command, a search. */
-  private turn: AbortController | undefined;
-  private model: ChatHandle | undefined;
-  private closed = false;
+export class AgentSession extends SessionState {
+  override readonly gate: ApprovalGate;
   /** The turn running or last run: a new one starts only after it settled. */
   private turns: Promise<void> = Promise.resolve();
-  private stops = 0;
-  /** The project's instructions, read once before the first model call (undefined: none, or not read yet). */
-  private projectInstructions: ProjectInstructions | undefined;
-  private instructionsRead = false;
   private readonly fitter: ContextFitter;
-  /** Another agent's engine; absent, the turns are DeskRelay's own loop. */
-  private readonly engine: Engine | undefined;
+  protected override readonly engine: Engine | undefined;
   /** Set when the engine can take no more turns (its process ended). */
   private engineEnded: string | undefined;
-  /** A kept session's transcript items as read back (what an agent that cannot load its session is given). */
-  private restoredItems = 0;
 
-  constructor(private readonly deps: SessionDeps) {
-    this.id = deps.id;
-    this.log = new AgentEventLog(deps.limits.maxEventLogBytes);
+  constructor(deps: SessionDeps) {
+    super(deps);
     this.addMessage({ role: 'system', content: systemPrompt(deps.workspace) });
     this.gate = new ApprovalGate({
       asked: (approval) => {
@@ -95,112 +69,11 @@ export class AgentSession {
       ...(deps.restored ? { resumed: { ...(deps.restored.engine ? { state: deps.restored.engine } : {}), earlier: () => earlierText(this.transcript.slice(0, this.restoredItems)) } } : {}),
     });
     this.fitter = new ContextFitter({ chat: deps.chat, logger: deps.logger, short: this.short, emit: (e) => this.emit(e), summarise: (signal, messages) => this.callModel(signal, messages) });
-    this.createdAt = deps.restored?.createdAt ?? Date.now();
-    // Kept: listed from its summary, idle; read whole on first use (wake).
-    this.title = deps.restored?.title ?? '';
-    this.updated = deps.restored?.updatedAt ?? this.updated;
-    this.asleep = deps.restored !== undefined;
-  }
-
-  /** What a kept session saves: enough to list it, replay it and go on with the conversation. */
-  record(): StoredAgentSession {
-    return {
-      version: 1,
-      id: this.id,
-      folder: this.folder,
-      title: this.title,
-      createdAt: this.createdAt,
-      updatedAt: this.updated,
-      status: this.statusValue,
-      messages: this.conversation.messages,
-      transcript: this.transcript,
-      events: this.log.entries(),
-      pending: this.gate.pending.map((p) => p.callId),
-      ...(this.projectInstructions ? { instructions: this.projectInstructions } : {}),
-      ...(this.deps.worktree ? { worktree: this.deps.worktree } : {}),
-      nextCall: this.gate.nextCallNumber,
-      ...(this.deps.agent ? { agent: this.deps.agent.id } : {}),
-      ...(this.engine?.kept?.() ? { engine: this.engine.kept() } : {}),
-    };
-  }
-
-  /**
-   * Back from the desktop's store after a restart, on first use: the conversation, transcript and
-   * events as saved; a turn that was running is marked interrupted, an approval that waited is
-   * denied with a note, and every call the model made without an answer is answered (a provider
-   * refuses a conversation with a call left unanswered). The session is idle: a message goes on.
-   */
-  wake(r: StoredAgentSession): void {
-    if (!this.asleep) return;
-    this.asleep = false;
-    this.conversation.reset([...r.messages, ...answersForUnanswered(r.messages)]);
-    this.transcript.push(...(r.transcript as TranscriptItem[]));
-    this.projectInstructions = r.instructions;
-    this.instructionsRead = true;
-    this.gate.nextCallNumber = r.nextCall;
-    this.log.restore(r.events);
-    for (const callId of r.pending) {
-      this.emit({ type: 'decision', callId, decision: 'deny' });
-      this.transcript.push({ role: 'tool', callId, tool: toolOf(this.transcript, callId), ok: false, denied: true, output: RESTARTED_DENIED });
-      this.emit({ type: 'tool_result', callId, ok: false, denied: true, output: RESTARTED_DENIED });
-    }
-    if (r.status === 'running' || r.status === 'waiting') this.emit({ type: 'error', message: RESTARTED_INTERRUPTED });
-    this.restoredItems = this.transcript.length;
-    this.statusValue = r.status as AgentStatus;
-    this.setStatus('idle');
-    this.updated = r.updatedAt;
-  }
-
-  get agent(): string {
-    return this.deps.agent?.id ?? 'deskrelay';
-  }
-
-  get folder(): string {
-    return this.deps.workspace.name;
-  }
-
-  get status(): AgentStatus {
-    return this.statusValue;
-  }
-
-  get updatedAt(): number {
-    return this.updated;
   }
 
   /** True while a turn runs or waits for an approval. */
-  get busy(): boolean {
+  override get busy(): boolean {
     return this.statusValue === 'running' || this.statusValue === 'waiting';
-  }
-
-  /** The instructions file the system prompt carries, once read. */
-  get instructionsFile(): string | undefined {
-    return this.projectInstructions?.file ?? this.deps.restored?.instructions;
-  }
-
-  get pendingCount(): number {
-    return this.gate.size;
-  }
-
-  /** Characters the conversation holds for the model (what maxConversationChars caps). */
-  get conversationSize(): number {
-    return this.conversation.size;
-  }
-
-  snapshot(): SessionSnapshot {
-    return {
-      id: this.id,
-      agent: this.agent,
-      ...this.engine?.state?.(),
-      folder: this.folder,
-      title: this.title,
-      status: this.statusValue,
-      updatedAt: new Date(this.updated).toISOString(),
-      transcript: this.transcript,
-      pending: this.gate.pending,
-      lastEventId: this.log.lastId,
-      ...(this.instructionsFile ? { instructions: this.instructionsFile } : {}),
-      ...(this.deps.worktree ? { worktree: { branch: this.deps.worktree.branch, path: this.deps.worktree.path, ...(this.deps.worktree.into ? { into: this.deps.worktree.into } : {}) } } : {}),
-    };
   }
 
   /** The user's next message: a new turn now, or queued until the model next stops when a turn runs. */
@@ -234,78 +107,6 @@ export class AgentSession {
   /** The user's answer to a pending approval (the gate's decide); NotPendingError when none waits for callId. */
   decide(callId: string, decision: Decision, note?: string): void {
     this.gate.decide(callId, decision, note);
-  }
-
-  /**
-   * The user took back an edit this session applied (at the desk: its card, the Changes list,
-   * Undo): every screen marks it reverted and the model is told at its next step. False when
-   * callId is no applied edit, or one already reverted.
-   */
-  reverted(callId: string): boolean {
-    const change = this.applied.get(callId);
-    if (!change || change.reverted || this.closed) return false;
-    change.reverted = true;
-    this.notes.push(`The user reverted your edit to ${change.path}: that file is back as it was before it. Read it again before relying on it.`);
-    this.emit({ type: 'reverted', callId, path: change.path });
-    return true;
-  }
-
-  /** The edits this session applied, oldest first. */
-  get changes(): readonly Readonly<AppliedChange>[] {
-    return [...this.applied.values()];
-  }
-
-  /** Aborts the model request, kills a running command with its process group, denies pending approvals; queued messages wait for the next one. */
-  stop(): void {
-    if (!this.busy) return;
-    this.stops++;
-    this.setStatus('stopped');
-    this.turn?.abort(new CancelReason(STOPPED_BY_USER));
-    this.model?.abort(new CancelReason(STOPPED_BY_USER));
-    this.gate.denyAll();
-  }
-
-  get worktree(): (SessionWorktree & { into?: string }) | undefined {
-    return this.deps.worktree;
-  }
-
-  /**
-   * A command the user asked for from the session's screen (Merge), not the model: asked through
-   * the gate like run_command (the card shows the exact line), run in `where`, its result in
-   * the events and the transcript. Not while a turn runs (the caller checks `busy`).
-   */
-  async runAsked(tool: string, command: string, where: Workspace): Promise<{ ok: boolean; output: string; denied?: boolean }> {
-    const callId = this.gate.newCallId();
-    const input = { command };
-    this.setStatus('running');
-    this.emit({ type: 'tool_call', callId, tool, input });
-    this.transcript.push({ role: 'assistant', text: '', toolCalls: [{ callId, tool, input }] });
-    const decision = this.gate.needsApproval('command', command) ? await this.gate.ask('command', command, { callId, tool, input, command }) : 'allow';
-    this.deps.logger.info(`agent ${this.short}: ${tool} command=${JSON.stringify(command)} decision=${decision}`);
-    let result: CallResult = { ok: false, denied: true, output: 'The user denied this. Nothing was run.' };
-    if (decision !== 'deny' && !this.closed) {
-      this.turn = new AbortController();
-      result = await runAskedCommand(where, command, this.deps.limits, this.turn.signal);
-      this.turn = undefined;
-    }
-    this.transcript.push({ role: 'tool', callId, tool, ...result });
-    this.emit({ type: 'tool_result', callId, ...result });
-    if (this.statusValue !== 'stopped') this.setStatus('idle');
-    return result;
-  }
-
-  /** Ends the session for good (deleted, dropped, the relay stopping): stopped, listeners closed. */
-  close(): void {
-    this.stop();
-    this.closed = true;
-    this.engine?.close();
-    this.log.closeAll();
-  }
-
-  /** The agent's mode or model, where its engine offers a choice; an EngineOptionError otherwise. */
-  async choose(what: 'mode' | 'model', id: string): Promise<void> {
-    if (!this.engine?.choose) throw new EngineOptionError(`This session's agent (${this.agent}) offers no ${what} to choose.`);
-    await this.engine.choose(what, id);
   }
 
   /** Another agent's turn: its prompt, then the messages queued meanwhile as one more prompt. */
@@ -343,17 +144,17 @@ export class AgentSession {
     if (notify) this.notifyIdle();
   }
 
-  private get short(): string {
+  protected override get short(): string {
     return this.id.slice(0, 8);
   }
 
-  private emit(event: AgentEvent): void {
+  protected override emit(event: AgentEvent): void {
     this.updated = Date.now();
     this.log.append(event);
     this.deps.changed?.(this);
   }
 
-  private setStatus(status: AgentStatus): void {
+  protected override setStatus(status: AgentStatus): void {
     if (this.statusValue === status) return;
     this.statusValue = status;
     this.emit({ type: 'status', status });
@@ -449,7 +250,7 @@ export class AgentSession {
     if (this.log.attached === 0) this.deps.push({ type: 'agent_idle', session: this.id });
   }
 
-  /** One model request (see step.ts): with `tools` shown as it comes, without them a quiet summary call. */
+  /** One model request (see turn.ts): with `tools` shown as it comes, without them a quiet summary call. */
   private callModel(signal: AbortSignal, messages: ChatMessage[], tools?: ToolSpec[]): Promise<ModelReply> {
     return callModel({ chat: this.deps.chat, emit: (e) => this.emit(e), running: (h) => void (this.model = h) }, signal, messages, tools);
   }
@@ -458,5 +259,119 @@ export class AgentSession {
     const { logger, limits, workspace } = this.deps;
     const deps = { workspace, limits, logger, gate: this.gate, short: this.short, emit: (e: AgentEvent) => this.emit(e), tools: this.tools(), applied: (c: AppliedChange) => void this.applied.set(c.callId, c) };
     return runToolCall(deps, call, callId, signal);
+  }
+}
+
+/** An ACP agent for a session: its id and its engine. */
+export type Agent = { id: string; engine: EngineFactory };
+
+export interface SessionStoreDeps {
+  chat: ChatService;
+  limits: AgentLimits;
+  logger: Logger;
+  push(payload: AgentPush): void;
+  /** Tools every session gets besides the built-in and the workspace's (the CLI's MCP servers'). */
+  tools?(): readonly AgentTool[];
+}
+
+/**
+ * The agent sessions of this relay run, at most `limits.maxSessions` (with sessions kept on the
+ * desktop, at most as many as the desktop keeps): a new one drops the oldest idle, stopped or
+ * failed session first; when every session is busy, none is made (the caller says so). Kept
+ * (keep()): DeskRelay's own sessions are saved on every change and read back after a restart.
+ */
+export class SessionStore {
+  private readonly sessions = new Map<string, AgentSession>();
+  private kept: AgentSessionKeep | undefined;
+
+  constructor(private readonly deps: SessionStoreDeps) {}
+
+  private get cap(): number {
+    return Math.max(this.deps.limits.maxSessions, this.kept ? this.kept.count : 0);
+  }
+
+  /**
+   * Keeps sessions on the desktop from now on, and brings back those kept (`workspaceOf` finds
+   * each one's folder, `agentOf` an ACP session's agent; one whose folder or agent is gone stays
+   * on disk, not listed).
+   */
+  keep(kept: AgentSessionKeep, stored: readonly KeptSummary[], workspaceOf: (s: KeptSummary) => Workspace | undefined, agentOf: (id: string) => Agent | undefined = () => undefined): void {
+    this.kept = kept;
+    for (const r of stored) {
+      if (this.sessions.has(r.id)) continue;
+      const workspace = workspaceOf(r);
+      if (!workspace) {
+        this.deps.logger.info(`agent ${r.id.slice(0, 8)}: kept, but its folder "${r.folder}" is not an agent folder now: not listed`);
+        continue;
+      }
+      const agent = r.agent === undefined ? undefined : agentOf(r.agent);
+      if (r.agent !== undefined && !agent) {
+        this.deps.logger.info(`agent ${r.id.slice(0, 8)}: kept, but its agent "${r.agent}" is not configured now: not listed`);
+        continue;
+      }
+      const session = new AgentSession({ id: r.id, workspace, ...this.deps, restored: r, ...(agent ? { agent } : {}), ...(r.worktree ? { worktree: r.worktree } : {}), changed: this.saver() });
+      this.sessions.set(session.id, session);
+    }
+  }
+
+  /** Ends keeping (the relay stops): writes under way finish, and the stop itself is not saved. */
+  async unkeep(): Promise<void> {
+    const kept = this.kept;
+    this.kept = undefined;
+    await kept?.close();
+  }
+
+  private saver(): ((s: AgentSession) => void) | undefined {
+    const kept = this.kept;
+    return kept ? (s) => kept.save(s.id, () => s.record()) : undefined;
+  }
+
+  list(): AgentSession[] {
+    return [...this.sessions.values()].sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+
+  /** A session by id; a kept one is read whole now if it was not yet (undefined when its file turns out damaged: set aside). */
+  get(id: string): AgentSession | undefined {
+    const session = this.sessions.get(id);
+    if (!session?.asleep) return session;
+    const stored = this.kept?.load(id);
+    if (!stored) {
+      this.sessions.delete(id);
+      session.close();
+      return undefined;
+    }
+    session.wake(stored);
+    return session;
+  }
+
+  /** A new session in `workspace`, or undefined when the store is full of busy sessions. */
+  create(workspace: Workspace, agent?: Agent, more: { id?: string; worktree?: AgentSession['worktree'] } = {}): AgentSession | undefined {
+    if (this.sessions.size >= this.cap) {
+      const idle = [...this.sessions.values()].filter((s) => !s.busy).sort((a, b) => a.updatedAt - b.updatedAt)[0];
+      if (!idle) return undefined;
+      this.deps.logger.info(`agent ${idle.id.slice(0, 8)}: dropped (the desktop keeps ${this.cap} sessions)`);
+      this.delete(idle.id);
+    }
+    const changed = this.saver();
+    const session = new AgentSession({ id: more.id ?? randomUUID(), workspace, ...this.deps, ...(agent ? { agent } : {}), ...(more.worktree ? { worktree: more.worktree } : {}), ...(changed ? { changed } : {}) });
+    this.sessions.set(session.id, session);
+    return session;
+  }
+
+  delete(id: string): boolean {
+    const session = this.sessions.get(id);
+    if (!session) return false;
+    this.sessions.delete(id);
+    void this.kept?.remove(id);
+    session.close();
+    return true;
+  }
+
+  /** Ends every session in memory (the agent turned off, the relay stopping); kept files stay. */
+  closeAll(): void {
+    for (const [id, session] of [...this.sessions]) {
+      this.sessions.delete(id);
+      session.close();
+    }
   }
 }

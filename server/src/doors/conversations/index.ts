@@ -1,4 +1,4 @@
-import { AgentEventLog } from '../../agent/eventLog';
+import { JsonEventLog } from '../../streams/frameLog';
 import { CancelReason, STOPPED_BY_CLIENT, type TerminalEvent } from '../../chat/events';
 import { ChatError } from '../../chat/errors';
 import { parseChatRequest } from '../../chat/request';
@@ -118,8 +118,8 @@ type ConversationsRoute = DoorRoute<ConversationsContext>;
 export const conversationsDoor: DoorFactory<ConversationsContext> = (ctx) => {
   const { logger } = ctx.options;
   const dir = ctx.options.conversationsDir ?? conversationsDir(ctx.options.configDir);
-  const changes = new AgentEventLog<ConversationChange>(CHANGES_BYTES);
-  const logs = new Map<string, AgentEventLog<ConversationEvent>>();
+  const changes = new JsonEventLog<ConversationChange>(CHANGES_BYTES);
+  const logs = new Map<string, JsonEventLog<ConversationEvent>>();
   const replies = new Map<string, LiveReply>();
   let opening: Promise<ConversationStore> | undefined;
 
@@ -150,12 +150,12 @@ export const conversationsDoor: DoorFactory<ConversationsContext> = (ctx) => {
   };
 
   /** The conversation's event log, made on first use; idle ones past IDLE_LOGS are forgotten oldest first (a resume then re-reads the conversation). */
-  const logOf = (id: string): AgentEventLog<ConversationEvent> => {
+  const logOf = (id: string): JsonEventLog<ConversationEvent> => {
     let log = logs.get(id);
     if (log) {
       logs.delete(id);
     } else {
-      log = new AgentEventLog<ConversationEvent>(LOG_BYTES);
+      log = new JsonEventLog<ConversationEvent>(LOG_BYTES);
     }
     logs.set(id, log);
     if (logs.size > IDLE_LOGS) {
@@ -328,7 +328,7 @@ export const conversationsDoor: DoorFactory<ConversationsContext> = (ctx) => {
   }
 
   /** The reply ended: kept in the conversation (a failure with what the client was told), then announced. */
-  async function finish(s: ConversationStore, id: string, live: LiveReply, log: AgentEventLog<ConversationEvent>, userStored: Promise<boolean>, ending: () => TerminalEvent | undefined): Promise<void> {
+  async function finish(s: ConversationStore, id: string, live: LiveReply, log: JsonEventLog<ConversationEvent>, userStored: Promise<boolean>, ending: () => TerminalEvent | undefined): Promise<void> {
     const end = ending();
     const ok = end?.type === 'done';
     try {

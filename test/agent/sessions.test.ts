@@ -84,11 +84,11 @@ describe('SessionStore', () => {
 
 describe('JsonEventLog', () => {
   it('keeps at most its cap of bytes; a resume needing a dropped event is told so', () => {
-    const log = new JsonEventLog(200);
+    const log = new JsonEventLog(200, { of: 'a session', whole: 'GET the session for its whole transcript' });
     for (let i = 0; i < 10; i++) log.append({ type: 'text', delta: `delta number ${i}` });
     expect(log.lastId).toBe(10);
     const all = log.since(0);
-    expect(all.missed).toMatch(/^Events 1 to \d+ were dropped/);
+    expect(all.missed).toMatch(/^Events 1 to \d+ were dropped \(the desktop keeps 200 bytes of a session's events\); GET the session for its whole transcript\.$/);
     expect(all.frames.at(-1)!.framed).toBe('id: 10\ndata: {"type":"text","delta":"delta number 9"}\n\n');
     expect(all.frames.reduce((n, f) => n + f.bytes, 0)).toBeLessThanOrEqual(200);
     expect(log.since(9)).toEqual({ frames: [all.frames.at(-1)] });

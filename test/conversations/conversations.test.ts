@@ -205,6 +205,23 @@ describe('with keepConversations on', () => {
     expect(bad.json.error.message).toContain('this conversation has only sent events up to');
   });
 
+  it('tells a client resuming after events the desktop no longer holds that they were dropped, and where the whole conversation is', async () => {
+    // 300 deltas of 2,000 characters: past the 512 KiB a conversation's event log keeps.
+    const reply = Array.from({ length: 300 }, (_, i) => `${String(i).padStart(4, '0')}${'x'.repeat(1996)}`);
+    ollama.set({ mode: 'normal', reply });
+    const a = await relay();
+    const id = await createConversation(a);
+    await say(a, id, 'A long one');
+    const resumed = await follow(a, `/v1/conversations/${id}/events`, ended, 1);
+    const missed = resumed.reply.body.match(/^data: (\{"type":"error"[^\n]*)$/m);
+    expect(missed, resumed.reply.body.slice(0, 300)).not.toBeNull();
+    expect(JSON.parse(missed![1]!).message).toMatch(/^Events 2 to \d+ were dropped \(the desktop keeps 524288 bytes of a conversation's events\); GET the conversation for all its messages\.$/);
+    // What it still holds follows, ending with the reply's end; GET has the whole reply.
+    expect(resumed.events.at(-1)!.event).toEqual({ type: 'status', status: 'idle' });
+    const whole = await send(a.url, `/v1/conversations/${id}`, { headers: bearer(a.token) });
+    expect(whole.json.messages.at(-1)).toMatchObject({ role: 'assistant', content: reply.join('') });
+  });
+
   it('refuses a second message while replying (409), stops on request and keeps the partial reply with what happened', async () => {
     ollama.set({ mode: 'normal', reply: Array.from({ length: 40 }, () => 'word '), chunkDelayMs: 50 });
     const a = await relay();

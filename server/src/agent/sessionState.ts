@@ -54,7 +54,7 @@ export abstract class SessionState {
 
   constructor(protected readonly deps: SessionDeps) {
     this.id = deps.id;
-    this.log = new JsonEventLog<AgentEvent>(deps.limits.maxEventLogBytes);
+    this.log = new JsonEventLog<AgentEvent>(deps.limits.maxEventLogBytes, { of: 'a session', whole: 'GET the session for its whole transcript' });
     this.createdAt = deps.restored?.createdAt ?? Date.now();
     // Kept: listed from its summary, idle; read whole on first use (wake).
     this.title = deps.restored?.title ?? '';

@@ -67,6 +67,17 @@ export const frameJsonEvent = (event: object, id: number) => `id: ${id}\ndata: $
  * session's snapshot still has the transcript.
  */
 export class JsonEventLog<E extends object> extends FrameLog<NumberedFrame, LogListener> {
+  /**
+   * `owner` words a resume that missed events for the client: whose events they were ("a
+   * session") and where the whole is ("GET the session for its whole transcript").
+   */
+  constructor(
+    capBytes: number,
+    private readonly owner: { of: string; whole: string },
+  ) {
+    super(capBytes);
+  }
+
   /** Clients attached right now (a push goes out only when there are none). */
   get attached(): number {
     return this.listeners.size;
@@ -84,7 +95,7 @@ export class JsonEventLog<E extends object> extends FrameLog<NumberedFrame, LogL
     if (after >= this.droppedThrough) return { frames };
     return {
       frames,
-      missed: `Events ${after + 1} to ${this.droppedThrough} were dropped (the desktop keeps ${this.capBytes} bytes of a session's events); GET the session for its whole transcript.`,
+      missed: `Events ${after + 1} to ${this.droppedThrough} were dropped (the desktop keeps ${this.capBytes} bytes of ${this.owner.of}'s events); ${this.owner.whole}.`,
     };
   }
 

@@ -118,7 +118,7 @@ type ConversationsRoute = DoorRoute<ConversationsContext>;
 export const conversationsDoor: DoorFactory<ConversationsContext> = (ctx) => {
   const { logger } = ctx.options;
   const dir = ctx.options.conversationsDir ?? conversationsDir(ctx.options.configDir);
-  const changes = new JsonEventLog<ConversationChange>(CHANGES_BYTES);
+  const changes = new JsonEventLog<ConversationChange>(CHANGES_BYTES, { of: 'the change feed', whole: `GET ${PATHS.conversations} for the whole list` });
   const logs = new Map<string, JsonEventLog<ConversationEvent>>();
   const replies = new Map<string, LiveReply>();
   let opening: Promise<ConversationStore> | undefined;
@@ -155,7 +155,7 @@ export const conversationsDoor: DoorFactory<ConversationsContext> = (ctx) => {
     if (log) {
       logs.delete(id);
     } else {
-      log = new JsonEventLog<ConversationEvent>(LOG_BYTES);
+      log = new JsonEventLog<ConversationEvent>(LOG_BYTES, { of: 'a conversation', whole: 'GET the conversation for all its messages' });
     }
     logs.set(id, log);
     if (logs.size > IDLE_LOGS) {

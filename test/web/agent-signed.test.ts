@@ -15,7 +15,7 @@ import { webClientLink } from '../../server/src/session/pairing';
 import { bearer, send } from '../helpers/http';
 import { allowAgent, actAs } from '../helpers/devices';
 import { DIGEST_MISMATCH_MESSAGE } from '../../web/src/agent/sign';
-import { agentPhone, SCREENSHOTS, useAgentDeskSuite, swControls } from './harness';
+import { agentPhone, SCREENSHOTS, useAgentDeskSuite, swActive } from './harness';
 import { serviceWorkerPush } from './serviceWorkerPush';
 
 const suite = useAgentDeskSuite('deskrelay-agent-signed-', { 'README.md': '# project\n' });
@@ -101,7 +101,7 @@ describe('the agent on a phone the desk allowed', () => {
     const [{ callId, digest }] = await pendingNow();
 
     await page.context().grantPermissions(['notifications'], { origin: new URL(desk.proxy.url).origin });
-    await swControls(page);
+    await swActive(page);
     const push = await serviceWorkerPush(page.context(), page, desk.proxy.url);
     await push.deliver({ type: 'agent_needs_you', session: id, callId });
     const shown = await push.worker.evaluate(async () => {

@@ -14,7 +14,7 @@ import { webClientLink } from '../../server/src/session/pairing';
 import { startCli, type Cli } from '../agent/support';
 import type { ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
-import { agentPhone, ensureVendor, launchBrowser, phone, SCREENSHOTS, setVisibility, axe, startAgentDesk, type AgentDesk, swControls } from './harness';
+import { agentPhone, ensureVendor, launchBrowser, phone, SCREENSHOTS, setVisibility, axe, startAgentDesk, type AgentDesk, swActive } from './harness';
 import { decideAs, actAs } from '../helpers/devices';
 import type { TestProxy } from './proxy';
 import { serviceWorkerPush } from './serviceWorkerPush';
@@ -270,7 +270,7 @@ describe('the agent on the phone', () => {
     cleanups.push(() => p.context.close());
     await p.context.grantPermissions(['notifications'], { origin: new URL(proxy.url).origin });
     await agentPhone(p.page, agent!);
-    await swControls(p.page);
+    await swActive(p.page);
     // The DevTools protocol delivers the push as the push service would (./serviceWorkerPush.ts).
     const push = await serviceWorkerPush(p.context, p.page, proxy.url);
     await push.deliver({ type: 'agent_needs_you', session: id, callId });
@@ -281,7 +281,7 @@ describe('the agent on the phone', () => {
 
     // Opening it with the page there: the worker tells the page (what its notificationclick does).
     await worker.evaluate(async (m) => {
-      for (const c of await (globalThis as any).clients.matchAll({ type: 'window' })) c.postMessage(m);
+      for (const c of await (globalThis as any).clients.matchAll({ type: 'window', includeUncontrolled: true })) c.postMessage(m);
     }, { type: 'agent_needs_you', session: id, callId });
     const pending = p.page.locator(`.approval-item[data-call-id="${callId}"] .approval`);
     await pending.waitFor();

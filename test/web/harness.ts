@@ -424,12 +424,39 @@ export function lastReply(page: Page) {
 }
 
 /**
- * Resolves once a service worker controls the page (it claims its clients on activation). Its
+ * Resolves once the page's service worker is active (what push and notifications need: the
+ * worker's notificationclick finds pages with includeUncontrolled, as web/sw/sw.ts does). A page
+ * that navigated while the worker activated (agentPhone: the pairing link, then the app) is
+ * not controlled until its next load, so this does not wait for control; swControls does.
+ */
+export async function swActive(page: Page): Promise<void> {
+  await page.evaluate(async () => {
+    const reg = await (globalThis as any).navigator.serviceWorker.ready;
+    const worker = reg.active;
+    if (worker.state !== 'activated') await new Promise<void>((resolve) => worker.addEventListener('statechange', () => worker.state === 'activated' && resolve()));
+  });
+}
+
+/**
+ * Resolves once a service worker controls the page (it claims its clients on activation; a page
+ * loaded once, from the pairing link, is one of them). Its
  * install first fetches the whole app shell, which under a full CI (every core busy with other
  * files and browsers) has taken over 10 s: the limit is 30 s, a time limit, not a speed asserted.
  */
 export async function swControls(page: Page): Promise<void> {
-  await page.waitForFunction(() => (globalThis as any).navigator.serviceWorker?.controller?.state === 'activated', undefined, { timeout: 30_000 });
+  try {
+    await page.waitForFunction(() => (globalThis as any).navigator.serviceWorker?.controller?.state === 'activated', undefined, { timeout: 30_000 });
+  } catch (err) {
+    // Where the worker stood: not registered, installing (its shell fetch), redundant (a fetch failed), or active but not claiming.
+    const where = await page
+      .evaluate(async () => {
+        const sw = (globalThis as any).navigator.serviceWorker;
+        const r = await sw?.getRegistration();
+        return JSON.stringify({ controller: sw?.controller?.state ?? null, registered: !!r, installing: r?.installing?.state ?? null, waiting: r?.waiting?.state ?? null, active: r?.active?.state ?? null, url: location.href.replace(/#.*/, '') });
+      })
+      .catch((e: unknown) => `(page not readable: ${String(e)})`);
+    throw new Error(`No service worker controls the page after 30 s: ${where}`, { cause: err });
+  }
 }
 
 /**

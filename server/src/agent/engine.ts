@@ -45,8 +45,8 @@ export interface Engine {
   state?(): Record<string, unknown>;
   /** What a kept session saves to go on after a restart (an ACP session id). */
   kept?(): Record<string, unknown> | undefined;
-  /** The session is gone: end whatever the engine runs. */
-  close(): void;
+  /** The session is gone: end whatever the engine runs; settles once it has ended. */
+  close(): void | Promise<void>;
 }
 
 export type EngineFactory = (host: EngineHost) => Engine;

@@ -337,7 +337,7 @@ export class SessionStore {
     const stored = this.kept?.load(id);
     if (!stored) {
       this.sessions.delete(id);
-      session.close();
+      void session.close();
       return undefined;
     }
     session.wake(stored);
@@ -363,15 +363,19 @@ export class SessionStore {
     if (!session) return false;
     this.sessions.delete(id);
     void this.kept?.remove(id);
-    session.close();
+    void session.close();
     return true;
   }
 
-  /** Ends every session in memory (the agent turned off, the relay stopping); kept files stay. */
-  closeAll(): void {
-    for (const [id, session] of [...this.sessions]) {
+  /**
+   * Ends every session in memory (the agent turned off, the relay stopping); kept files stay.
+   * Settles once their agents' processes have ended, so a relay that stops leaves none behind.
+   */
+  async closeAll(): Promise<void> {
+    const closing = [...this.sessions].map(([id, session]) => {
       this.sessions.delete(id);
-      session.close();
-    }
+      return session.close();
+    });
+    await Promise.all(closing);
   }
 }

@@ -222,12 +222,17 @@ export abstract class SessionState {
     return result;
   }
 
-  /** Ends the session for good (deleted, dropped, the relay stopping): stopped, listeners closed. */
-  close(): void {
+  /**
+   * Ends the session for good (deleted, dropped, the relay stopping): stopped, listeners closed.
+   * Settles once its engine has ended (an ACP agent's process, given a moment to save its own
+   * session first).
+   */
+  async close(): Promise<void> {
     this.stop();
     this.closed = true;
-    this.engine?.close();
+    const engineEnded = this.engine?.close();
     this.log.closeAll();
+    await engineEnded;
   }
 
   /** The agent's mode or model, where its engine offers a choice; an EngineOptionError otherwise. */

@@ -163,11 +163,11 @@ class AcpEngine implements Engine {
     else this.setModels(id, this.models!.models);
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.closed = true;
     this.terminals.releaseAll();
     this.conn?.close();
-    this.proc?.kill();
+    await this.proc?.stop();
   }
 
   // ---- starting -------------------------------------------------------------------------

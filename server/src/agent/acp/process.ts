@@ -17,6 +17,12 @@ const TAIL_LINES = 8;
 const EXIT_DRAIN_MS = 1000;
 /** After SIGTERM to the group, how long before SIGKILL. */
 const KILL_GRACE_MS = 2000;
+/**
+ * When the session or the relay ends: how long an agent has, after its input ends, to save what
+ * it keeps and exit on its own (Claude Code writes its session file after its turn has ended,
+ * and a SIGTERM at once lost it) before it is sent SIGTERM.
+ */
+const STOP_GRACE_MS = 1500;
 
 /**
  * Anything that looks like a credential, taken out of an agent's stderr before it is shown:
@@ -87,7 +93,7 @@ export class AgentProcess {
     return this.child.exitCode !== null || this.child.signalCode !== null;
   }
 
-  /** True once kill() was called: an exit then is not a crash. */
+  /** True once kill() or stop() was called: an exit then is not a crash. */
   get wasKilled(): boolean {
     return this.killed;
   }
@@ -102,8 +108,31 @@ export class AgentProcess {
   kill(): void {
     if (this.killed) return;
     this.killed = true;
+    this.terminate();
+  }
+
+  /**
+   * Ends the agent kindly, and resolves once it has exited: its input ends first (an agent may
+   * save what it keeps and exit on its own), then after `graceMs` it is killed as by kill().
+   * What awaits this (the relay stopping) leaves no agent behind, even one that ignores SIGTERM:
+   * kill()'s SIGKILL timer alone would die with a process that exits next.
+   */
+  async stop(graceMs = STOP_GRACE_MS): Promise<void> {
+    if (!this.killed && this.child.pid !== undefined && !this.ended) {
+      this.killed = true;
+      this.child.stdin?.end();
+      await this.endedWithin(graceMs);
+      this.terminate();
+    } else {
+      this.kill();
+    }
+    await this.endedWithin(KILL_GRACE_MS + EXIT_DRAIN_MS);
+  }
+
+  /** SIGTERM to the group (SIGKILL after KILL_GRACE_MS); once the agent exited, SIGKILL to what it left in its group. */
+  private terminate(): void {
     const pid = this.child.pid;
-    if (pid === undefined || this.ended) return;
+    if (pid === undefined) return;
     const signal = (s: NodeJS.Signals) => {
       try {
         if (process.platform === 'win32') this.child.kill(s);
@@ -112,6 +141,11 @@ export class AgentProcess {
         // already gone
       }
     };
+    if (this.ended) {
+      // It exited already (on its own, after its input ended): what it left in its group goes.
+      signal('SIGKILL');
+      return;
+    }
     signal('SIGTERM');
     const timer = setTimeout(() => signal('SIGKILL'), KILL_GRACE_MS);
     timer.unref();

@@ -118,7 +118,7 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
   const folders = (): readonly Workspace[] => {
     const list = host?.workspaces() ?? [];
     if (list.length === 0) {
-      store.closeAll();
+      void store.closeAll();
       throw new HttpError(403, 'agent.disabled', `The workspace agent is off on the desktop. ${host?.howToEnable ?? DEFAULT_HOW_TO_ENABLE}`);
     }
     return list;
@@ -453,7 +453,7 @@ export const agentDoor: DoorFactory<AgentDoorContext> = (ctx) => {
       await store.unkeep();
     },
     async stop() {
-      store.closeAll();
+      await store.closeAll();
       await host?.stop?.();
     },
   };

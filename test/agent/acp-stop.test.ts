@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModel } from '../fixtures/providers/scripted';
 import { bearer, send } from '../helpers/http';
+import { alive } from '../helpers/process';
 import { Follower, gitProject, startCli, type Cli } from './support';
 
 const STAND_IN = join(__dirname, '..', 'fixtures', 'acp', 'agent.mjs');
@@ -28,15 +29,6 @@ const tempDir = (prefix: string) => {
   dirs.push(dir);
   return dir;
 };
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 async function start(agentEnv: Record<string, string>, configDir?: string): Promise<Cli & { configDir: string }> {
   const agents = { standin: { name: 'Stand-in', command: process.execPath, args: [STAND_IN], env: agentEnv } };
   const cli = await startCli(['--agent', repo], `${model.url}/v1`, {}, { keepConversations: true, agents }, configDir);

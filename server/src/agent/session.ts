@@ -26,6 +26,8 @@ export type { AppliedChange, SessionSnapshot, TranscriptItem } from './transcrip
 export type { SessionDeps } from './sessionDeps';
 
 const SESSION_FULL = 'Not run: the session is full.';
+/** How long a closing session waits for its stopped turn: a command's SIGTERM, its 2 s to SIGKILL, the sweep. */
+const CLOSE_TURN_MS = 5000;
 const TOO_MANY_CALLS = `Not run: one reply may carry at most ${MAX_CALLS_PER_REPLY} tool calls; call again for the rest.`;
 
 /**
@@ -102,6 +104,21 @@ export class AgentSession extends SessionState {
         this.emit({ type: 'error', message: 'The agent failed unexpectedly; see the DeskRelay log on the desktop.' });
         this.setStatus('failed');
       });
+  }
+
+  /**
+   * Also waits for the turn the close stopped to end (at most CLOSE_TURN_MS): a command it was
+   * running is killed, SIGKILL after its grace included, before a relay that stops exits, so
+   * none outlives it (the SIGKILL timer would die with the process).
+   */
+  override async close(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_TURN_MS)));
+    try {
+      await Promise.all([super.close(), Promise.race([this.turns, late])]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** The user's answer to a pending approval (the gate's decide); NotPendingError when none waits for callId. */

@@ -121,9 +121,8 @@ export class AgentSessionKeep {
         sessions.push(s);
         keep.updated.set(id, s.updatedAt);
       } catch (err) {
-        await keep.setAside(name, err);
         // Its changes go aside with it: kept for whoever mends the session, not left to no one.
-        if (ID.test(id)) await rename(join(dir, changesFileOf(id)), join(dir, `${changesFileOf(id)}.damaged`)).catch(() => {});
+        await keep.setAside(name, err, changesFileOf(id));
       }
     }
     sessions.sort((a, b) => b.updatedAt - a.updatedAt);
@@ -144,24 +143,27 @@ export class AgentSessionKeep {
       if (s.version !== 1 || s.id !== id || !Array.isArray(s.messages) || !Array.isArray(s.transcript) || !Array.isArray(s.events) || !Array.isArray(s.pending)) throw new Error('not an agent session');
       return s;
     } catch (err) {
-      const aside = `${name}.damaged`;
-      for (const [from, to] of [[name, aside], [changesFileOf(id), `${changesFileOf(id)}.damaged`]] as const) {
+      for (const file of [name, changesFileOf(id)]) {
         try {
-          renameSync(join(this.dir, from), join(this.dir, to));
+          renameSync(join(this.dir, file), join(this.dir, `${file}.damaged`));
         } catch {
           // gone meanwhile (or the session changed nothing): nothing to set aside
         }
       }
       this.updated.delete(id);
-      this.logger.warn(`agent sessions: ${name} could not be read (${err instanceof Error ? err.message : 'unreadable'}); set aside as ${aside}`);
+      this.warnAside(name, err);
       return undefined;
     }
   }
 
-  private async setAside(name: string, err: unknown): Promise<void> {
-    const aside = `${name}.damaged`;
-    await rename(join(this.dir, name), join(this.dir, aside)).catch(() => {});
-    this.logger.warn(`agent sessions: ${name} could not be read (${err instanceof Error ? err.message : 'unreadable'}); set aside as ${aside}`);
+  /** `name` (and the files that go with it) renamed to `<file>.damaged`, with a warning. */
+  private async setAside(name: string, err: unknown, ...along: string[]): Promise<void> {
+    for (const file of [name, ...along]) await rename(join(this.dir, file), join(this.dir, `${file}.damaged`)).catch(() => {});
+    this.warnAside(name, err);
+  }
+
+  private warnAside(name: string, err: unknown): void {
+    this.logger.warn(`agent sessions: ${name} could not be read (${err instanceof Error ? err.message : 'unreadable'}); set aside as ${name}.damaged`);
   }
 
   /** Saves the session's state (taken when the write starts, so a burst of changes is one write). */
